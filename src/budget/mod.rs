@@ -1,0 +1,427 @@
+//! Output-budget stage: a result over its limit is written whole to a file and the model gets a
+//! notice (size, path) and a preview; a failure keeps its head and tail. Nothing is dropped
+//! silently (COMPAT.md §5).
+//!
+//! [`plan`] is the pure decision; [`BudgetActor`] carries it out (file writes happen off the
+//! actor, on the blocking pool).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
+
+use crate::call::Outcome;
+use crate::settings::Limits;
+use crate::stage::{StageFault, request};
+use crate::tool::{BudgetClass, FullOutput, ToolOutput, ToolStatus};
+
+/// The budgeted result content.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Shaped {
+    /// The outcome from the tool status.
+    pub outcome: Outcome,
+    /// What the model sees.
+    pub content: String,
+    /// Where the complete output is, when `content` holds only part of it.
+    pub output_file: Option<PathBuf>,
+}
+
+/// What to do with one output.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Plan {
+    /// Within budget: send as is.
+    Inline(String),
+    /// Over budget: `content` for the model; the complete text is `write` (to be written to a
+    /// new file) or already in `existing`.
+    External {
+        /// Text to write to a new file (None when the tool already wrote the full output).
+        write: Option<String>,
+        /// The tool's own full-output file.
+        existing: Option<PathBuf>,
+        /// Builds the content once the path is known.
+        notice: Notice,
+    },
+}
+
+/// The pieces of an over-budget content; rendered once the file path is known.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Notice {
+    /// Total characters of the complete output.
+    pub chars: u64,
+    /// Total lines of the complete output.
+    pub lines: u64,
+    /// A prefix of the output (success), or its head (failure).
+    pub head: String,
+    /// For failures: a suffix of the output.
+    pub tail: Option<String>,
+}
+
+impl Notice {
+    /// The content the model sees: the notice first, then the preview.
+    pub fn render(&self, path: &Path) -> String {
+        match &self.tail {
+            None => format!(
+                "Output too large ({} characters, {} lines); the full output was saved to {}\nRead that file (with offset/limit) to see the rest.\n\nPreview (first {} characters):\n{}",
+                self.chars,
+                self.lines,
+                path.display(),
+                self.head.chars().count(),
+                self.head
+            ),
+            Some(tail) => {
+                let omitted = self
+                    .chars
+                    .saturating_sub((self.head.chars().count() + tail.chars().count()) as u64);
+                format!(
+                    "Output too large ({} characters, {} lines); the full output was saved to {}\n\n{}\n\n... [{} characters omitted] ...\n\n{}",
+                    self.chars,
+                    self.lines,
+                    path.display(),
+                    self.head,
+                    omitted,
+                    tail
+                )
+            }
+        }
+    }
+}
+
+/// The character limit for a successful output of this class.
+pub fn success_limit(class: BudgetClass, limits: &Limits) -> usize {
+    match class {
+        BudgetClass::Shell => limits.bash_chars,
+        BudgetClass::Mcp => limits.mcp_chars,
+        BudgetClass::Other => limits.tool_chars,
+    }
+}
+
+/// Decides how to present an output (pure).
+pub fn plan(output: &ToolOutput, class: BudgetClass, limits: &Limits) -> Plan {
+    let success = output.status == ToolStatus::Success;
+    let limit = if success {
+        success_limit(class, limits)
+    } else {
+        limits.error_chars.min(success_limit(class, limits))
+    };
+    let (chars, lines) = match &output.full_output {
+        Some(FullOutput { chars, lines, .. }) => (*chars, *lines),
+        None => {
+            // Fast path: byte length bounds char count.
+            if output.content.len() <= limit {
+                return Plan::Inline(output.content.clone());
+            }
+            let chars = output.content.chars().count() as u64;
+            if chars as usize <= limit {
+                return Plan::Inline(output.content.clone());
+            }
+            (chars, count_lines(&output.content))
+        }
+    };
+    if output.full_output.is_some()
+        && chars as usize <= limit
+        && output.content.chars().count() as u64 == chars
+    {
+        return Plan::Inline(output.content.clone());
+    }
+    let notice = if success {
+        Notice {
+            chars,
+            lines,
+            head: take_chars(&output.content, limits.preview_chars.min(limit)).to_string(),
+            tail: None,
+        }
+    } else {
+        let half = limit / 2;
+        Notice {
+            chars,
+            lines,
+            head: take_chars(&output.content, half).to_string(),
+            tail: Some(last_chars(&output.content, half).to_string()),
+        }
+    };
+    match &output.full_output {
+        Some(full) => Plan::External {
+            write: None,
+            existing: Some(full.path.clone()),
+            notice,
+        },
+        None => Plan::External {
+            write: Some(output.content.clone()),
+            existing: None,
+            notice,
+        },
+    }
+}
+
+/// Lines in a text (a last line without a newline counts).
+pub fn count_lines(s: &str) -> u64 {
+    let n = s.bytes().filter(|&b| b == b'\n').count() as u64;
+    if s.is_empty() || s.ends_with('\n') {
+        n
+    } else {
+        n + 1
+    }
+}
+
+/// The first `n` characters of `s`.
+pub fn take_chars(s: &str, n: usize) -> &str {
+    match s.char_indices().nth(n) {
+        Some((i, _)) => &s[..i],
+        None => s,
+    }
+}
+
+/// The last `n` characters of `s`.
+pub fn last_chars(s: &str, n: usize) -> &str {
+    if n == 0 {
+        return "";
+    }
+    match s.char_indices().rev().nth(n - 1) {
+        Some((i, _)) => &s[i..],
+        None => s,
+    }
+}
+
+fn outcome_of(status: ToolStatus) -> Outcome {
+    match status {
+        ToolStatus::Success => Outcome::Success,
+        ToolStatus::Failed => Outcome::Failed,
+        ToolStatus::TimedOut => Outcome::TimedOut,
+        ToolStatus::Cancelled => Outcome::Cancelled,
+    }
+}
+
+/// A file name for a call's externalized output: the id made safe, plus a counter so two
+/// outputs never share a file.
+fn file_name(id: &str, seq: u64) -> String {
+    let safe: String = id
+        .chars()
+        .take(64)
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    format!("{safe}-{seq}.txt")
+}
+
+/// Messages of the budget stage.
+pub enum BudgetMsg {
+    /// Shape one output.
+    Shape {
+        /// The call id (names the file).
+        id: Arc<str>,
+        /// The tool's output.
+        output: ToolOutput,
+        /// Which limits apply.
+        class: BudgetClass,
+        /// Where the answer goes.
+        reply: RpcReplyPort<Shaped>,
+    },
+}
+
+/// The budget stage actor.
+pub struct BudgetActor;
+
+/// What it owns.
+pub struct BudgetState {
+    limits: Limits,
+    dir: PathBuf,
+    seq: Arc<AtomicU64>,
+}
+
+impl Actor for BudgetActor {
+    type Msg = BudgetMsg;
+    type State = BudgetState;
+    type Arguments = (Limits, PathBuf);
+
+    async fn pre_start(
+        &self,
+        _me: ActorRef<BudgetMsg>,
+        (limits, dir): Self::Arguments,
+    ) -> Result<BudgetState, ActorProcessingErr> {
+        Ok(BudgetState {
+            limits,
+            dir,
+            seq: Arc::new(AtomicU64::new(0)),
+        })
+    }
+
+    async fn handle(
+        &self,
+        _me: ActorRef<BudgetMsg>,
+        msg: BudgetMsg,
+        state: &mut BudgetState,
+    ) -> Result<(), ActorProcessingErr> {
+        let BudgetMsg::Shape {
+            id,
+            output,
+            class,
+            reply,
+        } = msg;
+        let outcome = outcome_of(output.status);
+        match plan(&output, class, &state.limits) {
+            Plan::Inline(_) => {
+                let _ = reply.send(Shaped {
+                    outcome,
+                    content: output.content,
+                    output_file: None,
+                });
+            }
+            Plan::External {
+                write: None,
+                existing: Some(path),
+                notice,
+            } => {
+                let _ = reply.send(Shaped {
+                    outcome,
+                    content: notice.render(&path),
+                    output_file: Some(path),
+                });
+            }
+            Plan::External { write, notice, .. } => {
+                let text = write.unwrap_or_default();
+                let path = state
+                    .dir
+                    .join(file_name(&id, state.seq.fetch_add(1, Ordering::Relaxed)));
+                let dir = state.dir.clone();
+                // Writing may take a while for a big output: off the actor, so other calls'
+                // small outputs are not held up behind it.
+                tokio::task::spawn_blocking(move || {
+                    let written = std::fs::create_dir_all(&dir)
+                        .and_then(|_| std::fs::write(&path, text.as_bytes()));
+                    let shaped = match written {
+                        Ok(()) => Shaped {
+                            outcome,
+                            content: notice.render(&path),
+                            output_file: Some(path),
+                        },
+                        Err(e) => Shaped {
+                            outcome,
+                            // The file could not be written: better an oversized result than a lost one.
+                            content: format!(
+                                "[toolrt: could not save the full output to {}: {e}; returning it inline]\n{text}",
+                                path.display()
+                            ),
+                            output_file: None,
+                        },
+                    };
+                    let _ = reply.send(shaped);
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Typed handle to the budget stage.
+#[derive(Clone)]
+pub struct Budget {
+    actor: ActorRef<BudgetMsg>,
+}
+
+impl Budget {
+    /// Spawns the stage actor.
+    pub async fn spawn(
+        limits: Limits,
+        dir: PathBuf,
+    ) -> Result<(Self, tokio::task::JoinHandle<()>), ractor::SpawnErr> {
+        let (actor, handle) = Actor::spawn(None, BudgetActor, (limits, dir)).await?;
+        Ok((Self { actor }, handle))
+    }
+
+    /// Shapes an output into result content.
+    pub async fn shape(
+        &self,
+        id: Arc<str>,
+        output: ToolOutput,
+        class: BudgetClass,
+    ) -> Result<Shaped, StageFault> {
+        request("budget", &self.actor, |reply| BudgetMsg::Shape {
+            id,
+            output,
+            class,
+            reply,
+        })
+        .await
+    }
+
+    /// Stops the actor.
+    pub fn stop(&self) {
+        self.actor.stop(None);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn limits() -> Limits {
+        Limits {
+            bash_chars: 100,
+            error_chars: 40,
+            tool_chars: 200,
+            mcp_chars: 300,
+            preview_chars: 20,
+        }
+    }
+
+    #[test]
+    fn within_budget_is_inline() {
+        let out = ToolOutput::success("x".repeat(100));
+        assert!(matches!(
+            plan(&out, BudgetClass::Shell, &limits()),
+            Plan::Inline(_)
+        ));
+        let out = ToolOutput::success("x".repeat(101));
+        assert!(matches!(
+            plan(&out, BudgetClass::Shell, &limits()),
+            Plan::External { .. }
+        ));
+        assert!(matches!(
+            plan(&out, BudgetClass::Other, &limits()),
+            Plan::Inline(_)
+        ));
+    }
+
+    #[test]
+    fn notice_comes_first_and_names_size_and_path() {
+        let out = ToolOutput::success(format!("{}\n", "y".repeat(150)));
+        let Plan::External { notice, .. } = plan(&out, BudgetClass::Shell, &limits()) else {
+            panic!()
+        };
+        let text = notice.render(Path::new("/o/x.txt"));
+        assert!(
+            text.starts_with(
+                "Output too large (151 characters, 1 lines); the full output was saved to /o/x.txt"
+            ),
+            "{text}"
+        );
+        assert!(text.ends_with(&"y".repeat(20)));
+    }
+
+    proptest! {
+        #[test]
+        fn preview_is_prefix_or_head_tail_and_file_is_original(s in "(?s).{0,400}", ok in any::<bool>()) {
+            let out = if ok { ToolOutput::success(s.clone()) } else { ToolOutput::failed(s.clone()) };
+            match plan(&out, BudgetClass::Shell, &limits()) {
+                Plan::Inline(c) => prop_assert_eq!(c, s),
+                Plan::External { write, notice, .. } => {
+                    prop_assert_eq!(write.as_deref(), Some(s.as_str()));
+                    prop_assert!(s.starts_with(&notice.head));
+                    if let Some(tail) = &notice.tail {
+                        prop_assert!(!ok);
+                        prop_assert!(s.ends_with(tail.as_str()));
+                        prop_assert!(notice.head.chars().count() + tail.chars().count() <= 40);
+                    }
+                    prop_assert_eq!(notice.chars, s.chars().count() as u64);
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,142 @@
+//! The unit of work: one tool call in, exactly one result out.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// One tool-use block emitted by a model.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+pub struct ToolCall {
+    /// The caller's id for this call; every result names it as `tool_use_id`.
+    pub id: String,
+    /// The tool name as the model wrote it (may be an alias).
+    pub name: String,
+    /// The input object.
+    #[serde(default)]
+    pub input: Value,
+}
+
+impl ToolCall {
+    /// A call with the given id, name and input.
+    pub fn new(id: impl Into<String>, name: impl Into<String>, input: Value) -> Self {
+        Self {
+            id: id.into(),
+            name: name.into(),
+            input,
+        }
+    }
+}
+
+/// The input object of a call, once it is known to be an object.
+pub type Input = Map<String, Value>;
+
+/// What happened to a call, exactly the `outcome` values of the wire protocol.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// The tool ran and succeeded.
+    Success,
+    /// The tool ran and reported an error (or the runtime failed it).
+    Failed,
+    /// No such tool in the effective registry.
+    Unavailable,
+    /// The input does not match the tool's schema after coercion.
+    SchemaError,
+    /// The tool's own validation refused the input.
+    ValidationError,
+    /// A permission decision, rule, mode, hook or the client said no.
+    Denied,
+    /// A hook stopped processing.
+    Stopped,
+    /// A hook deferred the call; nothing ran.
+    Deferred,
+    /// The call was cancelled.
+    Cancelled,
+    /// The tool ran past its time limit.
+    TimedOut,
+}
+
+impl Outcome {
+    /// `is_error` as the protocol defines it: false only for `success` and `deferred`.
+    pub fn is_error(self) -> bool {
+        !matches!(self, Outcome::Success | Outcome::Deferred)
+    }
+
+    /// The wire name of this outcome.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Success => "success",
+            Outcome::Failed => "failed",
+            Outcome::Unavailable => "unavailable",
+            Outcome::SchemaError => "schema_error",
+            Outcome::ValidationError => "validation_error",
+            Outcome::Denied => "denied",
+            Outcome::Stopped => "stopped",
+            Outcome::Deferred => "deferred",
+            Outcome::Cancelled => "cancelled",
+            Outcome::TimedOut => "timed_out",
+        }
+    }
+}
+
+/// The one result every accepted call gets.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolResult {
+    /// The id of the call this answers.
+    pub tool_use_id: String,
+    /// What the model sees: the output, or words it can act on.
+    pub content: String,
+    /// False for `success` and `deferred`, true otherwise.
+    pub is_error: bool,
+    /// What happened.
+    pub outcome: Outcome,
+    /// A file holding the complete output when `content` shows only part of it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_file: Option<PathBuf>,
+    /// Wall time from admission to result, in milliseconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_ms: Option<u64>,
+}
+
+impl ToolResult {
+    /// A result with the given outcome and content; `is_error` follows the outcome.
+    pub fn new(
+        tool_use_id: impl Into<String>,
+        outcome: Outcome,
+        content: impl Into<String>,
+    ) -> Self {
+        Self {
+            tool_use_id: tool_use_id.into(),
+            content: content.into(),
+            is_error: outcome.is_error(),
+            outcome,
+            output_file: None,
+            duration_ms: None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn is_error_follows_outcome() {
+        for (o, e) in [
+            (Outcome::Success, false),
+            (Outcome::Deferred, false),
+            (Outcome::Failed, true),
+            (Outcome::Unavailable, true),
+            (Outcome::SchemaError, true),
+            (Outcome::ValidationError, true),
+            (Outcome::Denied, true),
+            (Outcome::Stopped, true),
+            (Outcome::Cancelled, true),
+            (Outcome::TimedOut, true),
+        ] {
+            assert_eq!(o.is_error(), e, "{o:?}");
+            assert_eq!(serde_json::to_value(o).unwrap(), Value::from(o.as_str()));
+        }
+    }
+}

@@ -1,0 +1,112 @@
+//! Command-line interface: flags to [`Config`], thin over the library.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::permission::Mode;
+use crate::registry::Selection;
+use crate::runtime::Config;
+use crate::settings::Settings;
+use crate::supervisor::AskPolicy;
+
+/// toolrt: executes AI agents' tool calls safely, in parallel, with one bounded result per call.
+#[derive(Debug, Parser)]
+#[command(name = "toolrt", version, about)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Speak the NDJSON protocol on stdin/stdout (docs/PROTOCOL.md).
+    Serve(RuntimeArgs),
+    /// Process an NDJSON file exactly as `serve` would, then exit; asks are denied.
+    Run {
+        /// The NDJSON file (`-` for stdin).
+        file: PathBuf,
+        /// Runtime flags.
+        #[command(flatten)]
+        args: RuntimeArgs,
+    },
+}
+
+/// Flags shared by `serve` and `run`.
+#[derive(Debug, Args, Clone)]
+pub struct RuntimeArgs {
+    /// A settings file (repeatable; later files win for scalars, lists pool).
+    #[arg(long = "settings", value_name = "FILE")]
+    pub settings: Vec<PathBuf>,
+    /// Tool selection: "" for none, "default" for all built-ins, or a comma list.
+    #[arg(long = "tools", value_name = "LIST", default_value = "default")]
+    pub tools: String,
+    /// A permission rule added to allow (repeatable).
+    #[arg(long = "allowed-tools", alias = "allowedTools", value_name = "RULE")]
+    pub allowed_tools: Vec<String>,
+    /// A permission rule added to deny (repeatable).
+    #[arg(
+        long = "disallowed-tools",
+        alias = "disallowedTools",
+        value_name = "RULE"
+    )]
+    pub disallowed_tools: Vec<String>,
+    /// default | acceptEdits | plan | bypassPermissions | dontAsk.
+    #[arg(long = "permission-mode", value_name = "MODE", value_parser = parse_mode)]
+    pub permission_mode: Option<Mode>,
+    /// Working directory and workspace root (default: the current directory).
+    #[arg(long = "cwd", value_name = "DIR")]
+    pub cwd: Option<PathBuf>,
+    /// Calls executing at once, across batches.
+    #[arg(long = "max-in-flight", value_name = "N", default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_in_flight: u32,
+    /// Admitted calls allowed to wait beyond those executing; past that toolrt stops reading.
+    #[arg(long = "max-queued", value_name = "N", default_value_t = 4096)]
+    pub max_queued: u32,
+    /// Concurrency-safe calls of one batch running at once.
+    #[arg(long = "max-parallel", value_name = "N", default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_parallel: u32,
+    /// Where externalized outputs are written (default: a fresh temp dir).
+    #[arg(long = "output-dir", value_name = "DIR")]
+    pub output_dir: Option<PathBuf>,
+    /// Who answers an ask: "client" (a permission_request) or "none" (deny).
+    #[arg(long = "permission-prompt", value_name = "WHO", default_value = "client", value_parser = ["client", "none"])]
+    pub permission_prompt: String,
+}
+
+fn parse_mode(s: &str) -> Result<Mode, String> {
+    s.parse()
+}
+
+impl RuntimeArgs {
+    /// Loads settings and builds the runtime config. Errors are for stderr, exit 2.
+    pub fn into_config(self, ask: AskPolicy) -> Result<Config, String> {
+        let settings = Settings::load(&self.settings).map_err(|e| e.to_string())?;
+        for warning in &settings.warnings {
+            tracing::warn!("{warning}");
+        }
+        let cwd = match self.cwd {
+            Some(dir) => dir,
+            None => std::env::current_dir()
+                .map_err(|e| format!("cannot read the current directory: {e}"))?,
+        };
+        let mut config = Config::new(cwd);
+        config.output_dir = self.output_dir;
+        config.settings = settings;
+        config.selection = Selection::parse(&self.tools);
+        config.allowed_tools = self.allowed_tools;
+        config.disallowed_tools = self.disallowed_tools;
+        config.permission_mode = self.permission_mode;
+        config.max_in_flight = self.max_in_flight as usize;
+        config.max_queued = self.max_queued as usize;
+        config.max_parallel = self.max_parallel as usize;
+        config.ask_policy = if self.permission_prompt == "none" {
+            AskPolicy::Deny
+        } else {
+            ask
+        };
+        Ok(config)
+    }
+}

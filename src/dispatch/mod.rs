@@ -1,0 +1,360 @@
+//! Dispatcher: admits calls, runs batches in order, routes cancellation.
+//!
+//! Admission happens here, before anything client-driven reaches an actor mailbox: each call
+//! takes a permit of a bounded semaphore (`--max-in-flight` + `--max-queued`) that its
+//! [`ResultSlot`] holds until the result is out. When none is left, [`Dispatcher::submit`] waits,
+//! so the reader stops reading stdin and memory stays bounded.
+
+pub mod slot;
+
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
+
+use dashmap::DashMap;
+use serde_json::json;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, oneshot};
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+use crate::call::{Outcome, ToolCall};
+use crate::protocol::{CancelTarget, ClientMessage, ServerMessage};
+use crate::supervisor::{self, Gate, Job, Pipeline};
+use slot::ResultSlot;
+
+/// A call between admission and its result.
+struct CallEntry {
+    cancel: CancellationToken,
+    /// The slot of a call that has not started yet, so a cancel can answer it at once.
+    queued: Mutex<Option<ResultSlot>>,
+}
+
+/// The calls and batches in flight, by id.
+#[derive(Default)]
+pub struct Registry {
+    calls: DashMap<Arc<str>, Arc<CallEntry>>,
+    batches: DashMap<String, (CancellationToken, Vec<Arc<str>>)>,
+}
+
+impl Registry {
+    pub(crate) fn release(&self, id: &str) {
+        self.calls.remove(id);
+    }
+
+    fn entry(&self, id: &str) -> Option<Arc<CallEntry>> {
+        self.calls.get(id).map(|e| e.value().clone())
+    }
+}
+
+/// Admission, batches and cancellation for one runtime.
+#[derive(Clone)]
+pub struct Dispatcher {
+    pipeline: Arc<Pipeline>,
+    active: Arc<Registry>,
+    admission: Arc<Semaphore>,
+    capacity: usize,
+    max_parallel: usize,
+    root: CancellationToken,
+    runners: TaskTracker,
+}
+
+impl Dispatcher {
+    /// A dispatcher admitting at most `capacity` unfinished calls, running at most
+    /// `max_parallel` calls of one batch at once.
+    pub fn new(pipeline: Arc<Pipeline>, capacity: usize, max_parallel: usize) -> Self {
+        let capacity = capacity.max(1);
+        Self {
+            pipeline,
+            active: Arc::new(Registry::default()),
+            admission: Arc::new(Semaphore::new(capacity)),
+            capacity,
+            max_parallel: max_parallel.max(1),
+            root: CancellationToken::new(),
+            runners: TaskTracker::new(),
+        }
+    }
+
+    /// The pipeline this dispatcher feeds.
+    pub fn pipeline(&self) -> &Arc<Pipeline> {
+        &self.pipeline
+    }
+
+    /// Handles one client message. Waits (backpressure) while admission is full.
+    pub async fn submit(&self, msg: ClientMessage) {
+        match msg {
+            ClientMessage::ToolUse(call) => self.tool_use(call).await,
+            ClientMessage::Batch { id, calls } => self.batch(id, calls).await,
+            ClientMessage::Cancel(target) => self.cancel(&target),
+            ClientMessage::PermissionResponse(resp) => {
+                let rid = resp.request_id.clone();
+                if !self.pipeline.answer_permission(resp) {
+                    self.error(format!(
+                        "permission_response: no call is waiting for request_id {rid:?}"
+                    ));
+                }
+            }
+            ClientMessage::Rewind { to } => {
+                self.error(format!(
+                    "rewind to {to:?}: checkpoints are not available in this build"
+                ));
+            }
+            ClientMessage::Shutdown => {}
+        }
+    }
+
+    fn error(&self, message: String) {
+        self.pipeline.emitter.send(ServerMessage::Error {
+            message,
+            line: None,
+        });
+    }
+
+    /// Admits a call id: false (and an error line) if it is still in flight.
+    fn register(
+        &self,
+        id: &Arc<str>,
+        cancel: CancellationToken,
+        queued: Option<ResultSlot>,
+    ) -> bool {
+        use dashmap::mapref::entry::Entry;
+        match self.active.calls.entry(id.clone()) {
+            Entry::Occupied(_) => false,
+            Entry::Vacant(v) => {
+                v.insert(Arc::new(CallEntry {
+                    cancel,
+                    queued: Mutex::new(queued),
+                }));
+                true
+            }
+        }
+    }
+
+    fn refuse_duplicate(&self, id: &str) {
+        self.error(format!("duplicate tool_use id {id:?}: a call with this id is still in flight; this one was refused"));
+    }
+
+    /// Admits and starts one call (a batch of one).
+    pub async fn tool_use(&self, call: ToolCall) {
+        let Ok(permit) = self.admission.clone().acquire_owned().await else {
+            return;
+        };
+        let id: Arc<str> = Arc::from(call.id.as_str());
+        let cancel = self.root.child_token();
+        if !self.register(&id, cancel.clone(), None) {
+            return self.refuse_duplicate(&id);
+        }
+        let slot = ResultSlot::new(
+            id,
+            self.pipeline.emitter.clone(),
+            self.active.clone(),
+            Some(permit),
+        );
+        supervisor::spawn(Job {
+            call,
+            slot,
+            cancel,
+            gate: None,
+            pipeline: self.pipeline.clone(),
+        })
+        .await;
+    }
+
+    /// Admits a batch and starts its runner.
+    pub async fn batch(&self, batch_id: String, calls: Vec<ToolCall>) {
+        if self.active.batches.contains_key(&batch_id) {
+            return self.error(format!("duplicate batch id {batch_id:?}: a batch with this id is still in flight; this one was refused"));
+        }
+        // Permits for the whole batch up front, as far as capacity goes; a batch larger than
+        // capacity takes the rest as its calls start.
+        let want = calls.len().min(self.capacity) as u32;
+        let Ok(pool) = self.admission.clone().acquire_many_owned(want.max(1)).await else {
+            return;
+        };
+        let batch_cancel = self.root.child_token();
+        let mut seen = HashSet::new();
+        let mut admitted = Vec::with_capacity(calls.len());
+        for call in calls {
+            let id: Arc<str> = Arc::from(call.id.as_str());
+            if !seen.insert(id.clone()) {
+                self.refuse_duplicate(&id);
+                continue;
+            }
+            let cancel = batch_cancel.child_token();
+            if !self.register(&id, cancel.clone(), None) {
+                self.refuse_duplicate(&id);
+                continue;
+            }
+            let slot = ResultSlot::new(
+                id.clone(),
+                self.pipeline.emitter.clone(),
+                self.active.clone(),
+                None,
+            );
+            if let Some(entry) = self.active.entry(&id) {
+                *entry.queued.lock().unwrap_or_else(|p| p.into_inner()) = Some(slot);
+            }
+            admitted.push((id, call, cancel));
+        }
+        let ids: Vec<Arc<str>> = admitted.iter().map(|(id, _, _)| id.clone()).collect();
+        self.active
+            .batches
+            .insert(batch_id.clone(), (batch_cancel.clone(), ids.clone()));
+        self.pipeline.emitter.send(ServerMessage::event(
+            "batch_start",
+            json!({"batch": batch_id, "ids": ids.iter().map(|i| &**i).collect::<Vec<_>>()}),
+        ));
+        let this = self.clone();
+        self.runners.spawn(async move {
+            this.run_batch(batch_id, admitted, batch_cancel, pool).await;
+        });
+    }
+
+    async fn run_batch(
+        &self,
+        batch_id: String,
+        calls: Vec<(Arc<str>, ToolCall, CancellationToken)>,
+        batch_cancel: CancellationToken,
+        pool: OwnedSemaphorePermit,
+    ) {
+        let mut pool = Some(pool);
+        let ids: Vec<Arc<str>> = calls.iter().map(|(id, _, _)| id.clone()).collect();
+        let mut running: Vec<oneshot::Receiver<()>> = Vec::new();
+        for (id, call, cancel) in calls {
+            // Take the queued slot back; if a cancel already answered the call, skip it.
+            let Some(entry) = self.active.entry(&id) else {
+                continue;
+            };
+            let Some(mut slot) = entry
+                .queued
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .take()
+            else {
+                continue;
+            };
+            if batch_cancel.is_cancelled() || cancel.is_cancelled() {
+                slot.answer(Outcome::Cancelled, "The call was cancelled before it ran.");
+                continue;
+            }
+            let permit = match pool.as_mut() {
+                Some(p) if p.num_permits() > 1 => p.split(1),
+                Some(_) => pool.take(),
+                None => self.admission.clone().acquire_owned().await.ok(),
+            };
+            slot.set_admission(permit);
+            let done = slot.on_done();
+            let (ready_tx, ready_rx) = oneshot::channel();
+            let (go_tx, go_rx) = oneshot::channel();
+            supervisor::spawn(Job {
+                call,
+                slot,
+                cancel: cancel.clone(),
+                gate: Some(Gate {
+                    ready: ready_tx,
+                    go: go_rx,
+                }),
+                pipeline: self.pipeline.clone(),
+            })
+            .await;
+            let Ok(safe) = ready_rx.await else {
+                // Finished before its turn (rejected, or cancelled).
+                continue;
+            };
+            if safe {
+                while running.len() >= self.max_parallel {
+                    wait_any(&mut running).await;
+                }
+            } else {
+                // An exclusive call: everything before it finishes first.
+                for rx in running.drain(..) {
+                    let _ = rx.await;
+                }
+            }
+            let _ = go_tx.send(());
+            if safe {
+                running.push(done);
+            } else {
+                let _ = done.await;
+            }
+        }
+        for rx in running {
+            let _ = rx.await;
+        }
+        drop(pool);
+        self.active.batches.remove(&batch_id);
+        self.pipeline.emitter.send(ServerMessage::event(
+            "batch_end",
+            json!({"batch": batch_id, "ids": ids.iter().map(|i| &**i).collect::<Vec<_>>()}),
+        ));
+    }
+
+    /// Cancels one call or every unfinished call of a batch. A call that has not started is
+    /// answered `cancelled` at once.
+    pub fn cancel(&self, target: &CancelTarget) {
+        match target {
+            CancelTarget::Call(id) => match self.active.entry(id) {
+                Some(entry) => self.cancel_entry(&entry),
+                None => self.error(format!("cancel: no call with id {id:?} is in flight")),
+            },
+            CancelTarget::Batch(batch) => {
+                let Some((token, ids)) = self.active.batches.get(batch).map(|b| b.value().clone())
+                else {
+                    return self.error(format!("cancel: no batch with id {batch:?} is in flight"));
+                };
+                token.cancel();
+                for id in ids {
+                    if let Some(entry) = self.active.entry(&id) {
+                        self.cancel_entry(&entry);
+                    }
+                }
+            }
+        }
+    }
+
+    fn cancel_entry(&self, entry: &CallEntry) {
+        entry.cancel.cancel();
+        let queued = entry
+            .queued
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+        if let Some(slot) = queued {
+            slot.answer(Outcome::Cancelled, "The call was cancelled before it ran.");
+        }
+    }
+
+    /// Cancels everything in flight (second SIGTERM, SIGINT).
+    pub fn cancel_all(&self) {
+        self.root.cancel();
+        let entries: Vec<Arc<CallEntry>> = self
+            .active
+            .calls
+            .iter()
+            .map(|e| e.value().clone())
+            .collect();
+        for entry in entries {
+            self.cancel_entry(&entry);
+        }
+    }
+
+    /// Whether nothing is in flight.
+    pub fn is_idle(&self) -> bool {
+        self.active.calls.is_empty() && self.runners.is_empty()
+    }
+
+    /// Waits until every admitted call has its result and every batch has ended.
+    pub async fn drain(&self) {
+        self.runners.close();
+        self.runners.wait().await;
+        // Every slot holds an admission permit until its result is out.
+        let _all = self.admission.acquire_many(self.capacity as u32).await;
+        self.runners.reopen();
+    }
+}
+
+async fn wait_any(running: &mut Vec<oneshot::Receiver<()>>) {
+    if running.is_empty() {
+        return;
+    }
+    let (_, index, _) = futures::future::select_all(running.iter_mut()).await;
+    running.swap_remove(index);
+}

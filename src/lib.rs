@@ -1,0 +1,53 @@
+//! toolrt executes AI agents' tool calls. The model is one line:
+//!
+//! **every accepted call yields exactly one result.**
+//!
+//! A call walks one pipeline, in this order (written down once, in [`supervisor`]):
+//! resolve → alias → registry → coerce → schema → validate → PreToolUse hooks → permission
+//! (ask → permission_request → back to the decision) → execute → PostToolUse /
+//! PostToolUseFailure hooks → output budget → one `tool_result`.
+//!
+//! # Layout
+//! - [`call`]: a call, a result, the outcome values.
+//! - [`tool`]: the `Tool` trait and what a running tool gets.
+//! - [`protocol`]: the NDJSON wire messages and line parsing.
+//! - [`settings`]: settings files, merged, with errors naming file and key.
+//! - [`registry`]: which tools exist: selection and aliases (not permission).
+//! - [`validate`]: the validate stage: resolve, coerce, schema, the tool's own checks.
+//! - [`hooks`]: the hook stage.
+//! - [`permission`]: the permission stage: allow / deny / ask.
+//! - [`execute`]: the execute stage: runs tools on their own tasks, catches panics.
+//! - [`budget`]: the output-budget stage: truncation and externalized outputs.
+//! - [`supervisor`]: the per-call supervisor actor, the only owner of the stage order.
+//! - [`dispatch`]: admission, batches, cancellation; the result slot.
+//! - [`runtime`]: assembling all of it from a [`runtime::Config`].
+//! - [`server`]: the `serve` / `run` loops over stdin and stdout.
+//! - [`emit`]: the single writer of stdout.
+//! - [`tools`]: the built-in tools, one file each.
+//! - [`session`], [`paths`], [`stage`]: shared session state, path normalisation, stage plumbing.
+//! - [`cli`]: the command line, thin over the library.
+
+pub mod budget;
+pub mod call;
+pub mod cli;
+pub mod dispatch;
+pub mod emit;
+pub mod execute;
+pub mod hooks;
+pub mod paths;
+pub mod permission;
+pub mod protocol;
+pub mod registry;
+pub mod runtime;
+pub mod server;
+pub mod session;
+pub mod settings;
+pub mod stage;
+pub mod supervisor;
+pub mod tool;
+pub mod tools;
+pub mod validate;
+
+pub use call::{Outcome, ToolCall, ToolResult};
+pub use runtime::{Config, Runtime};
+pub use tool::{Tool, ToolContext, ToolOutput};

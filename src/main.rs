@@ -1,0 +1,72 @@
+//! The `toolrt` binary: parse flags, run the chosen command, exit with its code.
+
+use std::process::ExitCode;
+
+use clap::Parser;
+use tokio::io::BufReader;
+use toolrt::cli::{Cli, Command};
+use toolrt::server::{SignalState, serve, watch_signals};
+use toolrt::supervisor::AskPolicy;
+
+fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("TOOLRT_LOG")
+                .unwrap_or_else(|_| "warn".into()),
+        )
+        .with_target(false)
+        .init();
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("toolrt: cannot start the async runtime: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    runtime.block_on(async {
+        let (args, input, ask): (_, Box<dyn tokio::io::AsyncBufRead + Unpin + Send>, _) =
+            match cli.command {
+                Command::Serve(args) => (
+                    args,
+                    Box::new(BufReader::new(tokio::io::stdin())),
+                    AskPolicy::Client,
+                ),
+                Command::Run { file, args } => {
+                    let input: Box<dyn tokio::io::AsyncBufRead + Unpin + Send> =
+                        if file.as_os_str() == "-" {
+                            Box::new(BufReader::new(tokio::io::stdin()))
+                        } else {
+                            match tokio::fs::File::open(&file).await {
+                                Ok(f) => Box::new(BufReader::new(f)),
+                                Err(e) => {
+                                    eprintln!("toolrt: {}: {e}", file.display());
+                                    return ExitCode::from(2);
+                                }
+                            }
+                        };
+                    (args, input, AskPolicy::Deny)
+                }
+            };
+        let config = match args.into_config(ask) {
+            Ok(c) => c,
+            Err(e) => {
+                eprintln!("toolrt: {e}");
+                return ExitCode::from(2);
+            }
+        };
+        let signals = watch_signals();
+        let _ = SignalState::None;
+        match serve(config, input, tokio::io::stdout(), signals).await {
+            Ok(code) => ExitCode::from(code as u8),
+            Err(e) => {
+                eprintln!("toolrt: {e}");
+                ExitCode::from(2)
+            }
+        }
+    })
+}

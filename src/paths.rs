@@ -1,0 +1,72 @@
+//! Path normalisation shared by coercion, the permission engine and the tools.
+
+use std::path::{Component, Path, PathBuf};
+
+/// Makes `raw` absolute and normal: relative paths are joined to `cwd`, a leading `~` or `~/` is
+/// the home directory, and `.`, `..` and repeated separators are folded away lexically (no file
+/// system access, so a path that does not exist yet normalises too).
+pub fn absolutize(raw: &str, cwd: &Path, home: &Path) -> PathBuf {
+    let joined = if raw == "~" {
+        home.to_path_buf()
+    } else if let Some(rest) = raw.strip_prefix("~/") {
+        home.join(rest)
+    } else if Path::new(raw).is_absolute() {
+        PathBuf::from(raw)
+    } else {
+        cwd.join(raw)
+    };
+    normalize(&joined)
+}
+
+/// Folds `.`, `..` and repeated separators out of a path lexically. `..` at the root stays at the
+/// root.
+pub fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                if !out.pop() || out.as_os_str().is_empty() {
+                    out.push("/");
+                }
+            }
+            other => out.push(other.as_os_str()),
+        }
+    }
+    if out.as_os_str().is_empty() {
+        out.push(if path.is_absolute() { "/" } else { "." });
+    }
+    out
+}
+
+/// The home directory: `$HOME`, else `/`.
+pub fn home_dir() -> PathBuf {
+    std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn absolutize_table() {
+        let cwd = Path::new("/work/proj");
+        let home = Path::new("/home/u");
+        for (raw, want) in [
+            ("a.txt", "/work/proj/a.txt"),
+            ("./a.txt", "/work/proj/a.txt"),
+            ("../x/./y", "/work/x/y"),
+            ("src//lib.rs", "/work/proj/src/lib.rs"),
+            ("~", "/home/u"),
+            ("~/notes.md", "/home/u/notes.md"),
+            ("/etc/../etc//passwd", "/etc/passwd"),
+            ("/../../x", "/x"),
+            ("~user/x", "/work/proj/~user/x"),
+        ] {
+            assert_eq!(absolutize(raw, cwd, home), PathBuf::from(want), "{raw}");
+        }
+    }
+}

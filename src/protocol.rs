@@ -1,0 +1,458 @@
+//! The NDJSON wire protocol (docs/PROTOCOL.md): messages in, messages out, and how one input
+//! line becomes one message or a precise error.
+
+use std::path::PathBuf;
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use crate::call::{ToolCall, ToolResult};
+
+/// A message from the client.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ClientMessage {
+    /// One call, run as a batch of one.
+    ToolUse(ToolCall),
+    /// The calls of one model turn.
+    Batch {
+        /// The batch id, named by `batch_start` / `batch_end` and `cancel {batch}`.
+        id: String,
+        /// The calls, in request order.
+        calls: Vec<ToolCall>,
+    },
+    /// Cancel one call or every unfinished call of a batch.
+    Cancel(CancelTarget),
+    /// The answer to a `permission_request`.
+    PermissionResponse(PermissionResponse),
+    /// Restore the files changed by a call and every later call (toolrt extension).
+    Rewind {
+        /// The `tool_use_id` of the first call to undo.
+        to: String,
+    },
+    /// Accept nothing more, finish what is in flight, exit.
+    Shutdown,
+}
+
+/// What a `cancel` names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CancelTarget {
+    /// One call, by its id.
+    Call(String),
+    /// Every unfinished call of a batch.
+    Batch(String),
+}
+
+/// The client's answer to a permission request.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PermissionResponse {
+    /// The `request_id` of the `permission_request` answered.
+    pub request_id: String,
+    /// Allow or deny.
+    pub allow: bool,
+    /// A replacement input (allow only).
+    pub updated_input: Option<Map<String, Value>>,
+    /// Words for the model (deny).
+    pub message: Option<String>,
+}
+
+/// A message to the client. Serialises to exactly one JSON object.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ServerMessage {
+    /// The one result of a call.
+    ToolResult(ToolResult),
+    /// The decision was ask: the call waits for a `permission_response`.
+    PermissionRequest {
+        /// Id to answer with.
+        request_id: String,
+        /// The call waiting.
+        tool_use_id: String,
+        /// Canonical tool name.
+        tool_name: String,
+        /// The input the call would run with.
+        input: Value,
+        /// Why it asks.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
+    },
+    /// A lifecycle event; `body` holds `event` and its fields.
+    Event(EventBody),
+    /// An input line that is not valid JSON or not a valid message.
+    Error {
+        /// What was wrong.
+        message: String,
+        /// 1-based input line number.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        line: Option<u64>,
+    },
+}
+
+/// The fields of an `event` message, flattened beside `"type": "event"`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(transparent)]
+pub struct EventBody(pub Map<String, Value>);
+
+impl ServerMessage {
+    /// An event named `name` with the given extra fields (an object).
+    pub fn event(name: &str, fields: Value) -> Self {
+        let mut body = Map::new();
+        body.insert("event".into(), Value::from(name));
+        if let Value::Object(extra) = fields {
+            body.extend(extra);
+        }
+        ServerMessage::Event(EventBody(body))
+    }
+
+    /// The event name, for events.
+    pub fn event_name(&self) -> Option<&str> {
+        match self {
+            ServerMessage::Event(EventBody(b)) => b.get("event").and_then(Value::as_str),
+            _ => None,
+        }
+    }
+
+    /// Serialise as one NDJSON line (with the trailing newline).
+    pub fn to_line(&self) -> Vec<u8> {
+        let mut buf = Vec::with_capacity(128);
+        // Serialising these types cannot fail: every map key is a string.
+        if serde_json::to_writer(&mut buf, self).is_err() {
+            buf.clear();
+            buf.extend_from_slice(
+                br#"{"type":"error","message":"internal: unserialisable message"}"#,
+            );
+        }
+        buf.push(b'\n');
+        buf
+    }
+}
+
+/// Why an input line is not a message. `Display` is the `error` line's message.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LineError {
+    /// Not JSON at all.
+    #[error("invalid JSON: {0}")]
+    Json(String),
+    /// JSON, but not an object.
+    #[error("expected a JSON object, got {0}")]
+    NotObject(&'static str),
+    /// No `type`, or a `type` we do not know.
+    #[error("{0}")]
+    Type(String),
+    /// A field is missing or has the wrong type.
+    #[error("{message}: field `{field}`: {expected}")]
+    Field {
+        /// Which message type.
+        message: &'static str,
+        /// The field path, e.g. `calls[2].id`.
+        field: String,
+        /// What was expected.
+        expected: String,
+    },
+}
+
+/// Parses one input line into a message.
+pub fn parse_line(line: &str) -> Result<ClientMessage, LineError> {
+    let value: Value = serde_json::from_str(line).map_err(|e| LineError::Json(e.to_string()))?;
+    let Value::Object(obj) = value else {
+        return Err(LineError::NotObject(json_type(&value)));
+    };
+    let Some(kind) = obj.get("type") else {
+        return Err(LineError::Type(
+            "missing field `type` (expected one of tool_use, batch, cancel, permission_response, rewind, shutdown)".into(),
+        ));
+    };
+    let Some(kind) = kind.as_str() else {
+        return Err(LineError::Type(format!(
+            "field `type`: expected a string, got {}",
+            json_type(kind)
+        )));
+    };
+    match kind {
+        "tool_use" => parse_call(&obj, "tool_use", "").map(ClientMessage::ToolUse),
+        "batch" => {
+            let id = string_field(&obj, "batch", "id", "")?;
+            let calls = match obj.get("calls") {
+                Some(Value::Array(items)) => items,
+                Some(other) => {
+                    return Err(field_err(
+                        "batch",
+                        "calls",
+                        format!(
+                            "expected an array of tool_use objects, got {}",
+                            json_type(other)
+                        ),
+                    ));
+                }
+                None => {
+                    return Err(field_err(
+                        "batch",
+                        "calls",
+                        "missing (expected an array of tool_use objects)".into(),
+                    ));
+                }
+            };
+            let mut parsed = Vec::with_capacity(calls.len());
+            for (i, call) in calls.iter().enumerate() {
+                let prefix = format!("calls[{i}].");
+                let Value::Object(call) = call else {
+                    return Err(field_err(
+                        "batch",
+                        &format!("calls[{i}]"),
+                        format!("expected a tool_use object, got {}", json_type(call)),
+                    ));
+                };
+                parsed.push(parse_call(call, "batch", &prefix)?);
+            }
+            Ok(ClientMessage::Batch { id, calls: parsed })
+        }
+        "cancel" => match (obj.get("id"), obj.get("batch")) {
+            (Some(Value::String(id)), None) => {
+                Ok(ClientMessage::Cancel(CancelTarget::Call(id.clone())))
+            }
+            (None, Some(Value::String(b))) => {
+                Ok(ClientMessage::Cancel(CancelTarget::Batch(b.clone())))
+            }
+            (Some(_), Some(_)) => Err(field_err(
+                "cancel",
+                "id",
+                "give either `id` (a tool_use id) or `batch` (a batch id), not both".into(),
+            )),
+            (Some(v), None) => Err(field_err(
+                "cancel",
+                "id",
+                format!("expected a string, got {}", json_type(v)),
+            )),
+            (None, Some(v)) => Err(field_err(
+                "cancel",
+                "batch",
+                format!("expected a string, got {}", json_type(v)),
+            )),
+            (None, None) => Err(field_err(
+                "cancel",
+                "id",
+                "missing (give `id` for a call or `batch` for a batch)".into(),
+            )),
+        },
+        "permission_response" => {
+            let request_id = string_field(&obj, "permission_response", "request_id", "")?;
+            let allow = match obj.get("behavior").and_then(Value::as_str) {
+                Some("allow") => true,
+                Some("deny") => false,
+                _ => {
+                    return Err(field_err(
+                        "permission_response",
+                        "behavior",
+                        "expected \"allow\" or \"deny\"".into(),
+                    ));
+                }
+            };
+            let updated_input = match obj.get("updated_input") {
+                None | Some(Value::Null) => None,
+                Some(Value::Object(m)) => Some(m.clone()),
+                Some(other) => {
+                    return Err(field_err(
+                        "permission_response",
+                        "updated_input",
+                        format!("expected an object, got {}", json_type(other)),
+                    ));
+                }
+            };
+            let message = match obj.get("message") {
+                None | Some(Value::Null) => None,
+                Some(Value::String(s)) => Some(s.clone()),
+                Some(other) => {
+                    return Err(field_err(
+                        "permission_response",
+                        "message",
+                        format!("expected a string, got {}", json_type(other)),
+                    ));
+                }
+            };
+            Ok(ClientMessage::PermissionResponse(PermissionResponse {
+                request_id,
+                allow,
+                updated_input,
+                message,
+            }))
+        }
+        "rewind" => Ok(ClientMessage::Rewind {
+            to: string_field(&obj, "rewind", "to", "")?,
+        }),
+        "shutdown" => Ok(ClientMessage::Shutdown),
+        other => Err(LineError::Type(format!(
+            "unknown message type {other:?} (expected one of tool_use, batch, cancel, permission_response, rewind, shutdown)"
+        ))),
+    }
+}
+
+fn parse_call(
+    obj: &Map<String, Value>,
+    message: &'static str,
+    prefix: &str,
+) -> Result<ToolCall, LineError> {
+    let id = string_field(obj, message, "id", prefix)?;
+    if id.is_empty() {
+        return Err(field_err(
+            message,
+            &format!("{prefix}id"),
+            "must not be empty".into(),
+        ));
+    }
+    let name = string_field(obj, message, "name", prefix)?;
+    // A missing input is an empty object; anything else reaches the pipeline as is, so the
+    // schema stage can say precisely what was wrong with it.
+    let input = obj
+        .get("input")
+        .cloned()
+        .unwrap_or_else(|| Value::Object(Map::new()));
+    Ok(ToolCall { id, name, input })
+}
+
+fn string_field(
+    obj: &Map<String, Value>,
+    message: &'static str,
+    field: &str,
+    prefix: &str,
+) -> Result<String, LineError> {
+    match obj.get(field) {
+        Some(Value::String(s)) => Ok(s.clone()),
+        Some(other) => Err(field_err(
+            message,
+            &format!("{prefix}{field}"),
+            format!("expected a string, got {}", json_type(other)),
+        )),
+        None => Err(field_err(
+            message,
+            &format!("{prefix}{field}"),
+            "missing (expected a string)".into(),
+        )),
+    }
+}
+
+fn field_err(message: &'static str, field: &str, expected: String) -> LineError {
+    LineError::Field {
+        message,
+        field: field.to_string(),
+        expected,
+    }
+}
+
+/// The JSON type name of a value, for error messages.
+pub fn json_type(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(n) if n.is_i64() || n.is_u64() => "integer",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+/// A file path field for messages, as a string.
+pub fn path_value(p: &std::path::Path) -> Value {
+    Value::from(p.to_string_lossy().into_owned())
+}
+
+/// Convenience for events that carry a path list.
+pub fn paths_value(paths: &[PathBuf]) -> Value {
+    Value::Array(paths.iter().map(|p| path_value(p)).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn parses_every_message_type() {
+        assert_eq!(
+            parse_line(r#"{"type":"tool_use","id":"a","name":"Read","input":{"file_path":"x"}}"#)
+                .unwrap(),
+            ClientMessage::ToolUse(ToolCall::new("a", "Read", json!({"file_path":"x"})))
+        );
+        match parse_line(r#"{"type":"batch","id":"b","calls":[{"id":"1","name":"X"}]}"#).unwrap() {
+            ClientMessage::Batch { id, calls } => {
+                assert_eq!(id, "b");
+                assert_eq!(calls[0].input, json!({}));
+            }
+            m => panic!("{m:?}"),
+        }
+        assert_eq!(
+            parse_line(r#"{"type":"cancel","id":"a"}"#).unwrap(),
+            ClientMessage::Cancel(CancelTarget::Call("a".into()))
+        );
+        assert_eq!(
+            parse_line(r#"{"type":"cancel","batch":"b"}"#).unwrap(),
+            ClientMessage::Cancel(CancelTarget::Batch("b".into()))
+        );
+        assert_eq!(
+            parse_line(r#"{"type":"shutdown"}"#).unwrap(),
+            ClientMessage::Shutdown
+        );
+        assert_eq!(
+            parse_line(r#"{"type":"rewind","to":"a"}"#).unwrap(),
+            ClientMessage::Rewind { to: "a".into() }
+        );
+        match parse_line(r#"{"type":"permission_response","request_id":"r","behavior":"allow","updated_input":{"a":1}}"#).unwrap() {
+            ClientMessage::PermissionResponse(r) => {
+                assert!(r.allow);
+                assert_eq!(r.updated_input.unwrap()["a"], 1);
+            }
+            m => panic!("{m:?}"),
+        }
+    }
+
+    #[test]
+    fn errors_name_the_field() {
+        for (line, needle) in [
+            ("not json", "invalid JSON"),
+            ("[1]", "expected a JSON object, got array"),
+            (r#"{"id":"a"}"#, "missing field `type`"),
+            (r#"{"type":"nope"}"#, "unknown message type \"nope\""),
+            (
+                r#"{"type":"tool_use","name":"Bash"}"#,
+                "field `id`: missing",
+            ),
+            (
+                r#"{"type":"tool_use","id":7,"name":"Bash"}"#,
+                "field `id`: expected a string, got integer",
+            ),
+            (
+                r#"{"type":"tool_use","id":"","name":"Bash"}"#,
+                "field `id`: must not be empty",
+            ),
+            (
+                r#"{"type":"batch","id":"b","calls":[{"id":"1"}]}"#,
+                "field `calls[0].name`",
+            ),
+            (r#"{"type":"batch","id":"b"}"#, "field `calls`: missing"),
+            (r#"{"type":"cancel"}"#, "field `id`: missing"),
+            (
+                r#"{"type":"permission_response","request_id":"r","behavior":"maybe"}"#,
+                "field `behavior`",
+            ),
+        ] {
+            let err = parse_line(line).unwrap_err().to_string();
+            assert!(err.contains(needle), "{line}: {err}");
+        }
+    }
+
+    #[test]
+    fn server_messages_are_one_object_per_line() {
+        let line = ServerMessage::event("batch_start", json!({"batch":"b","ids":["1"]})).to_line();
+        let v: Value = serde_json::from_slice(&line).unwrap();
+        assert_eq!(
+            v,
+            json!({"type":"event","event":"batch_start","batch":"b","ids":["1"]})
+        );
+        assert_eq!(*line.last().unwrap(), b'\n');
+        let r = ServerMessage::ToolResult(ToolResult::new("x", crate::call::Outcome::Denied, "no"));
+        let v: Value = serde_json::from_slice(&r.to_line()).unwrap();
+        assert_eq!(
+            v,
+            json!({"type":"tool_result","tool_use_id":"x","content":"no","is_error":true,"outcome":"denied"})
+        );
+    }
+}

@@ -1,0 +1,245 @@
+//! Assembling a runtime: settings, registry, policy, stage actors, dispatcher. This is the
+//! library's entry point; `toolrt serve` and `toolrt run` are thin loops over it.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use tokio::sync::mpsc;
+
+use crate::budget::Budget;
+use crate::dispatch::Dispatcher;
+use crate::emit::Emitter;
+use crate::execute::Executor;
+use crate::hooks::Hooks;
+use crate::permission::{Mode, Permission, PolicyBuilder};
+use crate::protocol::{ClientMessage, ServerMessage};
+use crate::registry::{Registry, Selection};
+use crate::session::Session;
+use crate::settings::{Settings, SettingsError};
+use crate::supervisor::{AskPolicy, Pipeline};
+use crate::tool::Tool;
+use crate::validate::Validator;
+
+/// How to build a runtime.
+#[derive(Clone)]
+pub struct Config {
+    /// Working directory and workspace root.
+    pub cwd: PathBuf,
+    /// Where externalized outputs go (None: a fresh temp dir).
+    pub output_dir: Option<PathBuf>,
+    /// Settings files, loaded and merged.
+    pub settings: Settings,
+    /// `--tools`.
+    pub selection: Selection,
+    /// `--allowed-tools` rules.
+    pub allowed_tools: Vec<String>,
+    /// `--disallowed-tools` rules.
+    pub disallowed_tools: Vec<String>,
+    /// `--permission-mode`.
+    pub permission_mode: Option<Mode>,
+    /// Calls executing at once across batches.
+    pub max_in_flight: usize,
+    /// Admitted calls waiting beyond those executing.
+    pub max_queued: usize,
+    /// Calls of one batch running at once.
+    pub max_parallel: usize,
+    /// What an ask becomes.
+    pub ask_policy: AskPolicy,
+    /// Whether the built-in tools are known (library users may want only their own).
+    pub builtins: bool,
+    /// Extra tools registered by a library user (selected by `default` like built-ins).
+    pub extra_tools: Vec<Arc<dyn Tool>>,
+}
+
+impl Config {
+    /// Defaults for a runtime rooted at `cwd`.
+    pub fn new(cwd: PathBuf) -> Self {
+        Self {
+            cwd,
+            output_dir: None,
+            settings: Settings {
+                require_read_before_edit: true,
+                ..Default::default()
+            },
+            selection: Selection::All,
+            allowed_tools: Vec::new(),
+            disallowed_tools: Vec::new(),
+            permission_mode: None,
+            max_in_flight: 64,
+            max_queued: 4096,
+            max_parallel: 10,
+            ask_policy: AskPolicy::Client,
+            builtins: true,
+            extra_tools: Vec::new(),
+        }
+    }
+
+    /// Registers a tool of the library user's.
+    pub fn tool(mut self, tool: Arc<dyn Tool>) -> Self {
+        self.extra_tools.push(tool);
+        self
+    }
+}
+
+/// A runtime that cannot start. `Display` names what was wrong; the CLI exits 2.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    /// A settings file.
+    #[error(transparent)]
+    Settings(#[from] SettingsError),
+    /// The tool registry (selection, aliases, schemas).
+    #[error(transparent)]
+    Registry(#[from] crate::registry::RegistryError),
+    /// Permission rules.
+    #[error(transparent)]
+    Policy(#[from] crate::permission::PolicyError),
+    /// The working or output directory.
+    #[error("{0}")]
+    Io(String),
+    /// An actor could not start.
+    #[error("could not start the {0} stage")]
+    Spawn(&'static str),
+}
+
+/// A running runtime: submit client messages, read server messages.
+pub struct Runtime {
+    dispatcher: Dispatcher,
+    session: Arc<Session>,
+    _temp_output: Option<tempfile::TempDir>,
+}
+
+impl Runtime {
+    /// Builds and starts a runtime. Messages for the client arrive on the returned receiver;
+    /// it ends once the runtime is shut down and every message is out.
+    pub async fn start(
+        config: Config,
+    ) -> Result<(Self, mpsc::UnboundedReceiver<ServerMessage>), StartError> {
+        let cwd = std::fs::canonicalize(&config.cwd)
+            .map_err(|e| StartError::Io(format!("--cwd {}: {e}", config.cwd.display())))?;
+        if !cwd.is_dir() {
+            return Err(StartError::Io(format!(
+                "--cwd {}: not a directory",
+                cwd.display()
+            )));
+        }
+        let (output_dir, temp_output) = match &config.output_dir {
+            Some(dir) => {
+                std::fs::create_dir_all(dir)
+                    .map_err(|e| StartError::Io(format!("--output-dir {}: {e}", dir.display())))?;
+                (
+                    std::path::absolute(dir).unwrap_or_else(|_| dir.clone()),
+                    None,
+                )
+            }
+            None => {
+                let tmp = tempfile::Builder::new()
+                    .prefix("toolrt-out-")
+                    .tempdir()
+                    .map_err(|e| {
+                        StartError::Io(format!("cannot create an output directory: {e}"))
+                    })?;
+                (tmp.path().to_path_buf(), Some(tmp))
+            }
+        };
+        let settings = &config.settings;
+
+        let mut policy = PolicyBuilder::new(cwd.clone(), crate::paths::home_dir());
+        for (file, permissions) in settings.sections("permissions") {
+            policy.add_settings_file(file, permissions)?;
+        }
+        for rule in &config.allowed_tools {
+            policy.add_cli_allow(rule)?;
+        }
+        for rule in &config.disallowed_tools {
+            policy.add_cli_deny(rule)?;
+        }
+        if let Some(mode) = config.permission_mode {
+            policy.set_cli_mode(mode);
+        }
+        let policy = Arc::new(policy.build()?);
+
+        let mut tools: Vec<Arc<dyn Tool>> = if config.builtins {
+            crate::tools::builtin_tools()
+        } else {
+            Vec::new()
+        };
+        tools.extend(config.extra_tools.iter().cloned());
+        let registry = Registry::build(
+            tools,
+            &config.selection,
+            &settings.aliases,
+            &settings.alias_files,
+            |name| policy.removes_tool(name),
+        )?;
+
+        let mut session = Session::new(cwd, output_dir.clone());
+        session.env_scrub = settings.env_scrub.clone();
+        session.guard = policy.clone();
+        let session = Arc::new(session);
+
+        let (emitter, rx) = Emitter::channel();
+        let (validator, _) = Validator::spawn(Arc::new(registry), session.clone())
+            .await
+            .map_err(|_| StartError::Spawn("validate"))?;
+        let (permission, _) = Permission::spawn(policy.clone())
+            .await
+            .map_err(|_| StartError::Spawn("permission"))?;
+        let (executor, _) = Executor::spawn()
+            .await
+            .map_err(|_| StartError::Spawn("execute"))?;
+        let (budget, _) = Budget::spawn(settings.limits, output_dir)
+            .await
+            .map_err(|_| StartError::Spawn("budget"))?;
+        let pipeline = Arc::new(Pipeline::new(
+            validator,
+            Hooks::none(),
+            permission,
+            executor,
+            budget,
+            session.clone(),
+            emitter,
+            config.max_in_flight,
+            policy.starting_mode(),
+            config.ask_policy,
+        ));
+        let dispatcher = Dispatcher::new(
+            pipeline,
+            config.max_in_flight + config.max_queued,
+            config.max_parallel,
+        );
+        Ok((
+            Self {
+                dispatcher,
+                session,
+                _temp_output: temp_output,
+            },
+            rx,
+        ))
+    }
+
+    /// Handles one client message (waits while admission is full).
+    pub async fn submit(&self, msg: ClientMessage) {
+        self.dispatcher.submit(msg).await
+    }
+
+    /// The dispatcher (cancellation, idleness).
+    pub fn dispatcher(&self) -> &Dispatcher {
+        &self.dispatcher
+    }
+
+    /// The session.
+    pub fn session(&self) -> &Arc<Session> {
+        &self.session
+    }
+
+    /// The client can no longer answer permission requests: waiting and future asks are denied.
+    pub fn close_asks(&self) {
+        self.dispatcher.pipeline().close_asks();
+    }
+
+    /// Finishes everything in flight, stops the stages and closes the message stream.
+    pub async fn shutdown(self) {
+        self.dispatcher.drain().await;
+        self.dispatcher.pipeline().stop();
+    }
+}

@@ -1,0 +1,71 @@
+//! State shared by every call of one server session.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// The permission questions a tool may need to ask while it runs (a Read deny hides a file from
+/// Grep and Glob results; WebFetch checks every redirect hop). The permission stage implements
+/// it; [`AllowAll`] is the stand-in when no policy is configured.
+pub trait Guard: Send + Sync + std::fmt::Debug {
+    /// Whether a Read deny rule covers this absolute, normalised path.
+    fn read_denied(&self, path: &Path) -> bool;
+    /// Whether fetching this URL (e.g. a redirect target) is allowed without asking.
+    fn fetch_allowed(&self, url: &str) -> bool;
+}
+
+/// A [`Guard`] that permits everything.
+#[derive(Debug, Default)]
+pub struct AllowAll;
+
+impl Guard for AllowAll {
+    fn read_denied(&self, _path: &Path) -> bool {
+        false
+    }
+    fn fetch_allowed(&self, _url: &str) -> bool {
+        true
+    }
+}
+
+/// What every stage and tool of one server run shares: where it runs, where outputs go, and
+/// per-session tool state.
+#[derive(Debug)]
+pub struct Session {
+    /// A fresh id per server run (hooks see it as `session_id`).
+    pub id: String,
+    /// The working directory and root of the workspace.
+    pub cwd: PathBuf,
+    /// The home directory (`~` in paths).
+    pub home: PathBuf,
+    /// Where externalized outputs are written.
+    pub output_dir: PathBuf,
+    /// Environment variable names removed from every tool and hook process.
+    pub env_scrub: Vec<String>,
+    /// Permission questions asked while a tool runs.
+    pub guard: Arc<dyn Guard>,
+    /// Per-session state of the built-in tools.
+    pub tools: crate::tools::ToolState,
+}
+
+impl Session {
+    /// A session rooted at `cwd`, writing outputs to `output_dir`.
+    pub fn new(cwd: PathBuf, output_dir: PathBuf) -> Self {
+        Self {
+            id: new_session_id(),
+            cwd,
+            home: crate::paths::home_dir(),
+            output_dir,
+            env_scrub: Vec::new(),
+            guard: Arc::new(AllowAll),
+            tools: crate::tools::ToolState::default(),
+        }
+    }
+}
+
+fn new_session_id() -> String {
+    use std::time::{SystemTime, UNIX_EPOCH};
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    format!("toolrt-{}-{:x}", std::process::id(), nanos)
+}

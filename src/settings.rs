@@ -1,0 +1,350 @@
+//! Settings files: loading, type checks that name the file and key, and merging.
+//!
+//! Several files may be given. Rule lists pool across files, hooks merge, and for scalars the
+//! later file wins. The `permissions` and `hooks` objects are handed on whole to their stages,
+//! which parse them with the file path for error context.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value};
+
+use crate::protocol::json_type;
+
+/// A settings problem. `Display` names the file, the key and what was wrong.
+#[derive(Debug, thiserror::Error)]
+pub enum SettingsError {
+    /// The file could not be read.
+    #[error("{file}: cannot read settings file: {source}")]
+    Read {
+        /// The file.
+        file: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The file is not valid JSON.
+    #[error("{file}: not valid JSON: {message}")]
+    Json {
+        /// The file.
+        file: PathBuf,
+        /// The parser's message (with line and column).
+        message: String,
+    },
+    /// A known key has the wrong type or value.
+    #[error("{file}: {key}: {expected}")]
+    Key {
+        /// The file.
+        file: PathBuf,
+        /// The key path, e.g. `limits.bash_chars`.
+        key: String,
+        /// What was expected (and what was found).
+        expected: String,
+    },
+}
+
+/// One loaded settings file.
+#[derive(Debug, Clone)]
+pub struct SettingsFile {
+    /// Where it was read from (absolute).
+    pub path: PathBuf,
+    /// Its top-level object.
+    pub root: Map<String, Value>,
+}
+
+/// Output-budget limits in characters (COMPAT.md §5), configurable under `limits`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// A successful Bash result over this is externalized (`limits.bash_chars`).
+    pub bash_chars: usize,
+    /// A failed result over this keeps head and tail (`limits.error_chars`).
+    pub error_chars: usize,
+    /// Any other tool (`limits.tool_chars`).
+    pub tool_chars: usize,
+    /// MCP tools (`limits.mcp_chars`).
+    pub mcp_chars: usize,
+    /// Characters of preview after the notice (`limits.preview_chars`).
+    pub preview_chars: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            bash_chars: 30_000,
+            error_chars: 10_000,
+            tool_chars: 50_000,
+            mcp_chars: 100_000,
+            preview_chars: 2_000,
+        }
+    }
+}
+
+/// Everything the runtime takes from settings files, merged.
+#[derive(Debug, Clone, Default)]
+pub struct Settings {
+    /// The files, in the order given (stages that pool lists walk them all).
+    pub files: Vec<SettingsFile>,
+    /// `aliases`: name → canonical tool name (later files win per name).
+    pub aliases: BTreeMap<String, String>,
+    /// Where each alias was defined, for errors.
+    pub alias_files: BTreeMap<String, PathBuf>,
+    /// `limits`.
+    pub limits: Limits,
+    /// `env.scrub`: glob patterns of variable names removed from tool and hook processes.
+    pub env_scrub: Vec<String>,
+    /// `tools.requireReadBeforeEdit` (default true).
+    pub require_read_before_edit: bool,
+    /// Warnings to print (unknown keys).
+    pub warnings: Vec<String>,
+}
+
+/// Top-level keys toolrt knows. Others warn.
+const KNOWN_KEYS: &[&str] = &[
+    "permissions",
+    "hooks",
+    "aliases",
+    "limits",
+    "env",
+    "tools",
+    "mcpServers",
+    "$schema",
+];
+
+impl Settings {
+    /// Loads and merges the given files, in order.
+    pub fn load(paths: &[PathBuf]) -> Result<Self, SettingsError> {
+        let mut settings = Settings {
+            require_read_before_edit: true,
+            ..Default::default()
+        };
+        for path in paths {
+            let path = std::path::absolute(path).unwrap_or_else(|_| path.clone());
+            let text = std::fs::read_to_string(&path).map_err(|source| SettingsError::Read {
+                file: path.clone(),
+                source,
+            })?;
+            settings.merge_text(&path, &text)?;
+        }
+        Ok(settings)
+    }
+
+    /// Merges one file's text (already read) into these settings.
+    pub fn merge_text(&mut self, path: &Path, text: &str) -> Result<(), SettingsError> {
+        let value: Value = serde_json::from_str(text).map_err(|e| SettingsError::Json {
+            file: path.to_path_buf(),
+            message: e.to_string(),
+        })?;
+        let Value::Object(root) = value else {
+            return Err(key_err(path, "(top level)", "expected an object", &value));
+        };
+        for key in root.keys() {
+            if !KNOWN_KEYS.contains(&key.as_str()) {
+                self.warnings
+                    .push(format!("{}: unknown key {key:?} ignored", path.display()));
+            }
+        }
+        for key in ["permissions", "hooks", "mcpServers"] {
+            if let Some(v) = root.get(key) {
+                if !v.is_object() {
+                    return Err(key_err(path, key, "expected an object", v));
+                }
+            }
+        }
+        if let Some(v) = root.get("aliases") {
+            let Value::Object(map) = v else {
+                return Err(key_err(
+                    path,
+                    "aliases",
+                    "expected an object of name → tool name",
+                    v,
+                ));
+            };
+            for (alias, target) in map {
+                let Value::String(target) = target else {
+                    return Err(key_err(
+                        path,
+                        &format!("aliases.{alias}"),
+                        "expected a tool name (string)",
+                        target,
+                    ));
+                };
+                self.aliases.insert(alias.clone(), target.clone());
+                self.alias_files.insert(alias.clone(), path.to_path_buf());
+            }
+        }
+        if let Some(v) = root.get("limits") {
+            let Value::Object(map) = v else {
+                return Err(key_err(path, "limits", "expected an object", v));
+            };
+            for (key, val) in map {
+                let slot = match key.as_str() {
+                    "bash_chars" => &mut self.limits.bash_chars,
+                    "error_chars" => &mut self.limits.error_chars,
+                    "tool_chars" => &mut self.limits.tool_chars,
+                    "mcp_chars" => &mut self.limits.mcp_chars,
+                    "preview_chars" => &mut self.limits.preview_chars,
+                    _ => {
+                        self.warnings.push(format!(
+                            "{}: unknown key \"limits.{key}\" ignored",
+                            path.display()
+                        ));
+                        continue;
+                    }
+                };
+                match val.as_u64() {
+                    Some(n) if n > 0 => *slot = n as usize,
+                    _ => {
+                        return Err(key_err(
+                            path,
+                            &format!("limits.{key}"),
+                            "expected a positive integer (characters)",
+                            val,
+                        ));
+                    }
+                }
+            }
+        }
+        if let Some(v) = root.get("env") {
+            let Value::Object(map) = v else {
+                return Err(key_err(path, "env", "expected an object", v));
+            };
+            if let Some(scrub) = map.get("scrub") {
+                let list = string_list(path, "env.scrub", scrub)?;
+                for pattern in &list {
+                    if let Err(e) = globset::Glob::new(pattern) {
+                        return Err(SettingsError::Key {
+                            file: path.to_path_buf(),
+                            key: "env.scrub".into(),
+                            expected: format!("invalid glob pattern {pattern:?}: {e}"),
+                        });
+                    }
+                }
+                self.env_scrub.extend(list);
+            }
+        }
+        if let Some(v) = root.get("tools") {
+            let Value::Object(map) = v else {
+                return Err(key_err(path, "tools", "expected an object", v));
+            };
+            if let Some(flag) = map.get("requireReadBeforeEdit") {
+                let Value::Bool(b) = flag else {
+                    return Err(key_err(
+                        path,
+                        "tools.requireReadBeforeEdit",
+                        "expected true or false",
+                        flag,
+                    ));
+                };
+                self.require_read_before_edit = *b;
+            }
+        }
+        self.files.push(SettingsFile {
+            path: path.to_path_buf(),
+            root,
+        });
+        Ok(())
+    }
+
+    /// The `(file, value)` pairs of one top-level key across all files, in order.
+    pub fn sections<'a>(
+        &'a self,
+        key: &'a str,
+    ) -> impl Iterator<Item = (&'a Path, &'a Value)> + 'a {
+        self.files
+            .iter()
+            .filter_map(move |f| f.root.get(key).map(|v| (f.path.as_path(), v)))
+    }
+}
+
+fn string_list(path: &Path, key: &str, v: &Value) -> Result<Vec<String>, SettingsError> {
+    let Value::Array(items) = v else {
+        return Err(key_err(path, key, "expected an array of strings", v));
+    };
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, item)| match item {
+            Value::String(s) => Ok(s.clone()),
+            other => Err(key_err(
+                path,
+                &format!("{key}[{i}]"),
+                "expected a string",
+                other,
+            )),
+        })
+        .collect()
+}
+
+fn key_err(path: &Path, key: &str, expected: &str, got: &Value) -> SettingsError {
+    SettingsError::Key {
+        file: path.to_path_buf(),
+        key: key.to_string(),
+        expected: format!("{expected}, got {}", json_type(got)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn merge(text: &str) -> Result<Settings, String> {
+        let mut s = Settings {
+            require_read_before_edit: true,
+            ..Default::default()
+        };
+        s.merge_text(Path::new("/p/settings.json"), text)
+            .map_err(|e| e.to_string())?;
+        Ok(s)
+    }
+
+    #[test]
+    fn errors_name_file_and_key() {
+        for (text, needle) in [
+            ("{", "/p/settings.json: not valid JSON"),
+            (
+                "[]",
+                "/p/settings.json: (top level): expected an object, got array",
+            ),
+            (
+                r#"{"permissions": []}"#,
+                "/p/settings.json: permissions: expected an object, got array",
+            ),
+            (
+                r#"{"aliases": {"Shell": 3}}"#,
+                "aliases.Shell: expected a tool name (string), got integer",
+            ),
+            (
+                r#"{"limits": {"bash_chars": "x"}}"#,
+                "limits.bash_chars: expected a positive integer",
+            ),
+            (
+                r#"{"env": {"scrub": "X"}}"#,
+                "env.scrub: expected an array of strings, got string",
+            ),
+            (
+                r#"{"env": {"scrub": ["["]}}"#,
+                "env.scrub: invalid glob pattern",
+            ),
+            (
+                r#"{"tools": {"requireReadBeforeEdit": "no"}}"#,
+                "tools.requireReadBeforeEdit: expected true or false",
+            ),
+        ] {
+            let err = merge(text).unwrap_err();
+            assert!(err.contains(needle), "{text}: {err}");
+        }
+    }
+
+    #[test]
+    fn later_scalars_win_and_unknown_keys_warn() {
+        let mut s =
+            merge(r#"{"limits": {"bash_chars": 10}, "aliases": {"Shell": "Bash"}, "colour": 1}"#)
+                .unwrap();
+        s.merge_text(Path::new("/p/b.json"), r#"{"limits": {"bash_chars": 20}}"#)
+            .unwrap();
+        assert_eq!(s.limits.bash_chars, 20);
+        assert_eq!(s.aliases["Shell"], "Bash");
+        assert_eq!(s.warnings.len(), 1);
+        assert!(s.warnings[0].contains("\"colour\""));
+        assert_eq!(s.sections("limits").count(), 2);
+    }
+}

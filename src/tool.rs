@@ -1,0 +1,171 @@
+//! The `Tool` trait: what a tool is to the pipeline, and what it gets when it runs.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::call::Input;
+use crate::session::Session;
+
+/// How a tool run ended, before the output budget shapes it into a result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToolStatus {
+    /// The tool did what was asked.
+    Success,
+    /// The tool ran and reported an error the model can act on.
+    Failed,
+    /// The tool ran past its time limit and was stopped.
+    TimedOut,
+    /// The tool saw its cancellation token and stopped.
+    Cancelled,
+}
+
+/// What a tool hands back.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolOutput {
+    /// How the run ended.
+    pub status: ToolStatus,
+    /// The text the model should see (before the output budget).
+    pub content: String,
+    /// A file already holding the complete output, when the tool kept only a window of it in
+    /// memory (Bash spills long output as it arrives); the budget points at it instead of
+    /// writing a second copy.
+    pub full_output: Option<FullOutput>,
+}
+
+/// A complete output a tool has already written to disk.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FullOutput {
+    /// Where it is.
+    pub path: PathBuf,
+    /// Its length in characters.
+    pub chars: u64,
+    /// Its number of lines.
+    pub lines: u64,
+}
+
+impl ToolOutput {
+    /// A successful output.
+    pub fn success(content: impl Into<String>) -> Self {
+        Self {
+            status: ToolStatus::Success,
+            content: content.into(),
+            full_output: None,
+        }
+    }
+
+    /// A failed output: the tool ran and reports an error.
+    pub fn failed(content: impl Into<String>) -> Self {
+        Self {
+            status: ToolStatus::Failed,
+            content: content.into(),
+            full_output: None,
+        }
+    }
+}
+
+/// Which output budget applies to a tool (COMPAT.md §5).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BudgetClass {
+    /// Bash: 30,000 characters on success.
+    Shell,
+    /// MCP tools: 25,000 tokens (100,000 characters).
+    Mcp,
+    /// Every other tool: 50,000 characters.
+    Other,
+}
+
+/// Where progress updates of a running call go (`progress` events on the wire).
+#[derive(Clone)]
+pub struct ProgressSink {
+    emit: Arc<dyn Fn(Value) + Send + Sync>,
+}
+
+impl ProgressSink {
+    /// A sink calling `emit` with each update's `data`.
+    pub fn new(emit: impl Fn(Value) + Send + Sync + 'static) -> Self {
+        Self {
+            emit: Arc::new(emit),
+        }
+    }
+
+    /// A sink that drops every update.
+    pub fn discard() -> Self {
+        Self::new(|_| {})
+    }
+
+    /// Report progress; `data` becomes the event's `data` field.
+    pub fn send(&self, data: Value) {
+        (self.emit)(data)
+    }
+}
+
+impl std::fmt::Debug for ProgressSink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ProgressSink")
+    }
+}
+
+/// What a running tool gets besides its input.
+#[derive(Debug, Clone)]
+pub struct ToolContext {
+    /// The id of the call being run.
+    pub tool_use_id: Arc<str>,
+    /// Cancelled when the call (or its batch, or the server) is cancelled.
+    pub cancel: CancellationToken,
+    /// Progress updates for the client.
+    pub progress: ProgressSink,
+    /// State shared by every call of this server session (cwd, output dir, …).
+    pub session: Arc<Session>,
+}
+
+impl ToolContext {
+    /// The working directory tools run in.
+    pub fn cwd(&self) -> &Path {
+        &self.session.cwd
+    }
+}
+
+/// A tool the runtime can execute.
+///
+/// The pipeline calls, in order: [`Tool::normalize`] (during coercion), schema validation against
+/// [`Tool::input_schema`], [`Tool::validate`], hooks and the permission decision, then
+/// [`Tool::call`]. [`Tool::is_concurrency_safe`] decides whether a call may run beside its
+/// neighbours in a batch.
+#[async_trait]
+pub trait Tool: Send + Sync + 'static {
+    /// The canonical name, as rules and hooks see it.
+    fn name(&self) -> &str;
+
+    /// One paragraph for the model.
+    fn description(&self) -> &str;
+
+    /// The JSON schema of the input object (with `additionalProperties: false`).
+    fn input_schema(&self) -> Value;
+
+    /// Whether this call only reads, so it may run in parallel with other such calls.
+    fn is_concurrency_safe(&self, _input: &Input) -> bool {
+        false
+    }
+
+    /// Which output budget applies.
+    fn budget_class(&self) -> BudgetClass {
+        BudgetClass::Other
+    }
+
+    /// Tool-specific rewriting during coercion, before schema validation: Read and Write make
+    /// `file_path` absolute here so hooks, rules and the tool all see the same path.
+    fn normalize(&self, _input: &mut Input, _session: &Session) {}
+
+    /// Tool-specific checks after schema validation; the error text goes to the model as a
+    /// `validation_error`.
+    fn validate(&self, _input: &Input, _session: &Session) -> Result<(), String> {
+        Ok(())
+    }
+
+    /// Run the call.
+    async fn call(&self, input: Input, ctx: ToolContext) -> ToolOutput;
+}

@@ -1,0 +1,235 @@
+//! Validate stage: resolve → alias → registry → coerce → schema → the tool's own validation.
+//!
+//! [`prepare`] is the pure function; [`ValidatorActor`] owns the registry and runs it for the
+//! supervisors; [`Validator`] is the typed handle they call.
+
+pub mod coerce;
+pub mod schema;
+
+use std::sync::Arc;
+
+use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
+use serde_json::Value;
+
+use crate::call::{Input, Outcome, ToolCall};
+use crate::protocol::json_type;
+use crate::registry::{Registry, Resolution, ToolEntry};
+use crate::session::Session;
+use crate::stage::{StageFault, request};
+
+/// A call that passed every check up to hooks: its tool, and its coerced, normalised input.
+#[derive(Debug, Clone)]
+pub struct Prepared {
+    /// The tool (canonical).
+    pub entry: Arc<ToolEntry>,
+    /// The input after coercion and normalisation.
+    pub input: Input,
+    /// Whether this call may run beside other concurrency-safe calls.
+    pub concurrency_safe: bool,
+}
+
+impl Prepared {
+    /// The canonical tool name.
+    pub fn tool_name(&self) -> &str {
+        self.entry.tool.name()
+    }
+}
+
+/// Why a call stops at this stage: `unavailable`, `schema_error` or `validation_error`, with
+/// words the model can act on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rejection {
+    /// One of the three outcomes above.
+    pub outcome: Outcome,
+    /// The explanation.
+    pub content: String,
+}
+
+/// Runs the validate stage on a call.
+pub fn prepare(
+    registry: &Registry,
+    session: &Session,
+    call: ToolCall,
+) -> Result<Prepared, Rejection> {
+    let entry = match registry.resolve(&call.name) {
+        Resolution::Found(entry) => entry,
+        Resolution::Unavailable { canonical } => {
+            let available = registry.available();
+            let list = if available.is_empty() {
+                "none".to_string()
+            } else {
+                available.join(", ")
+            };
+            let what = match canonical {
+                Some(c) if c != call.name => format!("{} (alias of {c})", call.name),
+                _ => call.name.clone(),
+            };
+            return Err(Rejection {
+                outcome: Outcome::Unavailable,
+                content: format!("No such tool available: {what}. Available tools: {list}"),
+            });
+        }
+    };
+    let input = check_input(&entry, session, call.input).map_err(|problems| Rejection {
+        outcome: Outcome::SchemaError,
+        content: format!(
+            "Invalid input for {}:\n- {}",
+            entry.tool.name(),
+            problems.join("\n- ")
+        ),
+    })?;
+    entry
+        .tool
+        .validate(&input, session)
+        .map_err(|message| Rejection {
+            outcome: Outcome::ValidationError,
+            content: message,
+        })?;
+    let concurrency_safe = entry.tool.is_concurrency_safe(&input);
+    Ok(Prepared {
+        entry,
+        input,
+        concurrency_safe,
+    })
+}
+
+/// Coerces, normalises and schema-checks an input for a known tool; on failure, one line per
+/// problem. Used for the model's input and again for inputs rewritten by hooks or the client.
+pub fn check_input(
+    entry: &ToolEntry,
+    session: &Session,
+    input: Value,
+) -> Result<Input, Vec<String>> {
+    let mut input = match input {
+        Value::Object(map) => Value::Object(map),
+        // A whole input sent as a JSON-encoded string.
+        Value::String(s) => match serde_json::from_str::<Value>(&s) {
+            Ok(Value::Object(map)) => Value::Object(map),
+            _ => return Err(vec!["input: expected an object, got string".into()]),
+        },
+        other => {
+            return Err(vec![format!(
+                "input: expected an object, got {}",
+                json_type(&other)
+            )]);
+        }
+    };
+    coerce::coerce(&mut input, &entry.schema);
+    if let Value::Object(map) = &mut input {
+        entry.tool.normalize(map, session);
+    }
+    let problems = schema::problems(&entry.validator, &input);
+    if !problems.is_empty() {
+        return Err(problems);
+    }
+    match input {
+        Value::Object(map) => Ok(map),
+        _ => Err(vec!["input: expected an object".into()]),
+    }
+}
+
+/// Messages of the validate stage.
+pub enum ValidateMsg {
+    /// Run [`prepare`] on a call.
+    Prepare(ToolCall, RpcReplyPort<Result<Prepared, Rejection>>),
+    /// Check a rewritten input for a tool: coercion, schema, the tool's validation.
+    Recheck(
+        Arc<ToolEntry>,
+        Value,
+        RpcReplyPort<Result<Prepared, Vec<String>>>,
+    ),
+}
+
+/// The validate stage actor. Its state is read-only, so its handler never awaits.
+pub struct ValidatorActor;
+
+/// What the validate actor owns.
+pub struct ValidatorState {
+    registry: Arc<Registry>,
+    session: Arc<Session>,
+}
+
+impl Actor for ValidatorActor {
+    type Msg = ValidateMsg;
+    type State = ValidatorState;
+    type Arguments = (Arc<Registry>, Arc<Session>);
+
+    async fn pre_start(
+        &self,
+        _me: ActorRef<ValidateMsg>,
+        (registry, session): Self::Arguments,
+    ) -> Result<ValidatorState, ActorProcessingErr> {
+        Ok(ValidatorState { registry, session })
+    }
+
+    async fn handle(
+        &self,
+        _me: ActorRef<ValidateMsg>,
+        msg: ValidateMsg,
+        state: &mut ValidatorState,
+    ) -> Result<(), ActorProcessingErr> {
+        match msg {
+            ValidateMsg::Prepare(call, reply) => {
+                let _ = reply.send(prepare(&state.registry, &state.session, call));
+            }
+            ValidateMsg::Recheck(entry, input, reply) => {
+                let result = check_input(&entry, &state.session, input).and_then(|input| {
+                    entry
+                        .tool
+                        .validate(&input, &state.session)
+                        .map_err(|m| vec![m])?;
+                    let concurrency_safe = entry.tool.is_concurrency_safe(&input);
+                    Ok(Prepared {
+                        entry: entry.clone(),
+                        input,
+                        concurrency_safe,
+                    })
+                });
+                let _ = reply.send(result);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Typed handle to the validate stage.
+#[derive(Clone)]
+pub struct Validator {
+    actor: ActorRef<ValidateMsg>,
+}
+
+impl Validator {
+    /// Spawns the stage actor.
+    pub async fn spawn(
+        registry: Arc<Registry>,
+        session: Arc<Session>,
+    ) -> Result<(Self, tokio::task::JoinHandle<()>), ractor::SpawnErr> {
+        let (actor, handle) = Actor::spawn(None, ValidatorActor, (registry, session)).await?;
+        Ok((Self { actor }, handle))
+    }
+
+    /// Resolve, coerce and validate a call.
+    pub async fn prepare(&self, call: ToolCall) -> Result<Result<Prepared, Rejection>, StageFault> {
+        request("validate", &self.actor, |port| {
+            ValidateMsg::Prepare(call, port)
+        })
+        .await
+    }
+
+    /// Check an input rewritten by a hook or the client.
+    pub async fn recheck(
+        &self,
+        entry: Arc<ToolEntry>,
+        input: Value,
+    ) -> Result<Result<Prepared, Vec<String>>, StageFault> {
+        request("validate", &self.actor, |port| {
+            ValidateMsg::Recheck(entry, input, port)
+        })
+        .await
+    }
+
+    /// Stops the actor.
+    pub fn stop(&self) {
+        self.actor.stop(None);
+    }
+}
