@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use clap::Parser;
 use tokio::io::BufReader;
 use toolrt::cli::{Cli, Command};
-use toolrt::server::{SignalState, serve, watch_signals};
+use toolrt::server::{serve, watch_signals};
 use toolrt::supervisor::AskPolicy;
 
 fn main() -> ExitCode {
@@ -28,7 +28,7 @@ fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    runtime.block_on(async {
+    let code = runtime.block_on(async {
         let (args, input, ask): (_, Box<dyn tokio::io::AsyncBufRead + Unpin + Send>, _) =
             match cli.command {
                 Command::Serve(args) => (
@@ -60,7 +60,6 @@ fn main() -> ExitCode {
             }
         };
         let signals = watch_signals();
-        let _ = SignalState::None;
         match serve(config, input, tokio::io::stdout(), signals).await {
             Ok(code) => ExitCode::from(code as u8),
             Err(e) => {
@@ -68,5 +67,9 @@ fn main() -> ExitCode {
                 ExitCode::from(2)
             }
         }
-    })
+    });
+    // A read of stdin may still be parked on a blocking thread (shutdown came as a message, not
+    // EOF); do not wait for it.
+    runtime.shutdown_background();
+    code
 }

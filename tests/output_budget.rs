@@ -1,0 +1,64 @@
+//! Output over the budget is externalized: `output_file` holds every byte, `content` starts with
+//! a notice (size, path) and a preview. Nothing is dropped silently.
+
+mod support;
+
+use serde_json::json;
+use support::*;
+
+#[test]
+fn large_bash_output_is_externalized_whole() {
+    let sb = Sandbox::new();
+    // 200,000 numbered lines: ~1.3 MB, far over the 30,000-character Bash budget.
+    let done = run_lines(&sb, &["--permission-mode", "bypassPermissions"], &[json!({"type": "tool_use", "id": "big", "name": "Bash", "input": {"command": "seq 1 200000"}})]);
+    let r = done.result("big");
+    assert_eq!(r["outcome"], "success");
+    let path = r["output_file"].as_str().expect("output_file set");
+    let file = std::fs::read_to_string(path).unwrap();
+    let expected: String = (1..=200000).map(|i| format!("{i}\n")).collect();
+    assert_eq!(file, expected, "the output file must hold every byte");
+    let content = r["content"].as_str().unwrap();
+    assert!(content.starts_with("Output too large ("), "{}", &content[..200]);
+    assert!(content.contains(&format!("{} characters", expected.len())));
+    assert!(content.contains("200000 lines"));
+    assert!(content.contains(path));
+    assert!(content.len() < 3_000, "content is {} bytes", content.len());
+    assert!(path.starts_with(sb.out.to_str().unwrap()), "{path} not under --output-dir");
+}
+
+#[test]
+fn large_read_is_externalized_and_failures_keep_head_and_tail() {
+    let sb = Sandbox::new();
+    let line = "x".repeat(100);
+    let body: String = (0..1500).map(|i| format!("{i:05} {line}\n")).collect();
+    sb.write("big.txt", &body);
+    let done = run_lines(
+        &sb,
+        &["--permission-mode", "bypassPermissions"],
+        &[
+            json!({"type": "tool_use", "id": "r", "name": "Read", "input": {"file_path": "big.txt"}}),
+            json!({"type": "tool_use", "id": "f", "name": "Bash", "input": {"command": "seq 1 20000; echo LAST; exit 4"}}),
+        ],
+    );
+    let r = done.result("r");
+    let file = std::fs::read_to_string(r["output_file"].as_str().unwrap()).unwrap();
+    assert!(file.contains("00000 x") && file.contains("01499 x"));
+    let f = done.result("f");
+    assert_eq!(f["outcome"], "failed");
+    let content = f["content"].as_str().unwrap();
+    assert!(content.contains("exit code 4"), "head kept: {}", &content[..100]);
+    assert!(content.trim_end().ends_with("LAST"), "tail kept");
+    assert!(content.contains("characters omitted"));
+    let full = std::fs::read_to_string(f["output_file"].as_str().unwrap()).unwrap();
+    assert!(full.contains("\n10000\n"));
+}
+
+#[test]
+fn limits_are_configurable() {
+    let sb = Sandbox::new();
+    let settings = sb.write("s.json", r#"{"limits": {"bash_chars": 50, "preview_chars": 10}}"#);
+    let done = run_lines(&sb, &["--settings", settings.to_str().unwrap(), "--permission-mode", "bypassPermissions"], &[json!({"type": "tool_use", "id": "a", "name": "Bash", "input": {"command": "seq 1 100"}})]);
+    let r = done.result("a");
+    assert!(r["output_file"].is_string());
+    assert!(r["content"].as_str().unwrap().ends_with("1\n2\n3\n4\n5\n"));
+}

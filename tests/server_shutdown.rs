@@ -1,0 +1,92 @@
+//! `shutdown`, EOF and signals: stop reading, finish what is in flight, emit every result.
+
+mod support;
+
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use support::*;
+
+#[test]
+fn shutdown_finishes_in_flight_calls_and_refuses_new_ones() {
+    let sb = Sandbox::new();
+    let mut server = sb.serve(&["--permission-mode", "bypassPermissions"]);
+    server.tool_use("slow", "Bash", json!({"command": "sleep 0.5; echo done"}));
+    server.send(json!({"type": "shutdown"}));
+    server.tool_use("late", "Bash", json!({"command": "echo late > late.txt"}));
+    let done = server.finish();
+    assert!(done.status.success());
+    let r = done.result("slow");
+    assert_eq!(r["outcome"], "success");
+    assert!(r["content"].as_str().unwrap().contains("done"));
+    assert!(done.results("late").is_empty());
+    assert!(done.of_type("error").iter().any(|e| e["message"].as_str().unwrap().contains("shutting down")));
+    assert!(!sb.path("late.txt").exists());
+}
+
+#[test]
+fn shutdown_exits_without_waiting_for_eof() {
+    let sb = Sandbox::new();
+    let mut server = sb.serve(&["--permission-mode", "bypassPermissions"]);
+    server.tool_use("a", "Bash", json!({"command": "echo a"}));
+    server.send(json!({"type": "shutdown"}));
+    // stdin stays open: the server must still exit once the call is answered.
+    let start = Instant::now();
+    loop {
+        if let Some(status) = server.child.try_wait().unwrap() {
+            assert!(status.success());
+            break;
+        }
+        assert!(start.elapsed() < Duration::from_secs(10), "server did not exit after shutdown");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    server.result("a");
+}
+
+#[test]
+fn eof_is_a_shutdown() {
+    let sb = Sandbox::new();
+    let done = run_lines(&sb, &["--permission-mode", "bypassPermissions"], &[json!({"type": "tool_use", "id": "a", "name": "Bash", "input": {"command": "sleep 0.3; echo ok"}})]);
+    assert!(done.status.success());
+    assert_eq!(done.result("a")["outcome"], "success");
+}
+
+fn signal(server: &Server, sig: nix::sys::signal::Signal) {
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(server.child.id() as i32), sig).unwrap();
+}
+
+#[test]
+fn sigterm_finishes_in_flight_work_and_a_second_one_cancels_it() {
+    use nix::sys::signal::Signal;
+    let sb = Sandbox::new();
+    let mut server = sb.serve(&["--permission-mode", "bypassPermissions"]);
+    server.tool_use("short", "Bash", json!({"command": "sleep 0.5; echo short"}));
+    server.tool_use("long", "Bash", json!({"command": "echo $$ > long.pid; sleep 60"}));
+    wait_file(&sb.path("long.pid"));
+    signal(&server, Signal::SIGTERM);
+    let short = server.result("short");
+    assert_eq!(short["outcome"], "success");
+    signal(&server, Signal::SIGTERM);
+    let long = server.result("long");
+    assert_eq!(long["outcome"], "cancelled");
+    let done = server.finish();
+    assert!(done.status.success());
+    let pid: i32 = std::fs::read_to_string(sb.path("long.pid")).unwrap().trim().parse().unwrap();
+    assert!(!pid_alive(pid), "the cancelled command is still running");
+}
+
+#[test]
+fn sigint_cancels_everything_with_a_result_for_each() {
+    use nix::sys::signal::Signal;
+    let sb = Sandbox::new();
+    let mut server = sb.serve(&["--permission-mode", "bypassPermissions", "--max-in-flight", "1"]);
+    server.tool_use("running", "Bash", json!({"command": "touch started; sleep 60"}));
+    server.tool_use("queued", "Bash", json!({"command": "touch queued-ran"}));
+    wait_file(&sb.path("started"));
+    signal(&server, Signal::SIGINT);
+    let done = server.finish();
+    assert_eq!(done.result("running")["outcome"], "cancelled");
+    assert_eq!(done.result("queued")["outcome"], "cancelled");
+    assert!(!sb.path("queued-ran").exists());
+}
+
