@@ -40,7 +40,7 @@ async fn next_result(rx: &mut UnboundedReceiver<ServerMessage>) {
 }
 
 fn dispatch(c: &mut Criterion) {
-    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     let mut group = c.benchmark_group("dispatch");
     if ci() {
         group.sample_size(10).measurement_time(Duration::from_secs(1)).warm_up_time(Duration::from_millis(200));

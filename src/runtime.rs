@@ -174,6 +174,7 @@ impl Runtime {
 
         let mut session = Session::new(cwd, output_dir.clone());
         session.env_scrub = settings.env_scrub.clone();
+        session.tools = crate::tools::ToolState::new(settings.require_read_before_edit, output_dir.join("checkpoints"));
         session.guard = policy.clone();
         let session = Arc::new(session);
 

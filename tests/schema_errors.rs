@@ -16,7 +16,7 @@ fn schema_errors_name_every_field() {
             json!({"type": "tool_use", "id": "a", "name": "Bash", "input": {"command": "echo hi", "timeout": "soon", "colour": "red"}}),
             json!({"type": "tool_use", "id": "b", "name": "Read", "input": {}}),
             json!({"type": "tool_use", "id": "c", "name": "Write", "input": "not an object"}),
-            json!({"type": "tool_use", "id": "d", "name": "Read", "input": {"file_path": "x", "offset": 0}}),
+            json!({"type": "tool_use", "id": "d", "name": "Read", "input": {"file_path": "x", "limit": 0}}),
         ],
     );
     let a = done.result("a");
@@ -27,7 +27,7 @@ fn schema_errors_name_every_field() {
     assert!(text.contains("colour: unexpected field"), "{text}");
     assert!(done.result("b")["content"].as_str().unwrap().contains("file_path: required field is missing"));
     assert!(done.result("c")["content"].as_str().unwrap().contains("input: expected an object, got string"));
-    assert!(done.result("d")["content"].as_str().unwrap().contains("offset: expected a number >= 1"));
+    assert!(done.result("d")["content"].as_str().unwrap().contains("limit: expected a number >= 1"));
 }
 
 #[test]

@@ -92,12 +92,21 @@ impl Dispatcher {
                     ));
                 }
             }
-            ClientMessage::Rewind { to } => {
-                self.error(format!(
-                    "rewind to {to:?}: checkpoints are not available in this build"
-                ));
-            }
+            ClientMessage::Rewind { to } => self.rewind(to).await,
             ClientMessage::Shutdown => {}
+        }
+    }
+
+    /// Restores the files changed by call `to` and every later call (file I/O on the blocking
+    /// pool), then emits `rewound`, or an error line naming what went wrong.
+    async fn rewind(&self, to: String) {
+        let session = self.pipeline.session.clone();
+        let target = to.clone();
+        let outcome = tokio::task::spawn_blocking(move || session.tools.rewind(&target)).await;
+        match outcome {
+            Ok(Ok(files)) => self.pipeline.emitter.send(ServerMessage::event("rewound", json!({"to": to, "files": crate::protocol::paths_value(&files)}))),
+            Ok(Err(e)) => self.error(format!("rewind to {to:?}: {e}")),
+            Err(_) => self.error(format!("rewind to {to:?}: internal error while restoring files")),
         }
     }
 

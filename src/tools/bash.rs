@@ -1,25 +1,46 @@
-//! `Bash` {command, timeout?, description?, run_in_background?}: `bash -c` in its own process
-//! group in the working directory.
+//! `Bash`: runs a command with `bash -c` in its own process group, streams and spills its
+//! output, and decides success from the exit code.
+//!
+//! stdout and stderr are merged in arrival order (each read as it comes, so lines from the two
+//! streams interleave as the command wrote them, give or take pipe buffering).
 
-use std::process::Stdio;
+use std::future::pending;
+use std::process::ExitStatus;
 use std::time::Duration;
 
 use async_trait::async_trait;
 use serde_json::{Value, json};
-use tokio::io::AsyncReadExt;
+use tokio::io::{AsyncRead, AsyncReadExt};
+use tokio::process::Child;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
 
+use super::capture::{Capture, Captured};
+use super::process::{GroupGuard, spawn_shell};
+use super::{bool_field, str_field, u64_field};
 use crate::call::Input;
 use crate::session::Session;
-use crate::tool::{BudgetClass, Tool, ToolContext, ToolOutput, ToolStatus};
-
-use super::str_field;
+use crate::tool::{
+    BudgetClass, FullOutput, ProgressSink, Tool, ToolContext, ToolOutput, ToolStatus,
+};
 
 /// Default timeout in milliseconds.
 pub const DEFAULT_TIMEOUT_MS: u64 = 120_000;
-/// Longest allowed timeout in milliseconds.
+/// Largest timeout a call may ask for, in milliseconds.
 pub const MAX_TIMEOUT_MS: u64 = 600_000;
+/// How often at most new output is streamed as a progress event (and flushed to the file).
+const PROGRESS_EVERY: Duration = Duration::from_millis(200);
+/// After the shell exits, how long to wait for its pipes to close: a process it started in the
+/// background may hold them open forever.
+const EXIT_GRACE: Duration = Duration::from_millis(500);
+/// Outputs up to this many characters are returned whole and their spill file removed; larger
+/// ones keep the file so the output budget can point at it instead of writing a copy.
+const KEEP_FILE_OVER_CHARS: u64 = 10_000;
 
-/// The Bash tool.
+/// Commands whose exit code 1 means "nothing found / differs", not failure.
+const EXIT1_OK: &[&str] = &["grep", "rg", "egrep", "fgrep", "find", "diff", "test", "["];
+
+/// The `Bash` tool.
 #[derive(Debug, Default)]
 pub struct Bash;
 
@@ -30,7 +51,13 @@ impl Tool for Bash {
     }
 
     fn description(&self) -> &str {
-        "Runs a bash command in the working directory and returns its output. The timeout is in milliseconds (default 120000, at most 600000)."
+        "Runs a bash command (`bash -c`) in the working directory, in its own process group, with \
+         stdin closed. stdout and stderr are returned merged. `timeout` is in milliseconds \
+         (default 120000, at most 600000); on timeout the command and everything it started is \
+         killed, and so is anything it leaves running when it exits. Long output is saved whole \
+         to a file and shown as head and tail. Set `run_in_background` to start a long-running \
+         command (a server, a watcher) and get a task id at once; read it with TaskOutput and \
+         stop it with TaskStop."
     }
 
     fn input_schema(&self) -> Value {
@@ -38,9 +65,9 @@ impl Tool for Bash {
             "type": "object",
             "properties": {
                 "command": {"type": "string", "description": "The command to run"},
-                "timeout": {"type": "integer", "minimum": 0, "description": "Timeout in milliseconds (default 120000, clamped to 600000)"},
+                "timeout": {"type": "integer", "description": "Timeout in milliseconds (default 120000, max 600000)"},
                 "description": {"type": "string", "description": "What the command does, in a few words"},
-                "run_in_background": {"type": "boolean", "description": "Run the command in the background"}
+                "run_in_background": {"type": "boolean", "description": "Start the command in the background and return a task id at once"}
             },
             "required": ["command"],
             "additionalProperties": false
@@ -48,7 +75,8 @@ impl Tool for Bash {
     }
 
     fn is_concurrency_safe(&self, input: &Input) -> bool {
-        crate::permission::bash::is_concurrency_safe(str_field(input, "command"))
+        !bool_field(input, "run_in_background", false)
+            && str_field(input, "command").is_some_and(crate::permission::bash::is_concurrency_safe)
     }
 
     fn budget_class(&self) -> BudgetClass {
@@ -56,100 +84,413 @@ impl Tool for Bash {
     }
 
     fn validate(&self, input: &Input, _session: &Session) -> Result<(), String> {
-        if input.get("run_in_background").and_then(Value::as_bool) == Some(true) {
-            return Err("run_in_background is not supported by this build of toolrt yet; run the command in the foreground".into());
+        match str_field(input, "command") {
+            Some(c) if !c.trim().is_empty() => Ok(()),
+            _ => Err("command is empty: give the shell command to run".to_string()),
         }
-        if str_field(input, "command").trim().is_empty() {
-            return Err("command is empty; give the command to run".into());
-        }
-        Ok(())
     }
 
     async fn call(&self, input: Input, ctx: ToolContext) -> ToolOutput {
-        let command = str_field(&input, "command");
-        let timeout_ms = input
-            .get("timeout")
-            .and_then(Value::as_u64)
+        let command = str_field(&input, "command").unwrap_or_default().to_string();
+        if bool_field(&input, "run_in_background", false) {
+            return super::background::start(&command, &ctx);
+        }
+        let timeout_ms = u64_field(&input, "timeout")
+            .filter(|t| *t > 0)
             .unwrap_or(DEFAULT_TIMEOUT_MS)
-            .min(MAX_TIMEOUT_MS);
-        let mut cmd = tokio::process::Command::new("bash");
-        cmd.arg("-c")
-            .arg(command)
-            .current_dir(&ctx.session.cwd)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .process_group(0)
-            .kill_on_drop(true);
-        let mut child = match cmd.spawn() {
-            Ok(c) => c,
-            Err(e) => return ToolOutput::failed(format!("Could not start bash: {e}")),
-        };
-        let pgid = child.id();
-        let mut stdout = child.stdout.take();
-        let mut stderr = child.stderr.take();
-        let read_out = async {
-            let mut buf = Vec::new();
-            if let Some(s) = stdout.as_mut() {
-                let _ = s.read_to_end(&mut buf).await;
-            }
-            buf
-        };
-        let read_err = async {
-            let mut buf = Vec::new();
-            if let Some(s) = stderr.as_mut() {
-                let _ = s.read_to_end(&mut buf).await;
-            }
-            buf
-        };
-        let work = async { tokio::join!(child.wait(), read_out, read_err) };
-        tokio::pin!(work);
-        let (status, out, err) = tokio::select! {
-            biased;
-            r = &mut work => (Some(r.0), r.1, r.2),
-            _ = ctx.cancel.cancelled() => {
-                kill_group(pgid);
-                return ToolOutput { status: ToolStatus::Cancelled, content: "The command was cancelled; its process group was killed.".into(), full_output: None };
-            }
-            _ = tokio::time::sleep(Duration::from_millis(timeout_ms)) => {
-                kill_group(pgid);
-                (None, Vec::new(), Vec::new())
+            .clamp(1, MAX_TIMEOUT_MS);
+        let session = &ctx.session;
+        let capture =
+            match Capture::create(&session.output_dir, &format!("bash-{}", ctx.tool_use_id)) {
+                Ok(c) => c,
+                Err(err) => {
+                    return ToolOutput::failed(format!(
+                        "could not create the output file in {}: {err}",
+                        session.output_dir.display()
+                    ));
+                }
+            };
+        let child = match spawn_shell(&command, &session.cwd, &session.env_scrub) {
+            Ok(child) => child,
+            Err(err) => {
+                let _ = std::fs::remove_file(capture.path());
+                return ToolOutput::failed(format!(
+                    "could not start bash in {}: {err}",
+                    session.cwd.display()
+                ));
             }
         };
-        let mut text = String::from_utf8_lossy(&out).into_owned();
-        if !err.is_empty() {
-            if !text.is_empty() && !text.ends_with('\n') {
-                text.push('\n');
-            }
-            text.push_str(&String::from_utf8_lossy(&err));
-        }
-        match status {
-            None => ToolOutput {
-                status: ToolStatus::TimedOut,
-                content: format!(
-                    "Command timed out after {timeout_ms} ms; its process group was killed.\n{text}"
-                ),
-                full_output: None,
-            },
-            Some(Ok(s)) if s.success() => ToolOutput::success(text),
-            Some(Ok(s)) => {
-                let code = s
-                    .code()
-                    .map(|c| c.to_string())
-                    .unwrap_or_else(|| "none (killed by a signal)".into());
-                ToolOutput::failed(format!("Command failed with exit code {code}\n{text}"))
-            }
-            Some(Err(e)) => ToolOutput::failed(format!("Could not wait for the command: {e}")),
-        }
+        let deadline = Instant::now() + Duration::from_millis(timeout_ms);
+        let (ending, captured) = run_captured(
+            child,
+            capture,
+            Some(deadline),
+            ctx.cancel.clone(),
+            Some(&ctx.progress),
+        )
+        .await;
+        finish(&command, timeout_ms, ending, captured)
     }
 }
 
-/// Kills a whole process group.
-pub fn kill_group(pgid: Option<u32>) {
-    if let Some(pid) = pgid {
-        let _ = nix::sys::signal::killpg(
-            nix::unistd::Pid::from_raw(pid as i32),
-            nix::sys::signal::Signal::SIGKILL,
+/// How a command run ended.
+#[derive(Debug)]
+pub(crate) enum Ending {
+    /// The shell exited by itself.
+    Exited(ExitStatus),
+    /// The deadline passed; the group was killed.
+    TimedOut,
+    /// The token was cancelled; the group was killed.
+    Cancelled,
+    /// Waiting for the child failed.
+    Lost(String),
+}
+
+/// Runs `child` to its end, capturing its output, until it exits, `deadline` passes or `cancel`
+/// fires. Its process group is killed in every case once the shell is done, so nothing it
+/// started outlives the call (a command that must keep running belongs in the background).
+pub(crate) async fn run_captured(
+    mut child: Child,
+    mut capture: Capture,
+    deadline: Option<Instant>,
+    cancel: CancellationToken,
+    progress: Option<&ProgressSink>,
+) -> (Ending, Captured) {
+    let mut guard = child.id().map(GroupGuard::new);
+    let mut out = child.stdout.take();
+    let mut err = child.stderr.take();
+    let mut buf_out = vec![0u8; 64 * 1024];
+    let mut buf_err = vec![0u8; 64 * 1024];
+    let mut exit: Option<ExitStatus> = None;
+    let mut grace: Option<Instant> = None;
+    let mut ticker = tokio::time::interval(PROGRESS_EVERY);
+    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let ending = loop {
+        if out.is_none() && err.is_none() {
+            if let Some(status) = exit {
+                break Ending::Exited(status);
+            }
+        }
+        tokio::select! {
+            _ = cancel.cancelled() => break Ending::Cancelled,
+            _ = sleep_opt(deadline) => break Ending::TimedOut,
+            _ = sleep_opt(grace) => {
+                if let Some(status) = exit {
+                    break Ending::Exited(status);
+                }
+            }
+            r = read_opt(&mut out, &mut buf_out) => match r {
+                Ok(n) if n > 0 => capture.push(&buf_out[..n]).await,
+                _ => out = None,
+            },
+            r = read_opt(&mut err, &mut buf_err) => match r {
+                Ok(n) if n > 0 => capture.push(&buf_err[..n]).await,
+                _ => err = None,
+            },
+            status = child.wait(), if exit.is_none() => match status {
+                Ok(status) => {
+                    exit = Some(status);
+                    grace = Some(Instant::now() + EXIT_GRACE);
+                }
+                Err(e) => break Ending::Lost(e.to_string()),
+            },
+            _ = ticker.tick() => {
+                // Readers of a background task's file (TaskOutput) see output within a tick.
+                capture.flush().await;
+                if let Some(sink) = progress {
+                    if let Some(text) = capture.take_progress() {
+                        sink.send(json!({ "output": text }));
+                    }
+                }
+            }
+        }
+    };
+    if let Some(guard) = guard.as_mut() {
+        guard.kill();
+    }
+    if exit.is_none() {
+        // Reap the killed shell so it does not linger as a zombie; SIGKILL makes this quick.
+        let _ = tokio::time::timeout(Duration::from_secs(2), child.wait()).await;
+    }
+    if let (Some(sink), Some(text)) = (progress, capture.take_progress()) {
+        sink.send(json!({ "output": text }));
+    }
+    (ending, capture.finish().await)
+}
+
+async fn sleep_opt(at: Option<Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => pending().await,
+    }
+}
+
+async fn read_opt<R: AsyncRead + Unpin>(
+    r: &mut Option<R>,
+    buf: &mut [u8],
+) -> std::io::Result<usize> {
+    match r {
+        Some(r) => r.read(buf).await,
+        None => pending().await,
+    }
+}
+
+/// Shapes a finished foreground run into the tool's output.
+fn finish(command: &str, timeout_ms: u64, ending: Ending, captured: Captured) -> ToolOutput {
+    let (status, note) = match ending {
+        Ending::Exited(exit) => match exit.code() {
+            Some(0) => (ToolStatus::Success, None),
+            Some(1) if exit1_is_success(command) => (ToolStatus::Success, None),
+            Some(code) => (ToolStatus::Failed, Some(format!("exit code {code}"))),
+            None => {
+                use std::os::unix::process::ExitStatusExt;
+                let signal = exit.signal().unwrap_or_default();
+                (
+                    ToolStatus::Failed,
+                    Some(format!("killed by signal {signal}")),
+                )
+            }
+        },
+        Ending::TimedOut => (
+            ToolStatus::TimedOut,
+            Some(format!(
+                "timed out after {timeout_ms} ms; the command and every process it started were \
+                 killed. Use a larger `timeout` (max {MAX_TIMEOUT_MS}) or `run_in_background` for \
+                 long commands"
+            )),
+        ),
+        Ending::Cancelled => (
+            ToolStatus::Cancelled,
+            Some("cancelled; the command and every process it started were killed".to_string()),
+        ),
+        Ending::Lost(err) => (
+            ToolStatus::Failed,
+            Some(format!("lost track of the command: {err}")),
+        ),
+    };
+    let mut content = captured.text;
+    if content.is_empty() && status == ToolStatus::Success {
+        content.push_str("(no output)");
+    }
+    if let Some(err) = &captured.write_error {
+        content.push_str(&format!(
+            "\n\n(the output file {} is incomplete: {err})",
+            captured.path.display()
+        ));
+    }
+    if let Some(note) = note {
+        if !content.is_empty() && !content.ends_with('\n') {
+            content.push('\n');
+        }
+        if !content.is_empty() {
+            content.push('\n');
+        }
+        content.push_str(&format!("({note})"));
+    }
+    let keep_file = captured.truncated || captured.chars > KEEP_FILE_OVER_CHARS;
+    let full_output = if keep_file {
+        Some(FullOutput {
+            path: captured.path,
+            chars: captured.chars,
+            lines: captured.lines,
+        })
+    } else {
+        // Small outputs live whole in the result; no file needed.
+        let _ = std::fs::remove_file(&captured.path);
+        None
+    };
+    ToolOutput {
+        status,
+        content,
+        full_output,
+    }
+}
+
+/// Whether exit code 1 of `command` means success: true when the command that decides the exit
+/// status (the last element of a compound command or pipeline) is one of `grep rg egrep fgrep
+/// find diff test [`, `git diff` or `git grep`, after leading `VAR=value` assignments.
+pub fn exit1_is_success(command: &str) -> bool {
+    let Some(last) = split_last_command(command) else {
+        return false;
+    };
+    let words = shell_words(&last);
+    let mut words = words
+        .iter()
+        .map(String::as_str)
+        .skip_while(|w| is_assignment(w));
+    let Some(first) = words.next() else {
+        return false;
+    };
+    let name = first.rsplit('/').next().unwrap_or(first);
+    if EXIT1_OK.contains(&name) {
+        return true;
+    }
+    if name != "git" {
+        return false;
+    }
+    // Skip git's global options (`-C dir`, `-c key=value`, `--no-pager`, …) to the subcommand.
+    let mut takes_value = false;
+    for word in words {
+        if takes_value {
+            takes_value = false;
+            continue;
+        }
+        if word == "-C" || word == "-c" {
+            takes_value = true;
+            continue;
+        }
+        if word.starts_with('-') {
+            continue;
+        }
+        return word == "diff" || word == "grep";
+    }
+    false
+}
+
+/// The last simple command of `command`: the text after the last unquoted `;`, `&`, `|` or
+/// newline that is followed by something.
+fn split_last_command(command: &str) -> Option<String> {
+    let mut segments = vec![String::new()];
+    let mut quote: Option<char> = None;
+    let mut chars = command.chars().peekable();
+    while let Some(c) = chars.next() {
+        match (quote, c) {
+            (Some('\''), '\'') | (Some('"'), '"') => {
+                quote = None;
+                segments.last_mut()?.push(c);
+            }
+            (Some('"'), '\\') | (None, '\\') => {
+                let seg = segments.last_mut()?;
+                seg.push(c);
+                if let Some(next) = chars.next() {
+                    seg.push(next);
+                }
+            }
+            (Some(_), _) => segments.last_mut()?.push(c),
+            (None, '\'' | '"') => {
+                quote = Some(c);
+                segments.last_mut()?.push(c);
+            }
+            (None, ';' | '&' | '|' | '\n') => {
+                // `2>&1`, `>&2`: a redirect, not a separator.
+                let seg = segments.last_mut()?;
+                if c == '&'
+                    && (seg.ends_with('>') || seg.ends_with('<') || chars.peek() == Some(&'>'))
+                {
+                    seg.push(c);
+                } else {
+                    segments.push(String::new());
+                }
+            }
+            (None, _) => segments.last_mut()?.push(c),
+        }
+    }
+    segments
+        .into_iter()
+        .rev()
+        .map(|s| {
+            s.trim()
+                .trim_start_matches(['(', '{', '!'])
+                .trim()
+                .to_string()
+        })
+        .find(|s| !s.is_empty())
+}
+
+/// Splits a simple command into words, removing quotes (no expansion).
+fn shell_words(command: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut word = String::new();
+    let mut in_word = false;
+    let mut quote: Option<char> = None;
+    let mut chars = command.chars();
+    while let Some(c) = chars.next() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some('"'), '\\') | (None, '\\') => {
+                if let Some(next) = chars.next() {
+                    word.push(next);
+                }
+                in_word = true;
+            }
+            (Some(_), c) => word.push(c),
+            (None, '\'' | '"') => {
+                quote = Some(c);
+                in_word = true;
+            }
+            (None, c) if c.is_whitespace() => {
+                if in_word {
+                    words.push(std::mem::take(&mut word));
+                    in_word = false;
+                }
+            }
+            (None, c) => {
+                word.push(c);
+                in_word = true;
+            }
+        }
+    }
+    if in_word {
+        words.push(word);
+    }
+    words
+}
+
+fn is_assignment(word: &str) -> bool {
+    let Some((name, _)) = word.split_once('=') else {
+        return false;
+    };
+    let mut chars = name.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exit1_table() {
+        for (cmd, want) in [
+            ("grep foo file", true),
+            ("rg -n x", true),
+            ("/usr/bin/grep x y", true),
+            ("LC_ALL=C grep x y", true),
+            ("A=1 B=2 diff a b", true),
+            ("find . -name x", true),
+            ("test -f x", true),
+            ("[ -f x ]", true),
+            ("git diff --quiet", true),
+            ("git -C repo grep x", true),
+            ("git --no-pager diff", true),
+            ("git status", false),
+            ("cat x | grep y", true),
+            ("grep y x | wc -l", false),
+            ("cd dir && grep x y", true),
+            ("grep x y; false", false),
+            ("grep x y 2>&1", true),
+            ("grep x y &>/dev/null", true),
+            ("grep x y &> out.txt; true", false),
+            ("sleep 1 & grep x", true),
+            ("echo 'a | b' ; grep q", true),
+            ("echo 'grep; x'", false),
+            ("ls", false),
+            ("false", false),
+            ("", false),
+            ("fgrep", true),
+            ("egrepx y", false),
+        ] {
+            assert_eq!(exit1_is_success(cmd), want, "{cmd}");
+        }
+    }
+
+    #[test]
+    fn words() {
+        assert_eq!(
+            shell_words(r#"a 'b c' "d\"e" f\ g"#),
+            vec!["a", "b c", "d\"e", "f g"]
         );
     }
 }

@@ -1,55 +1,165 @@
-//! The built-in tools, one file each.
+//! The built-in tools, one file each, and the per-session state they share.
+//!
+//! # Layout
+//! - `bash`: `Bash`, foreground and background shell commands; `process` holds process-group
+//!   spawning, killing and environment scrubbing; `capture` bounds what a command's output costs
+//!   in memory; `background` is the registry of background tasks that `task_output` and
+//!   `task_stop` read and stop.
+//! - `read`, `write`, `edit`: the file tools; `read_state` remembers what was read so Edit and
+//!   Write never overwrite a change the model has not seen; `checkpoint` keeps every file's prior
+//!   state so [`ToolState::rewind`] can undo.
+//! - `glob`, `grep`: search by name and by content.
+//! - `web_fetch`: `WebFetch`.
 
-pub mod bash;
-pub mod noop;
-pub mod read;
-pub mod write;
-
+use std::path::PathBuf;
 use std::sync::Arc;
 
-use serde_json::Value;
-
-use crate::call::Input;
-use crate::session::Session;
 use crate::tool::Tool;
 
-/// Per-session state of the built-in tools (read-state tracking, checkpoints, background tasks).
-#[derive(Debug, Default)]
-pub struct ToolState {}
+pub mod background;
+pub mod bash;
+pub mod capture;
+pub mod checkpoint;
+pub mod edit;
+pub mod glob;
+pub mod grep;
+pub mod noop;
+pub mod process;
+pub mod read;
+pub mod read_state;
+pub mod task_output;
+pub mod task_stop;
+pub mod web_fetch;
+pub mod write;
 
-impl ToolState {
-    /// Ends whatever the tools left running (nothing yet: background tasks come with the tools
-    /// issue).
-    pub fn shutdown(&self) {}
-}
+pub use checkpoint::RewindError;
 
-/// The names `--tools default` selects.
-pub const DEFAULT_TOOLS: &[&str] = &["Bash", "Read", "Write"];
+/// The names of every built-in tool, in the order [`builtin_tools`] returns them (`--tools
+/// default`).
+pub const DEFAULT_TOOLS: &[&str] = &[
+    "Bash",
+    "Read",
+    "Write",
+    "Edit",
+    "Glob",
+    "Grep",
+    "WebFetch",
+    "TaskOutput",
+    "TaskStop",
+];
 
-/// Every built-in tool.
+/// One instance of every built-in tool, in the order of [`DEFAULT_TOOLS`]. The tools themselves
+/// are stateless; what they remember lives in [`ToolState`] inside the session.
 pub fn builtin_tools() -> Vec<Arc<dyn Tool>> {
     vec![
         Arc::new(bash::Bash),
         Arc::new(read::Read),
         Arc::new(write::Write),
+        Arc::new(edit::Edit),
+        Arc::new(glob::Glob),
+        Arc::new(grep::Grep),
+        Arc::new(web_fetch::WebFetch::default()),
+        Arc::new(task_output::TaskOutput),
+        Arc::new(task_stop::TaskStop),
     ]
 }
 
-/// A string field of an input that the schema has already checked (empty if absent).
-pub(crate) fn str_field<'a>(input: &'a Input, key: &str) -> &'a str {
-    input.get(key).and_then(Value::as_str).unwrap_or("")
+/// Per-session state of the built-in tools: which files were read (and in what state), the
+/// checkpoints Write and Edit leave for rewind, and the running background tasks.
+///
+/// Dropping it kills every background task, as [`ToolState::shutdown`] does.
+#[derive(Debug)]
+pub struct ToolState {
+    /// Files read (or written) in this session and their state at that moment.
+    pub(crate) read_state: read_state::ReadState,
+    /// Prior states of files changed by Write and Edit, per call.
+    pub(crate) checkpoints: checkpoint::CheckpointStore,
+    /// Background Bash tasks.
+    pub(crate) tasks: background::Tasks,
+    /// `tools.requireReadBeforeEdit`: Edit, and Write over an existing file, need a fresh read.
+    pub(crate) require_read_before_edit: bool,
 }
 
-/// Makes a path field absolute and normal (relative to the cwd, `~` to home).
-pub(crate) fn absolutize_field(input: &mut Input, key: &str, session: &Session) {
-    if let Some(Value::String(raw)) = input.get(key) {
-        if raw.is_empty() {
-            return;
+impl ToolState {
+    /// State for one session. `require_read_before_edit` is the `tools.requireReadBeforeEdit`
+    /// setting (default true); checkpoints are kept under `checkpoint_dir` (the lead passes
+    /// `<output dir>/checkpoints`).
+    pub fn new(require_read_before_edit: bool, checkpoint_dir: PathBuf) -> Self {
+        Self {
+            read_state: read_state::ReadState::default(),
+            checkpoints: checkpoint::CheckpointStore::new(Some(checkpoint_dir)),
+            tasks: background::Tasks::default(),
+            require_read_before_edit,
         }
+    }
+
+    /// Kills every background task still running (its whole process group). Called at server
+    /// shutdown; also runs on drop. Idempotent.
+    pub fn shutdown(&self) {
+        self.tasks.kill_all();
+    }
+
+    /// Restores every file changed by call `to` and by every later Write or Edit to its state
+    /// before call `to` (later calls are undone first; a file a Write created is deleted), drops
+    /// those checkpoints and returns the restored files in the order they were first changed.
+    /// The restored files count as unread afterwards, so an Edit needs a fresh Read.
+    pub fn rewind(&self, to: &str) -> Result<Vec<PathBuf>, RewindError> {
+        let files = self.checkpoints.rewind(to)?;
+        for file in &files {
+            self.read_state.forget(file);
+        }
+        Ok(files)
+    }
+}
+
+impl Default for ToolState {
+    /// Read-before-edit on; checkpoints go to `<session output dir>/checkpoints`, decided at the
+    /// first save.
+    fn default() -> Self {
+        Self {
+            read_state: read_state::ReadState::default(),
+            checkpoints: checkpoint::CheckpointStore::new(None),
+            tasks: background::Tasks::default(),
+            require_read_before_edit: true,
+        }
+    }
+}
+
+impl Drop for ToolState {
+    fn drop(&mut self) {
+        self.shutdown();
+    }
+}
+
+/// The string field `key` of a call's input, if present.
+pub(crate) fn str_field<'a>(input: &'a crate::call::Input, key: &str) -> Option<&'a str> {
+    input.get(key).and_then(|v| v.as_str())
+}
+
+/// The non-negative integer field `key` of a call's input, if present.
+pub(crate) fn u64_field(input: &crate::call::Input, key: &str) -> Option<u64> {
+    input.get(key).and_then(|v| {
+        v.as_u64()
+            .or_else(|| v.as_f64().filter(|f| *f >= 0.0).map(|f| f as u64))
+    })
+}
+
+/// The boolean field `key` of a call's input, or `default`.
+pub(crate) fn bool_field(input: &crate::call::Input, key: &str, default: bool) -> bool {
+    input.get(key).and_then(|v| v.as_bool()).unwrap_or(default)
+}
+
+/// Makes the string field `key` an absolute, normalised path (coercion step of the file tools).
+pub(crate) fn absolutize_field(
+    input: &mut crate::call::Input,
+    key: &str,
+    session: &crate::session::Session,
+) {
+    if let Some(raw) = str_field(input, key) {
         let abs = crate::paths::absolutize(raw, &session.cwd, &session.home);
         input.insert(
             key.to_string(),
-            Value::from(abs.to_string_lossy().into_owned()),
+            serde_json::Value::String(abs.to_string_lossy().into_owned()),
         );
     }
 }

@@ -1,17 +1,63 @@
-//! `Write` {file_path, content}: writes a file, creating parent folders.
+//! `Write`: creates or replaces a file (parents created), after a checkpoint of its prior state.
+
+use std::path::{Path, PathBuf};
 
 use async_trait::async_trait;
 use serde_json::{Value, json};
 
+use super::{absolutize_field, str_field};
 use crate::call::Input;
 use crate::session::Session;
 use crate::tool::{Tool, ToolContext, ToolOutput};
 
-use super::{absolutize_field, str_field};
-
-/// The Write tool.
+/// The `Write` tool.
 #[derive(Debug, Default)]
 pub struct Write;
+
+/// The absolute path of a file tool's `file_path`.
+pub(crate) fn target(input: &Input, session: &Session) -> PathBuf {
+    crate::paths::absolutize(
+        str_field(input, "file_path").unwrap_or_default(),
+        &session.cwd,
+        &session.home,
+    )
+}
+
+/// The read-before-change rule shared by Write and Edit, for a file that exists.
+pub(crate) fn check_fresh(path: &Path, session: &Session) -> Result<(), String> {
+    if session.tools.require_read_before_edit {
+        session.tools.read_state.check(path)
+    } else {
+        Ok(())
+    }
+}
+
+/// Saves the checkpoint, writes `bytes`, and records the result as read. The text on error is
+/// for the model.
+pub(crate) async fn commit(path: &Path, bytes: &[u8], ctx: &ToolContext) -> Result<(), String> {
+    let session = &ctx.session;
+    let fallback = session.output_dir.join("checkpoints");
+    session
+        .tools
+        .checkpoints
+        .save(&ctx.tool_use_id, path, &fallback)
+        .map_err(|e| {
+            format!(
+                "could not save a checkpoint of {} before changing it ({e}); the file was not changed",
+                path.display()
+            )
+        })?;
+    if let Some(parent) = path.parent() {
+        tokio::fs::create_dir_all(parent)
+            .await
+            .map_err(|e| format!("could not create the folder {}: {e}", parent.display()))?;
+    }
+    tokio::fs::write(path, bytes)
+        .await
+        .map_err(|e| format!("could not write {}: {e}", path.display()))?;
+    session.tools.read_state.record(path, bytes);
+    Ok(())
+}
 
 #[async_trait]
 impl Tool for Write {
@@ -20,15 +66,17 @@ impl Tool for Write {
     }
 
     fn description(&self) -> &str {
-        "Writes a file to the local filesystem, replacing it if it exists and creating parent folders as needed."
+        "Writes a file, replacing it if it exists and creating missing parent folders. To \
+         overwrite an existing file, Read it first in this session (a change made since the \
+         read is refused so no update is lost). Prefer Edit for changes to part of a file."
     }
 
     fn input_schema(&self) -> Value {
         json!({
             "type": "object",
             "properties": {
-                "file_path": {"type": "string", "description": "The path of the file to write (absolute, or relative to the working directory)"},
-                "content": {"type": "string", "description": "The content to write"}
+                "file_path": {"type": "string", "description": "The file to write (absolute, or relative to the working directory)"},
+                "content": {"type": "string", "description": "The complete new content"}
             },
             "required": ["file_path", "content"],
             "additionalProperties": false
@@ -39,30 +87,44 @@ impl Tool for Write {
         absolutize_field(input, "file_path", session);
     }
 
-    async fn call(&self, input: Input, _ctx: ToolContext) -> ToolOutput {
-        let path = std::path::PathBuf::from(str_field(&input, "file_path"));
-        let content = str_field(&input, "content").to_string();
+    fn validate(&self, input: &Input, session: &Session) -> Result<(), String> {
+        let path = target(input, session);
+        match std::fs::metadata(&path) {
+            Ok(m) if m.is_dir() => Err(format!(
+                "{} is a directory; give the path of a file to write",
+                path.display()
+            )),
+            Ok(_) => check_fresh(&path, session),
+            Err(_) => Ok(()),
+        }
+    }
+
+    async fn call(&self, input: Input, ctx: ToolContext) -> ToolOutput {
+        let path = target(&input, &ctx.session);
+        let content = str_field(&input, "content").unwrap_or_default();
         let existed = tokio::fs::try_exists(&path).await.unwrap_or(false);
-        if let Some(parent) = path.parent() {
-            if let Err(e) = tokio::fs::create_dir_all(parent).await {
-                return ToolOutput::failed(format!(
-                    "Could not create the folder {}: {e}",
-                    parent.display()
-                ));
+        // Checked again here: another call may have changed the file since validation.
+        if existed {
+            if let Err(e) = check_fresh(&path, &ctx.session) {
+                return ToolOutput::failed(e);
             }
         }
-        match tokio::fs::write(&path, content.as_bytes()).await {
-            Ok(()) if existed => ToolOutput::success(format!(
-                "The file {} has been updated ({} bytes).",
-                path.display(),
-                content.len()
-            )),
-            Ok(()) => ToolOutput::success(format!(
-                "File created successfully at: {} ({} bytes).",
-                path.display(),
-                content.len()
-            )),
-            Err(e) => ToolOutput::failed(format!("Could not write {}: {e}", path.display())),
+        if let Err(e) = commit(&path, content.as_bytes(), &ctx).await {
+            return ToolOutput::failed(e);
         }
+        let lines = content.lines().count();
+        ToolOutput::success(if existed {
+            format!(
+                "Updated {} ({lines} lines, {} bytes).",
+                path.display(),
+                content.len()
+            )
+        } else {
+            format!(
+                "Created {} ({lines} lines, {} bytes).",
+                path.display(),
+                content.len()
+            )
+        })
     }
 }

@@ -1,0 +1,223 @@
+//! Background Bash tasks: started by `Bash` with `run_in_background`, read by `TaskOutput`,
+//! stopped by `TaskStop`, all killed at shutdown.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+
+use super::bash::{Ending, run_captured};
+use super::capture::{Capture, Counters};
+use super::process::{kill_group, spawn_shell};
+use crate::tool::{ToolContext, ToolOutput};
+
+/// Where a background task is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TaskStatus {
+    /// Still running.
+    Running,
+    /// Exited by itself with this code (`None`: killed by a signal from outside).
+    Completed(Option<i32>),
+    /// Stopped by TaskStop or shutdown.
+    Killed,
+    /// toolrt lost track of it.
+    Failed(String),
+}
+
+impl std::fmt::Display for TaskStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TaskStatus::Running => f.write_str("running"),
+            TaskStatus::Completed(Some(code)) => write!(f, "completed (exit code {code})"),
+            TaskStatus::Completed(None) => f.write_str("completed (killed by a signal)"),
+            TaskStatus::Killed => f.write_str("killed"),
+            TaskStatus::Failed(err) => write!(f, "failed ({err})"),
+        }
+    }
+}
+
+/// One background task.
+#[derive(Debug)]
+pub struct Task {
+    /// Its id (`bg-1`, `bg-2`, …).
+    pub id: String,
+    /// The command it runs.
+    pub command: String,
+    /// The file its output goes to, whole.
+    pub output_path: PathBuf,
+    pgid: Option<u32>,
+    cancel: CancellationToken,
+    status: watch::Sender<TaskStatus>,
+    /// Running totals of its output.
+    pub counters: Arc<Counters>,
+}
+
+impl Task {
+    /// Its current status.
+    pub fn status(&self) -> TaskStatus {
+        self.status.borrow().clone()
+    }
+
+    /// Waits until it is no longer running.
+    pub async fn finished(&self) -> TaskStatus {
+        let mut rx = self.status.subscribe();
+        match rx.wait_for(|s| *s != TaskStatus::Running).await {
+            Ok(s) => s.clone(),
+            Err(_) => self.status(),
+        }
+    }
+
+    /// Kills its process group if it is still running; the runner then marks it killed.
+    pub fn kill(&self) {
+        if *self.status.borrow() == TaskStatus::Running {
+            self.cancel.cancel();
+            // Kill right here too: at shutdown the runtime may never poll the runner again.
+            if let Some(pgid) = self.pgid {
+                kill_group(pgid);
+            }
+        }
+    }
+}
+
+/// The background tasks of one session.
+#[derive(Debug, Default)]
+pub struct Tasks {
+    tasks: Mutex<BTreeMap<String, Arc<Task>>>,
+    next: AtomicU64,
+}
+
+impl Tasks {
+    /// The task with this id.
+    pub fn get(&self, id: &str) -> Option<Arc<Task>> {
+        self.lock().get(id).cloned()
+    }
+
+    /// The ids of every task, for error messages.
+    pub fn ids(&self) -> Vec<String> {
+        self.lock().keys().cloned().collect()
+    }
+
+    /// Kills every task still running.
+    pub fn kill_all(&self) {
+        for task in self.lock().values() {
+            task.kill();
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, Arc<Task>>> {
+        // A panic while holding this lock leaves the map itself consistent; keep going.
+        self.tasks.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// Starts `command` in the background and answers at once with its task id and output file.
+pub(crate) fn start(command: &str, ctx: &ToolContext) -> ToolOutput {
+    let session = &ctx.session;
+    let tasks = &session.tools.tasks;
+    let id = format!("bg-{}", tasks.next.fetch_add(1, Ordering::Relaxed) + 1);
+    let capture = match Capture::create(&session.output_dir, &format!("task-{id}")) {
+        Ok(c) => c,
+        Err(err) => {
+            return ToolOutput::failed(format!(
+                "could not create the output file in {}: {err}",
+                session.output_dir.display()
+            ));
+        }
+    };
+    let child = match spawn_shell(command, &session.cwd, &session.env_scrub) {
+        Ok(child) => child,
+        Err(err) => {
+            return ToolOutput::failed(format!(
+                "could not start bash in {}: {err}",
+                session.cwd.display()
+            ));
+        }
+    };
+    let (status, _) = watch::channel(TaskStatus::Running);
+    let task = Arc::new(Task {
+        id: id.clone(),
+        command: command.to_string(),
+        output_path: capture.path().to_path_buf(),
+        pgid: child.id(),
+        cancel: CancellationToken::new(),
+        status,
+        counters: capture.counters(),
+    });
+    tasks.lock().insert(id.clone(), task.clone());
+    let runner = task.clone();
+    tokio::spawn(async move {
+        let (ending, _captured) =
+            run_captured(child, capture, None, runner.cancel.clone(), None).await;
+        let status = match ending {
+            Ending::Exited(exit) => TaskStatus::Completed(exit.code()),
+            Ending::Cancelled | Ending::TimedOut => TaskStatus::Killed,
+            Ending::Lost(err) => TaskStatus::Failed(err),
+        };
+        runner.status.send_replace(status);
+    });
+    ToolOutput::success(format!(
+        "Started in the background with task id {id}.\nOutput file: {}\nRead its output and \
+         status with TaskOutput {{\"task_id\": \"{id}\"}}; stop it with TaskStop {{\"task_id\": \
+         \"{id}\"}}.",
+        task.output_path.display()
+    ))
+}
+
+/// Reads a task's output file as text: whole when it holds at most `head + tail` bytes, else the
+/// first `head` and last `tail` bytes around a marker. Returns the text and whether it was cut.
+pub(crate) async fn read_windows(
+    path: &Path,
+    head: u64,
+    tail: u64,
+) -> std::io::Result<(String, bool)> {
+    use tokio::io::{AsyncReadExt, AsyncSeekExt};
+    let mut file = tokio::fs::File::open(path).await?;
+    let len = file.metadata().await?.len();
+    if len <= head + tail {
+        let mut bytes = Vec::with_capacity(len as usize);
+        file.read_to_end(&mut bytes).await?;
+        return Ok((String::from_utf8_lossy(&bytes).into_owned(), false));
+    }
+    let mut first = vec![0u8; head as usize];
+    file.read_exact(&mut first).await?;
+    file.seek(std::io::SeekFrom::Start(len - tail)).await?;
+    let mut last = Vec::with_capacity(tail as usize);
+    file.take(tail).read_to_end(&mut last).await?;
+    let omitted = len - head - tail;
+    Ok((
+        format!(
+            "{}\n\n[… {omitted} bytes omitted here; the output file has all of it …]\n\n{}",
+            lossy_trimmed(&first, true),
+            lossy_trimmed(&last, false)
+        ),
+        true,
+    ))
+}
+
+/// Decodes a window cut out of a UTF-8 stream, dropping a character split by the cut.
+fn lossy_trimmed(bytes: &[u8], cut_at_end: bool) -> String {
+    let bytes = if cut_at_end {
+        let mut end = bytes.len();
+        while end > 0
+            && end > bytes.len().saturating_sub(4)
+            && std::str::from_utf8(&bytes[..end]).is_err()
+        {
+            end -= 1;
+        }
+        if std::str::from_utf8(&bytes[..end]).is_ok() {
+            &bytes[..end]
+        } else {
+            bytes
+        }
+    } else {
+        let mut start = 0;
+        while start < bytes.len().min(4) && (bytes[start] & 0xC0) == 0x80 {
+            start += 1;
+        }
+        &bytes[start..]
+    };
+    String::from_utf8_lossy(bytes).into_owned()
+}

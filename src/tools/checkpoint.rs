@@ -1,0 +1,170 @@
+//! Checkpoints: the prior state of every file a Write or Edit changes, per call, in call order,
+//! so a rewind can restore files exactly (or delete a file a Write created).
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+/// Why a rewind failed.
+#[derive(Debug, thiserror::Error)]
+pub enum RewindError {
+    /// No checkpoint carries this call id.
+    #[error(
+        "no checkpoint for tool_use_id {0:?}: that call changed no file, or was already rewound"
+    )]
+    Unknown(String),
+    /// A file could not be restored; it and the checkpoints not yet restored are kept, so the
+    /// rewind can be tried again.
+    #[error("could not restore {}: {source}", path.display())]
+    Io {
+        /// The file that could not be restored.
+        path: PathBuf,
+        /// What went wrong.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// One file's state before one call changed it.
+#[derive(Debug)]
+struct Entry {
+    call_id: String,
+    path: PathBuf,
+    /// Where its prior bytes are kept; `None`: the file did not exist.
+    blob: Option<PathBuf>,
+}
+
+#[derive(Debug, Default)]
+struct Inner {
+    entries: Vec<Entry>,
+    seq: u64,
+}
+
+/// The checkpoints of one session.
+#[derive(Debug)]
+pub struct CheckpointStore {
+    dir: Option<PathBuf>,
+    inner: Mutex<Inner>,
+}
+
+impl CheckpointStore {
+    /// A store keeping prior contents under `dir`; `None`: under the directory each save names.
+    pub fn new(dir: Option<PathBuf>) -> Self {
+        Self {
+            dir,
+            inner: Mutex::new(Inner::default()),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Saves `path`'s current state (its bytes, or that it does not exist) as the state before
+    /// call `call_id`. A second save of the same file by the same call keeps the first.
+    /// `fallback_dir` is used when the store was made without a directory.
+    pub fn save(&self, call_id: &str, path: &Path, fallback_dir: &Path) -> std::io::Result<()> {
+        let mut inner = self.lock();
+        if inner
+            .entries
+            .iter()
+            .any(|e| e.call_id == call_id && e.path == path)
+        {
+            return Ok(());
+        }
+        let blob = match std::fs::read(path) {
+            Ok(bytes) => {
+                let dir = self.dir.as_deref().unwrap_or(fallback_dir);
+                std::fs::create_dir_all(dir)?;
+                inner.seq += 1;
+                // A unique name: several sessions may share one output directory.
+                let mut file = tempfile::Builder::new()
+                    .prefix(&format!("cp-{:06}-", inner.seq))
+                    .suffix(".bin")
+                    .tempfile_in(dir)?;
+                std::io::Write::write_all(&mut file, &bytes)?;
+                let (_, blob) = file.keep().map_err(|e| e.error)?;
+                Some(blob)
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => return Err(e),
+        };
+        inner.entries.push(Entry {
+            call_id: call_id.to_string(),
+            path: path.to_path_buf(),
+            blob,
+        });
+        Ok(())
+    }
+
+    /// Undoes call `to` and every later call, newest first; returns the files restored, in the
+    /// order they were first changed.
+    pub fn rewind(&self, to: &str) -> Result<Vec<PathBuf>, RewindError> {
+        let mut inner = self.lock();
+        let Some(start) = inner.entries.iter().position(|e| e.call_id == to) else {
+            return Err(RewindError::Unknown(to.to_string()));
+        };
+        let mut undone = inner.entries.split_off(start);
+        let mut files: Vec<PathBuf> = Vec::new();
+        for e in &undone {
+            if !files.contains(&e.path) {
+                files.push(e.path.clone());
+            }
+        }
+        while let Some(entry) = undone.pop() {
+            if let Err(source) = restore(&entry) {
+                let path = entry.path.clone();
+                undone.push(entry);
+                inner.entries.append(&mut undone);
+                return Err(RewindError::Io { path, source });
+            }
+            if let Some(blob) = &entry.blob {
+                let _ = std::fs::remove_file(blob);
+            }
+        }
+        Ok(files)
+    }
+}
+
+fn restore(entry: &Entry) -> std::io::Result<()> {
+    match &entry.blob {
+        Some(blob) => {
+            let bytes = std::fs::read(blob)?;
+            if let Some(parent) = entry.path.parent() {
+                std::fs::create_dir_all(parent)?;
+            }
+            std::fs::write(&entry.path, bytes)
+        }
+        None => match std::fs::remove_file(&entry.path) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            other => other,
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rewind_restores_in_reverse_and_deletes_created() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = CheckpointStore::new(Some(dir.path().join("cp")));
+        let a = dir.path().join("a");
+        let b = dir.path().join("b");
+        std::fs::write(&a, b"v0").unwrap();
+        store.save("c1", &a, dir.path()).unwrap();
+        std::fs::write(&a, b"v1").unwrap();
+        store.save("c2", &b, dir.path()).unwrap();
+        std::fs::write(&b, b"new").unwrap();
+        store.save("c3", &a, dir.path()).unwrap();
+        std::fs::write(&a, b"v2").unwrap();
+
+        assert!(matches!(store.rewind("nope"), Err(RewindError::Unknown(_))));
+        assert_eq!(store.rewind("c2").unwrap(), vec![b.clone(), a.clone()]);
+        assert_eq!(std::fs::read(&a).unwrap(), b"v1");
+        assert!(!b.exists());
+        assert_eq!(store.rewind("c1").unwrap(), vec![a.clone()]);
+        assert_eq!(std::fs::read(&a).unwrap(), b"v0");
+        assert!(matches!(store.rewind("c3"), Err(RewindError::Unknown(_))));
+    }
+}

@@ -1,0 +1,314 @@
+//! `Edit`: replaces an exact string in a file, keeping its line endings and byte-order mark.
+
+use async_trait::async_trait;
+use serde_json::{Value, json};
+
+use super::read::number_line;
+use super::write::{check_fresh, commit, target};
+use super::{absolutize_field, bool_field, str_field};
+use crate::call::Input;
+use crate::session::Session;
+use crate::tool::{Tool, ToolContext, ToolOutput};
+
+const BOM: &str = "\u{FEFF}";
+
+/// The `Edit` tool.
+#[derive(Debug, Default)]
+pub struct Edit;
+
+/// Why an edit could not be applied.
+#[derive(Debug, PartialEq, Eq)]
+pub enum EditError {
+    /// `old_string` does not occur.
+    NotFound,
+    /// `old_string` occurs this many times (more than once) and `replace_all` is off.
+    Ambiguous(usize),
+}
+
+/// A successful replacement.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Edited {
+    /// The new text.
+    pub text: String,
+    /// How many occurrences were replaced.
+    pub count: usize,
+    /// Byte offset of the first replacement in the new text.
+    pub first: usize,
+    /// The replacement as written (after line-ending conversion).
+    pub new: String,
+}
+
+/// Converts every line ending of `s` to CRLF.
+fn to_crlf(s: &str) -> String {
+    s.replace("\r\n", "\n").replace('\n', "\r\n")
+}
+
+/// Replaces `old` by `new` in `text`: exactly one occurrence unless `replace_all`. In a file
+/// whose lines end in CRLF, `old` and `new` written with LF are converted to CRLF first, so the
+/// file keeps its line endings; if the converted `old` is absent, it is matched as given.
+pub fn apply_edit(
+    text: &str,
+    old: &str,
+    new: &str,
+    replace_all: bool,
+) -> Result<Edited, EditError> {
+    let crlf_lines = text.matches("\r\n").count();
+    let lf_lines = text.matches('\n').count();
+    let crlf_file = crlf_lines > 0 && crlf_lines * 2 >= lf_lines;
+    let candidates: Vec<(String, String)> = if crlf_file {
+        vec![
+            (to_crlf(old), to_crlf(new)),
+            (old.to_string(), new.to_string()),
+        ]
+    } else {
+        vec![(old.to_string(), new.to_string())]
+    };
+    for (old, new) in candidates {
+        if old.is_empty() {
+            continue;
+        }
+        let count = text.matches(old.as_str()).count();
+        if count == 0 {
+            continue;
+        }
+        if count > 1 && !replace_all {
+            return Err(EditError::Ambiguous(count));
+        }
+        let first = text.find(old.as_str()).unwrap_or(0);
+        let text = if replace_all {
+            text.replace(old.as_str(), &new)
+        } else {
+            text.replacen(old.as_str(), &new, 1)
+        };
+        return Ok(Edited {
+            text,
+            count: if replace_all { count } else { 1 },
+            first,
+            new,
+        });
+    }
+    Err(EditError::NotFound)
+}
+
+/// Lines around the first change, numbered as Read numbers them.
+fn snippet(text: &str, first: usize, new: &str) -> String {
+    let line = text[..first.min(text.len())].matches('\n').count() + 1;
+    let from = line.saturating_sub(3).max(1);
+    let to = line + new.matches('\n').count() + 3;
+    let mut out = String::new();
+    for (i, l) in text.lines().enumerate().skip(from - 1).take(to + 1 - from) {
+        number_line(&mut out, i + 1, l);
+    }
+    out
+}
+
+#[async_trait]
+impl Tool for Edit {
+    fn name(&self) -> &str {
+        "Edit"
+    }
+
+    fn description(&self) -> &str {
+        "Replaces `old_string` with `new_string` in a file. `old_string` must match the file \
+         exactly (whitespace and indentation included; copy it from Read output without the \
+         line-number prefix) and occur exactly once, unless `replace_all` is true. Read the file \
+         first in this session. Line endings (LF/CRLF) and a UTF-8 byte-order mark are kept. An \
+         empty `old_string` creates a new file with `new_string` as its content."
+    }
+
+    fn input_schema(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "file_path": {"type": "string", "description": "The file to change (absolute, or relative to the working directory)"},
+                "old_string": {"type": "string", "description": "The exact text to replace"},
+                "new_string": {"type": "string", "description": "The text to put instead"},
+                "replace_all": {"type": "boolean", "description": "Replace every occurrence (default false)"}
+            },
+            "required": ["file_path", "old_string", "new_string"],
+            "additionalProperties": false
+        })
+    }
+
+    fn normalize(&self, input: &mut Input, session: &Session) {
+        absolutize_field(input, "file_path", session);
+    }
+
+    fn validate(&self, input: &Input, session: &Session) -> Result<(), String> {
+        let path = target(input, session);
+        let old = str_field(input, "old_string").unwrap_or_default();
+        let new = str_field(input, "new_string").unwrap_or_default();
+        if old == new {
+            return Err(
+                "old_string and new_string are the same, so there is nothing to change. \
+                        Give the text to replace and the different text to put instead."
+                    .to_string(),
+            );
+        }
+        match std::fs::metadata(&path) {
+            Err(_) if old.is_empty() => Ok(()),
+            Err(_) => Err(format!(
+                "File does not exist: {}. Check the path (Glob can find it), or create the file \
+                 with Write.",
+                path.display()
+            )),
+            Ok(m) if m.is_dir() => Err(format!(
+                "{} is a directory; give the path of a file to edit",
+                path.display()
+            )),
+            Ok(m) => {
+                if old.is_empty() && m.len() > 0 {
+                    return Err(format!(
+                        "old_string is empty but {} is not: give the exact text to replace, or \
+                         use Write to replace the whole file.",
+                        path.display()
+                    ));
+                }
+                check_fresh(&path, session)
+            }
+        }
+    }
+
+    async fn call(&self, input: Input, ctx: ToolContext) -> ToolOutput {
+        let path = target(&input, &ctx.session);
+        let old = str_field(&input, "old_string").unwrap_or_default();
+        let new = str_field(&input, "new_string").unwrap_or_default();
+        let replace_all = bool_field(&input, "replace_all", false);
+        let bytes = match tokio::fs::read(&path).await {
+            Ok(b) => Some(b),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => return ToolOutput::failed(format!("cannot read {}: {e}", path.display())),
+        };
+        let Some(bytes) = bytes else {
+            if !old.is_empty() {
+                return ToolOutput::failed(format!("File does not exist: {}.", path.display()));
+            }
+            return match commit(&path, new.as_bytes(), &ctx).await {
+                Ok(()) => ToolOutput::success(format!("Created {}.", path.display())),
+                Err(e) => ToolOutput::failed(e),
+            };
+        };
+        // Checked again here: another call may have changed the file since validation.
+        if let Err(e) = check_fresh(&path, &ctx.session) {
+            return ToolOutput::failed(e);
+        }
+        let Ok(whole) = String::from_utf8(bytes) else {
+            return ToolOutput::failed(format!(
+                "{} is not valid UTF-8 text, so Edit cannot change it safely. Use Write to \
+                 replace it whole, or Bash for byte-level changes.",
+                path.display()
+            ));
+        };
+        let (bom, text) = match whole.strip_prefix(BOM) {
+            Some(rest) => (BOM, rest),
+            None => ("", whole.as_str()),
+        };
+        if old.is_empty() {
+            // Only reachable for an empty existing file (validation refuses the rest).
+            if !text.is_empty() {
+                return ToolOutput::failed(format!(
+                    "old_string is empty but {} is not: give the exact text to replace.",
+                    path.display()
+                ));
+            }
+            let out = format!("{bom}{new}");
+            return match commit(&path, out.as_bytes(), &ctx).await {
+                Ok(()) => ToolOutput::success(format!("Updated {}.", path.display())),
+                Err(e) => ToolOutput::failed(e),
+            };
+        }
+        let edited = match apply_edit(text, old, new, replace_all) {
+            Ok(e) => e,
+            Err(EditError::NotFound) => {
+                return ToolOutput::failed(format!(
+                    "old_string was not found in {}. It must match the file exactly, including \
+                     whitespace and indentation; Read the file again and copy the exact text.",
+                    path.display()
+                ));
+            }
+            Err(EditError::Ambiguous(n)) => {
+                return ToolOutput::failed(format!(
+                    "old_string occurs {n} times in {}, but must occur exactly once. Include more \
+                     surrounding lines to make it unique, or set replace_all to true to change \
+                     all {n}.",
+                    path.display()
+                ));
+            }
+        };
+        let out = format!("{bom}{}", edited.text);
+        if let Err(e) = commit(&path, out.as_bytes(), &ctx).await {
+            return ToolOutput::failed(e);
+        }
+        let what = if edited.count == 1 {
+            "1 occurrence".to_string()
+        } else {
+            format!("{} occurrences", edited.count)
+        };
+        ToolOutput::success(format!(
+            "Updated {} ({what} replaced). The changed region now reads:\n{}",
+            path.display(),
+            snippet(&edited.text, edited.first, &edited.new)
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn edit_table() {
+        // (text, old, new, replace_all, expected)
+        type Case = (
+            &'static str,
+            &'static str,
+            &'static str,
+            bool,
+            Result<&'static str, EditError>,
+        );
+        let cases: &[Case] = &[
+            ("a b c", "b", "x", false, Ok("a x c")),
+            ("a b b", "b", "x", false, Err(EditError::Ambiguous(2))),
+            ("a b b", "b", "x", true, Ok("a x x")),
+            ("a b c", "z", "x", false, Err(EditError::NotFound)),
+            (
+                "one\r\ntwo\r\nthree\r\n",
+                "one\ntwo",
+                "1\n2",
+                false,
+                Ok("1\r\n2\r\nthree\r\n"),
+            ),
+            (
+                "one\r\ntwo\r\n",
+                "two",
+                "2\n2b",
+                false,
+                Ok("one\r\n2\r\n2b\r\n"),
+            ),
+            ("one\ntwo\n", "one\ntwo", "x\ny", false, Ok("x\ny\n")),
+            (
+                "mixed\r\nlf\nlf\nlf\n",
+                "lf\nlf",
+                "z",
+                false,
+                Ok("mixed\r\nz\nlf\n"),
+            ),
+        ];
+        for (text, old, new, all, want) in cases {
+            let got = apply_edit(text, old, new, *all).map(|e| e.text);
+            match want {
+                Ok(w) => assert_eq!(got.as_deref(), Ok(*w), "{text:?} {old:?}"),
+                Err(e) => assert_eq!(got.as_ref().err(), Some(e), "{text:?} {old:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn snippet_shows_change() {
+        let text = "1\n2\n3\n4\nNEW\n6\n7\n8\n9\n";
+        let s = snippet(text, text.find("NEW").unwrap(), "NEW");
+        assert!(s.starts_with("     2\t2\n"));
+        assert!(s.contains("     5\tNEW\n"));
+        assert!(s.ends_with("     8\t8\n"));
+    }
+}

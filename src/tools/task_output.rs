@@ -1,0 +1,129 @@
+//! `TaskOutput`: the status and output of a background task, optionally waiting for it to end.
+
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde_json::{Value, json};
+
+use super::background::{TaskStatus, read_windows};
+use super::{bool_field, str_field, u64_field};
+use crate::call::Input;
+use crate::session::Session;
+use crate::tool::{FullOutput, Tool, ToolContext, ToolOutput};
+
+/// Default wait when `block` is true, in milliseconds.
+const DEFAULT_WAIT_MS: u64 = 30_000;
+/// Longest wait a call may ask for, in milliseconds.
+const MAX_WAIT_MS: u64 = 600_000;
+/// Bytes shown from the start and from the end of a long output.
+const WINDOW_BYTES: u64 = 30_000;
+
+/// The `TaskOutput` tool.
+#[derive(Debug, Default)]
+pub struct TaskOutput;
+
+/// The "unknown task" text shared by TaskOutput and TaskStop.
+pub(crate) fn check_task_id(input: &Input, session: &Session) -> Result<(), String> {
+    let id = str_field(input, "task_id").unwrap_or_default();
+    if session.tools.tasks.get(id).is_some() {
+        return Ok(());
+    }
+    let ids = session.tools.tasks.ids();
+    Err(if ids.is_empty() {
+        format!(
+            "no background task with id {id:?}: none was started in this session (Bash with run_in_background starts one)"
+        )
+    } else {
+        format!(
+            "no background task with id {id:?}; the tasks are: {}",
+            ids.join(", ")
+        )
+    })
+}
+
+#[async_trait]
+impl Tool for TaskOutput {
+    fn name(&self) -> &str {
+        "TaskOutput"
+    }
+
+    fn description(&self) -> &str {
+        "Returns the status (running, completed with its exit code, killed) and the output of a \
+         background task started by Bash with `run_in_background`. With `block` (default true) it \
+         waits until the task ends or `timeout` milliseconds pass (default 30000)."
+    }
+
+    fn input_schema(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "task_id": {"type": "string", "description": "The id Bash returned"},
+                "block": {"type": "boolean", "description": "Wait for the task to finish (default true)"},
+                "timeout": {"type": "integer", "description": "How long to wait, in milliseconds (default 30000, max 600000)"}
+            },
+            "required": ["task_id"],
+            "additionalProperties": false
+        })
+    }
+
+    fn is_concurrency_safe(&self, _input: &Input) -> bool {
+        true
+    }
+
+    fn validate(&self, input: &Input, session: &Session) -> Result<(), String> {
+        check_task_id(input, session)
+    }
+
+    async fn call(&self, input: Input, ctx: ToolContext) -> ToolOutput {
+        let id = str_field(&input, "task_id").unwrap_or_default();
+        let Some(task) = ctx.session.tools.tasks.get(id) else {
+            return ToolOutput::failed(
+                check_task_id(&input, &ctx.session)
+                    .err()
+                    .unwrap_or_default(),
+            );
+        };
+        let mut status = task.status();
+        if bool_field(&input, "block", true) && status == TaskStatus::Running {
+            let wait = u64_field(&input, "timeout")
+                .unwrap_or(DEFAULT_WAIT_MS)
+                .min(MAX_WAIT_MS);
+            tokio::select! {
+                s = task.finished() => status = s,
+                _ = tokio::time::sleep(Duration::from_millis(wait)) => status = task.status(),
+                _ = ctx.cancel.cancelled() => {
+                    return ToolOutput {
+                        status: crate::tool::ToolStatus::Cancelled,
+                        content: format!("stopped waiting for task {id}; the task itself keeps running"),
+                        full_output: None,
+                    };
+                }
+            }
+        }
+        let (text, cut) = match read_windows(&task.output_path, WINDOW_BYTES, WINDOW_BYTES).await {
+            Ok(r) => r,
+            Err(err) => (format!("(could not read the output file: {err})"), false),
+        };
+        let chars = task.counters.chars.load(Ordering::Relaxed);
+        let lines = task.counters.lines();
+        let content = format!(
+            "task_id: {id}\nstatus: {status}\ncommand: {}\noutput_file: {}\noutput ({lines} lines, {chars} characters{}):\n{text}",
+            task.command,
+            task.output_path.display(),
+            if status == TaskStatus::Running {
+                " so far"
+            } else {
+                ""
+            }
+        );
+        ToolOutput {
+            full_output: cut.then(|| FullOutput {
+                path: task.output_path.clone(),
+                chars,
+                lines,
+            }),
+            ..ToolOutput::success(content)
+        }
+    }
+}

@@ -1,0 +1,72 @@
+//! `TaskStop`: kills a background task's whole process group.
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde_json::{Value, json};
+
+use super::background::TaskStatus;
+use super::str_field;
+use super::task_output::check_task_id;
+use crate::call::Input;
+use crate::session::Session;
+use crate::tool::{Tool, ToolContext, ToolOutput};
+
+/// The `TaskStop` tool.
+#[derive(Debug, Default)]
+pub struct TaskStop;
+
+#[async_trait]
+impl Tool for TaskStop {
+    fn name(&self) -> &str {
+        "TaskStop"
+    }
+
+    fn description(&self) -> &str {
+        "Stops a background task started by Bash with `run_in_background`: kills the command \
+         and every process it started. Its output file stays."
+    }
+
+    fn input_schema(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "task_id": {"type": "string", "description": "The id Bash returned"}
+            },
+            "required": ["task_id"],
+            "additionalProperties": false
+        })
+    }
+
+    fn validate(&self, input: &Input, session: &Session) -> Result<(), String> {
+        check_task_id(input, session)
+    }
+
+    async fn call(&self, input: Input, ctx: ToolContext) -> ToolOutput {
+        let id = str_field(&input, "task_id").unwrap_or_default();
+        let Some(task) = ctx.session.tools.tasks.get(id) else {
+            return ToolOutput::failed(
+                check_task_id(&input, &ctx.session)
+                    .err()
+                    .unwrap_or_default(),
+            );
+        };
+        let before = task.status();
+        if before != TaskStatus::Running {
+            return ToolOutput::success(format!(
+                "Task {id} had already ended: {before}. Output file: {}",
+                task.output_path.display()
+            ));
+        }
+        task.kill();
+        // SIGKILL is immediate; the wait only covers the runner noticing it.
+        let status = tokio::time::timeout(Duration::from_secs(5), task.finished())
+            .await
+            .unwrap_or(TaskStatus::Killed);
+        ToolOutput::success(format!(
+            "Stopped task {id} ({}); status: {status}. Output file: {}",
+            task.command,
+            task.output_path.display()
+        ))
+    }
+}

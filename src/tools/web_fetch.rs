@@ -1,0 +1,328 @@
+//! `WebFetch`: fetches a URL over HTTP and returns its text (HTML as Markdown). Redirects are
+//! followed by hand so every hop passes the permission rules again.
+//!
+//! TLS is rustls with the `ring` provider (reqwest's default, aws-lc-rs, needs a much heavier C
+//! build); certificates are checked against the platform's trust store.
+
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use reqwest::Url;
+use serde_json::{Value, json};
+
+use super::str_field;
+use crate::call::Input;
+use crate::session::Session;
+use crate::tool::{Tool, ToolContext, ToolOutput, ToolStatus};
+
+/// Whether this build can fetch `https` URLs.
+pub const TLS: bool = true;
+/// Time for the whole fetch, redirects included.
+pub const TIMEOUT: Duration = Duration::from_secs(30);
+/// Bytes of body read at most; the rest is cut with a note.
+pub const MAX_BODY_BYTES: usize = 10 * 1024 * 1024;
+/// Redirects followed at most.
+pub const MAX_REDIRECTS: usize = 10;
+
+/// The `WebFetch` tool. Holds one HTTP client (connection pool) for the whole session.
+#[derive(Debug, Default)]
+pub struct WebFetch {
+    client: OnceLock<Result<reqwest::Client, String>>,
+}
+
+impl WebFetch {
+    fn client(&self) -> Result<&reqwest::Client, String> {
+        self.client
+            .get_or_init(|| {
+                // reqwest is built without a default crypto provider; install ring's unless the
+                // process already chose one (then that one is used).
+                let _ = rustls::crypto::ring::default_provider().install_default();
+                reqwest::Client::builder()
+                    .redirect(reqwest::redirect::Policy::none())
+                    .timeout(TIMEOUT)
+                    .connect_timeout(Duration::from_secs(10))
+                    .user_agent(concat!("toolrt/", env!("CARGO_PKG_VERSION")))
+                    .build()
+                    .map_err(|e| format!("could not set up the HTTP client: {e}"))
+            })
+            .as_ref()
+            .map_err(Clone::clone)
+    }
+}
+
+/// Checks that `raw` is an absolute http(s) URL this build can fetch.
+pub fn check_url(raw: &str) -> Result<Url, String> {
+    let url = Url::parse(raw.trim()).map_err(|e| {
+        format!(
+            "{raw:?} is not a valid URL ({e}); give a full URL such as https://example.com/page"
+        )
+    })?;
+    match url.scheme() {
+        "http" => {}
+        "https" if TLS => {}
+        "https" => {
+            return Err(format!(
+                "{raw} uses https, which this toolrt build cannot fetch (it was built without TLS); \
+                 fetch an http URL, or use Bash with curl if that is allowed"
+            ));
+        }
+        other => {
+            return Err(format!(
+                "{raw} uses the {other:?} scheme; WebFetch fetches only http and https URLs"
+            ));
+        }
+    }
+    if url.host_str().is_none_or(str::is_empty) {
+        return Err(format!("{raw} has no host name"));
+    }
+    Ok(url)
+}
+
+#[async_trait]
+impl Tool for WebFetch {
+    fn name(&self) -> &str {
+        "WebFetch"
+    }
+
+    fn description(&self) -> &str {
+        "Fetches a URL and returns its content as text (HTML converted to Markdown), headed by \
+         the final URL and your `prompt`. toolrt runs no model: apply the prompt to the content \
+         yourself. Redirects are followed only to hosts the permission rules allow; bodies over \
+         10 MB are cut; the fetch times out after 30 s."
+    }
+
+    fn input_schema(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "url": {"type": "string", "description": "The http(s) URL to fetch"},
+                "prompt": {"type": "string", "description": "What to look for in the page"}
+            },
+            "required": ["url", "prompt"],
+            "additionalProperties": false
+        })
+    }
+
+    fn is_concurrency_safe(&self, _input: &Input) -> bool {
+        true
+    }
+
+    fn validate(&self, input: &Input, _session: &Session) -> Result<(), String> {
+        check_url(str_field(input, "url").unwrap_or_default()).map(|_| ())
+    }
+
+    async fn call(&self, input: Input, ctx: ToolContext) -> ToolOutput {
+        let prompt = str_field(&input, "prompt").unwrap_or_default().to_string();
+        let url = match check_url(str_field(&input, "url").unwrap_or_default()) {
+            Ok(u) => u,
+            Err(e) => return ToolOutput::failed(e),
+        };
+        let client = match self.client() {
+            Ok(c) => c,
+            Err(e) => return ToolOutput::failed(e),
+        };
+        tokio::select! {
+            out = fetch(client, url, &prompt, &ctx) => out,
+            _ = tokio::time::sleep(TIMEOUT) => ToolOutput {
+                status: ToolStatus::TimedOut,
+                content: format!("the fetch did not finish within {} s", TIMEOUT.as_secs()),
+                full_output: None,
+            },
+            _ = ctx.cancel.cancelled() => ToolOutput {
+                status: ToolStatus::Cancelled,
+                content: "cancelled".to_string(),
+                full_output: None,
+            },
+        }
+    }
+}
+
+async fn fetch(
+    client: &reqwest::Client,
+    mut url: Url,
+    prompt: &str,
+    ctx: &ToolContext,
+) -> ToolOutput {
+    let mut hops = 0;
+    let mut response = loop {
+        let response = match client
+            .get(url.clone())
+            .header(
+                "accept",
+                "text/markdown, text/html;q=0.9, text/plain;q=0.8, */*;q=0.5",
+            )
+            .send()
+            .await
+        {
+            Ok(r) => r,
+            Err(e) => {
+                return ToolOutput::failed(format!("could not fetch {url}: {}", error_chain(&e)));
+            }
+        };
+        if !response.status().is_redirection() {
+            break response;
+        }
+        let Some(location) = response
+            .headers()
+            .get(reqwest::header::LOCATION)
+            .and_then(|v| v.to_str().ok())
+        else {
+            break response;
+        };
+        let next = match url.join(location) {
+            Ok(n) => n,
+            Err(e) => {
+                return ToolOutput::failed(format!(
+                    "{url} redirects to {location:?}, which is not a valid URL ({e})"
+                ));
+            }
+        };
+        if let Err(e) = check_url(next.as_str()) {
+            return ToolOutput::failed(format!(
+                "{url} redirects to {next}, which cannot be followed: {e}"
+            ));
+        }
+        if !ctx.session.guard.fetch_allowed(next.as_str()) {
+            return ToolOutput::failed(format!(
+                "redirect to {} is not allowed by the permission rules ({url} redirects to {next}); \
+                 the redirect was not followed",
+                next.host_str().unwrap_or_default()
+            ));
+        }
+        hops += 1;
+        if hops > MAX_REDIRECTS {
+            return ToolOutput::failed(format!(
+                "more than {MAX_REDIRECTS} redirects starting from {url}; stopped at {next}"
+            ));
+        }
+        url = next;
+    };
+    let status = response.status();
+    let content_type = response
+        .headers()
+        .get(reqwest::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    let mut body: Vec<u8> = Vec::new();
+    let mut cut = false;
+    loop {
+        match response.chunk().await {
+            Ok(Some(chunk)) => {
+                let room = MAX_BODY_BYTES - body.len();
+                if chunk.len() > room {
+                    body.extend_from_slice(&chunk[..room]);
+                    cut = true;
+                    break;
+                }
+                body.extend_from_slice(&chunk);
+            }
+            Ok(None) => break,
+            Err(e) => {
+                return ToolOutput::failed(format!(
+                    "reading the body of {url} failed: {}",
+                    error_chain(&e)
+                ));
+            }
+        }
+    }
+    let is_html =
+        content_type.contains("html") || (content_type.is_empty() && looks_like_html(&body));
+    let textual = is_html
+        || content_type.is_empty()
+        || content_type.starts_with("text/")
+        || content_type.contains("json")
+        || content_type.contains("xml")
+        || content_type.contains("javascript");
+    if !textual {
+        return ToolOutput::failed(format!(
+            "{url} returned {content_type} ({} bytes), not text; WebFetch returns text only",
+            body.len()
+        ));
+    }
+    let text = String::from_utf8_lossy(&body).into_owned();
+    let text = if is_html {
+        match tokio::task::spawn_blocking(move || html_to_markdown(&text)).await {
+            Ok(t) => t,
+            Err(e) => return ToolOutput::failed(format!("converting the page failed: {e}")),
+        }
+    } else {
+        text
+    };
+    let mut content = format!(
+        "URL: {url}\nPrompt: {prompt}\nStatus: {status}\nContent-Type: {}\n\n{text}",
+        if content_type.is_empty() {
+            "(none)"
+        } else {
+            &content_type
+        }
+    );
+    if cut {
+        content.push_str(&format!(
+            "\n\n[The body was cut at {MAX_BODY_BYTES} bytes; the rest was not fetched.]"
+        ));
+    }
+    if status.is_success() {
+        ToolOutput::success(content)
+    } else {
+        ToolOutput::failed(format!("HTTP {status} from {url}\n\n{content}"))
+    }
+}
+
+fn looks_like_html(body: &[u8]) -> bool {
+    let head = String::from_utf8_lossy(&body[..body.len().min(512)]).to_ascii_lowercase();
+    head.contains("<!doctype html") || head.contains("<html")
+}
+
+/// Readable Markdown from an HTML page (scripts, styles and other non-content dropped).
+pub fn html_to_markdown(html: &str) -> String {
+    let converter = htmd::HtmlToMarkdown::builder()
+        .skip_tags(vec![
+            "script", "style", "noscript", "template", "svg", "head",
+        ])
+        .build();
+    match converter.convert(html) {
+        Ok(md) => md,
+        Err(_) => html.to_string(),
+    }
+}
+
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut source = e.source();
+    while let Some(inner) = source {
+        s.push_str(": ");
+        s.push_str(&inner.to_string());
+        source = inner.source();
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn url_checks() {
+        assert!(check_url("http://127.0.0.1:8080/x").is_ok());
+        assert!(check_url("ftp://x.org/").unwrap_err().contains("only http"));
+        assert!(
+            check_url("not a url")
+                .unwrap_err()
+                .contains("not a valid URL")
+        );
+        assert!(check_url("https://example.com/a?b").is_ok());
+        assert!(check_url("http://").is_err());
+    }
+
+    #[test]
+    fn html_becomes_markdown() {
+        let md = html_to_markdown(
+            "<html><head><title>t</title><script>x()</script></head><body><h1>Hello</h1><p>A <a href=\"/l\">link</a>.</p></body></html>",
+        );
+        assert!(md.contains("# Hello"), "{md}");
+        assert!(md.contains("[link](/l)"), "{md}");
+        assert!(!md.contains("x()"), "{md}");
+    }
+}

@@ -1,0 +1,137 @@
+//! Helpers for the library-level tool tests: a real `Session` on temp dirs, and a call helper
+//! that runs normalize → validate → call as the pipeline does.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+use toolrt::session::{Guard, Session};
+use toolrt::tool::{ProgressSink, Tool, ToolContext, ToolOutput};
+use toolrt::tools::{ToolState, builtin_tools};
+
+/// A working dir and an output dir that live as long as the value.
+pub(crate) struct Env {
+    pub(crate) dir: tempfile::TempDir,
+    pub(crate) session: Arc<Session>,
+}
+
+impl Env {
+    pub(crate) fn cwd(&self) -> PathBuf {
+        self.dir.path().join("work")
+    }
+    pub(crate) fn out(&self) -> PathBuf {
+        self.dir.path().join("out")
+    }
+}
+
+pub(crate) fn env_with(configure: impl FnOnce(&mut Session)) -> Env {
+    let dir = tempfile::tempdir().unwrap();
+    let cwd = dir.path().join("work");
+    let out = dir.path().join("out");
+    std::fs::create_dir_all(&cwd).unwrap();
+    let mut session = Session::new(cwd, out.clone());
+    session.tools = ToolState::new(true, out.join("checkpoints"));
+    configure(&mut session);
+    Env {
+        dir,
+        session: Arc::new(session),
+    }
+}
+
+pub(crate) fn env() -> Env {
+    env_with(|_| {})
+}
+
+pub(crate) fn tool(name: &str) -> Arc<dyn Tool> {
+    builtin_tools()
+        .into_iter()
+        .find(|t| t.name() == name)
+        .unwrap_or_else(|| panic!("no tool {name}"))
+}
+
+pub(crate) fn ctx(
+    session: &Arc<Session>,
+    id: &str,
+    cancel: CancellationToken,
+    progress: ProgressSink,
+) -> ToolContext {
+    ToolContext {
+        tool_use_id: Arc::from(id),
+        cancel,
+        progress,
+        session: session.clone(),
+    }
+}
+
+/// Runs `name` as the pipeline would (normalize, validate, call); `Err` is a validation error.
+pub(crate) async fn call(
+    session: &Arc<Session>,
+    name: &str,
+    id: &str,
+    input: Value,
+) -> Result<ToolOutput, String> {
+    call_with(
+        session,
+        name,
+        id,
+        input,
+        CancellationToken::new(),
+        ProgressSink::discard(),
+    )
+    .await
+}
+
+pub(crate) async fn call_with(
+    session: &Arc<Session>,
+    name: &str,
+    id: &str,
+    input: Value,
+    cancel: CancellationToken,
+    progress: ProgressSink,
+) -> Result<ToolOutput, String> {
+    let tool = tool(name);
+    let Value::Object(mut input) = input else {
+        panic!("input must be an object")
+    };
+    tool.normalize(&mut input, session);
+    tool.validate(&input, session)?;
+    Ok(tool.call(input, ctx(session, id, cancel, progress)).await)
+}
+
+/// A guard that denies reads of paths containing `secret` and fetches of hosts containing
+/// `denied`.
+#[derive(Debug)]
+pub(crate) struct TestGuard;
+
+impl Guard for TestGuard {
+    fn read_denied(&self, path: &Path) -> bool {
+        path.to_string_lossy().contains("secret")
+    }
+    fn fetch_allowed(&self, url: &str) -> bool {
+        !url.contains("denied")
+    }
+}
+
+/// Whether a process is gone (or a zombie waiting for its reaper).
+pub(crate) fn process_gone(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat
+            .rsplit(')')
+            .next()
+            .is_some_and(|rest| rest.trim_start().starts_with('Z')),
+    }
+}
+
+/// Polls until `pid` is gone, for at most 3 s (SIGKILL delivery is asynchronous).
+pub(crate) async fn wait_gone(pid: u32) -> bool {
+    for _ in 0..300 {
+        if process_gone(pid) {
+            return true;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    false
+}

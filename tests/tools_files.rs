@@ -1,0 +1,206 @@
+//! Read, Write, Edit, read-state tracking and rewind through `toolrt serve`.
+
+mod tools_common;
+
+use serde_json::json;
+use tools_common::*;
+
+#[test]
+fn read_numbers_lines_and_explains_errors() {
+    let mut s = Server::start(&[]);
+    let cwd = s.cwd();
+    std::fs::write(cwd.join("a.txt"), "one\ntwo\nthree\n").unwrap();
+    std::fs::write(cwd.join("empty.txt"), "").unwrap();
+    std::fs::write(cwd.join("b.bin"), b"\x00\x01\x02binary").unwrap();
+    std::fs::create_dir(cwd.join("sub")).unwrap();
+
+    let r = s.call("r1", "Read", json!({"file_path": "a.txt"}));
+    assert_outcome(&r, "success");
+    assert_eq!(content(&r), "     1\tone\n     2\ttwo\n     3\tthree\n");
+    let r = s.call(
+        "r2",
+        "Read",
+        json!({"file_path": cwd.join("a.txt"), "offset": 2, "limit": 1}),
+    );
+    assert_eq!(content(&r), "     2\ttwo\n");
+    let r = s.call("r3", "Read", json!({"file_path": "a.md"}));
+    assert_outcome(&r, "failed");
+    assert!(
+        content(&r).contains("does not exist") && content(&r).contains("a.txt"),
+        "{r}"
+    );
+    let r = s.call("r4", "Read", json!({"file_path": "sub"}));
+    assert!(
+        content(&r).contains("directory") && content(&r).contains("Glob"),
+        "{r}"
+    );
+    let r = s.call("r5", "Read", json!({"file_path": "b.bin"}));
+    assert!(content(&r).contains("binary"), "{r}");
+    let r = s.call("r6", "Read", json!({"file_path": "empty.txt"}));
+    assert_outcome(&r, "success");
+    assert!(content(&r).contains("empty"), "{r}");
+
+    let long: String = (1..=2500).map(|i| format!("{i}\n")).collect();
+    std::fs::write(cwd.join("long.txt"), long).unwrap();
+    let r = s.call("r7", "Read", json!({"file_path": "long.txt"}));
+    assert!(
+        content(&r).contains("  2000\t2000\n") && content(&r).contains("offset=2001"),
+        "{}",
+        &content(&r)[..100]
+    );
+}
+
+#[test]
+fn write_then_read_in_one_batch_and_overwrite_needs_a_read() {
+    let mut s = Server::start(&[]);
+    s.send(json!({"type": "batch", "id": "b", "calls": [
+        {"type": "tool_use", "id": "w", "name": "Write", "input": {"file_path": "new/dir/f.txt", "content": "fresh\n"}},
+        {"type": "tool_use", "id": "r", "name": "Read", "input": {"file_path": "new/dir/f.txt"}}
+    ]}));
+    assert_outcome(&s.result("w"), "success");
+    assert_eq!(content(&s.result("r")), "     1\tfresh\n");
+
+    std::fs::write(s.cwd().join("theirs.txt"), "user data\n").unwrap();
+    let r = s.call(
+        "w2",
+        "Write",
+        json!({"file_path": "theirs.txt", "content": "x"}),
+    );
+    assert_outcome(&r, "validation_error");
+    assert!(content(&r).contains("Read it first"), "{r}");
+    assert_eq!(
+        std::fs::read_to_string(s.cwd().join("theirs.txt")).unwrap(),
+        "user data\n"
+    );
+}
+
+#[test]
+fn unread_and_stale_edits_are_refused() {
+    let mut s = Server::start(&[]);
+    let f = s.cwd().join("code.rs");
+    std::fs::write(&f, "fn main() {}\n").unwrap();
+    let edit = json!({"file_path": "code.rs", "old_string": "main", "new_string": "start"});
+    let r = s.call("e1", "Edit", edit.clone());
+    assert_outcome(&r, "validation_error");
+    assert!(content(&r).contains("has not been read"), "{r}");
+
+    s.call("r", "Read", json!({"file_path": "code.rs"}));
+    std::fs::write(&f, "fn main() { changed() }\n").unwrap();
+    let r = s.call("e2", "Edit", edit.clone());
+    assert_outcome(&r, "validation_error");
+    assert!(content(&r).contains("Read it again"), "{r}");
+
+    s.call("r2", "Read", json!({"file_path": "code.rs"}));
+    let r = s.call("e3", "Edit", edit);
+    assert_outcome(&r, "success");
+    assert_eq!(
+        std::fs::read_to_string(&f).unwrap(),
+        "fn start() { changed() }\n"
+    );
+}
+
+#[test]
+fn edit_reports_occurrences_and_keeps_crlf() {
+    let mut s = Server::start(&[]);
+    let f = s.cwd().join("w.txt");
+    std::fs::write(&f, "a = 1\r\nb = 1\r\n").unwrap();
+    s.call("r", "Read", json!({"file_path": "w.txt"}));
+    let r = s.call(
+        "e1",
+        "Edit",
+        json!({"file_path": "w.txt", "old_string": "= 1", "new_string": "= 2"}),
+    );
+    assert_outcome(&r, "failed");
+    assert!(content(&r).contains("2 times"), "{r}");
+    let r = s.call(
+        "e2",
+        "Edit",
+        json!({"file_path": "w.txt", "old_string": "a = 1\nb", "new_string": "a = 0\nc"}),
+    );
+    assert_outcome(&r, "success");
+    assert_eq!(std::fs::read(&f).unwrap(), b"a = 0\r\nc = 1\r\n");
+    let r = s.call(
+        "e3",
+        "Edit",
+        json!({"file_path": "w.txt", "old_string": "x", "new_string": "x"}),
+    );
+    assert_outcome(&r, "validation_error");
+}
+
+#[test]
+fn rewind_across_three_calls_restores_exact_bytes() {
+    let mut s = Server::start(&[]);
+    let cwd = s.cwd();
+    let kept = cwd.join("kept.txt");
+    let original = b"first\r\nsecond\n\tthird without newline".to_vec();
+    std::fs::write(&kept, &original).unwrap();
+    let created = cwd.join("made/new.txt");
+
+    s.call("r", "Read", json!({"file_path": "kept.txt"}));
+    assert_outcome(
+        &s.call(
+            "c1",
+            "Edit",
+            json!({"file_path": "kept.txt", "old_string": "second", "new_string": "2nd"}),
+        ),
+        "success",
+    );
+    assert_outcome(
+        &s.call(
+            "c2",
+            "Write",
+            json!({"file_path": "made/new.txt", "content": "created\n"}),
+        ),
+        "success",
+    );
+    assert_outcome(
+        &s.call(
+            "c3",
+            "Write",
+            json!({"file_path": "kept.txt", "content": "overwritten\n"}),
+        ),
+        "success",
+    );
+
+    s.send(json!({"type": "rewind", "to": "c1"}));
+    let ev = s.wait_for(WAIT, "the rewound event", |v| {
+        v["type"] == "event" && v["event"] == "rewound"
+    });
+    assert_eq!(ev["to"], "c1");
+    let mut files: Vec<String> = ev["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f.as_str().unwrap().to_string())
+        .collect();
+    files.sort();
+    let mut want = vec![kept.display().to_string(), created.display().to_string()];
+    want.sort();
+    assert_eq!(files, want);
+    assert_eq!(std::fs::read(&kept).unwrap(), original);
+    assert!(
+        !created.exists(),
+        "a file created by a rewound Write is deleted"
+    );
+
+    // Rewound files must be read again before an edit.
+    let r = s.call(
+        "e",
+        "Edit",
+        json!({"file_path": "kept.txt", "old_string": "first", "new_string": "1st"}),
+    );
+    assert_outcome(&r, "validation_error");
+    let (_, status) = s.finish();
+    assert!(status.success());
+}
+
+#[test]
+fn rewind_to_an_unknown_id_is_an_error_line() {
+    let mut s = Server::start(&[]);
+    s.send(json!({"type": "rewind", "to": "never-ran"}));
+    let line = s.wait_for(WAIT, "an error line", |v| v["type"] == "error");
+    assert!(
+        line["message"].as_str().unwrap().contains("never-ran"),
+        "{line}"
+    );
+}

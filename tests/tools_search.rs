@@ -1,0 +1,130 @@
+//! Glob and Grep through `toolrt serve`.
+
+mod tools_common;
+
+use std::path::Path;
+use std::time::{Duration, SystemTime};
+
+use serde_json::json;
+use tools_common::*;
+
+fn touch(path: &Path, secs_ago: u64) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let f = std::fs::File::create(path).unwrap();
+    f.set_modified(SystemTime::now() - Duration::from_secs(secs_ago))
+        .unwrap();
+}
+
+#[test]
+fn glob_orders_newest_first_and_caps_at_100() {
+    let mut s = Server::start(&[]);
+    let cwd = s.cwd();
+    touch(&cwd.join("a/old.rs"), 300);
+    touch(&cwd.join("b/c/new.rs"), 10);
+    touch(&cwd.join("mid.rs"), 100);
+    touch(&cwd.join("skip.txt"), 1);
+    let r = s.call("g1", "Glob", json!({"pattern": "**/*.rs"}));
+    assert_outcome(&r, "success");
+    let want: Vec<String> = ["b/c/new.rs", "mid.rs", "a/old.rs"]
+        .iter()
+        .map(|p| cwd.join(p).display().to_string())
+        .collect();
+    assert_eq!(content(&r).lines().collect::<Vec<_>>(), want);
+
+    for i in 0..130u64 {
+        touch(&cwd.join(format!("many/f{i:03}.log")), 1000 - i);
+    }
+    let r = s.call("g2", "Glob", json!({"pattern": "*.log", "path": "many"}));
+    let lines: Vec<&str> = content(&r).lines().collect();
+    assert_eq!(lines.len(), 101, "{r}");
+    assert!(lines[0].ends_with("f129.log"));
+    assert!(lines[100].contains("30 more"), "{}", lines[100]);
+
+    let r = s.call("g3", "Glob", json!({"pattern": "*.nothing"}));
+    assert_eq!(content(&r), "No files found");
+}
+
+#[test]
+fn grep_modes_and_gitignore() {
+    let mut s = Server::start(&[]);
+    let cwd = s.cwd();
+    std::fs::create_dir(cwd.join(".git")).unwrap();
+    std::fs::write(cwd.join(".gitignore"), "target/\n").unwrap();
+    std::fs::create_dir_all(cwd.join("target")).unwrap();
+    std::fs::create_dir_all(cwd.join("src")).unwrap();
+    std::fs::write(cwd.join("target/gen.rs"), "needle in build output\n").unwrap();
+    std::fs::write(
+        cwd.join("src/lib.rs"),
+        "// head\nlet needle = 1;\n// tail\nNEEDLE again\n",
+    )
+    .unwrap();
+    std::fs::write(cwd.join("src/notes.md"), "a needle here\n").unwrap();
+    std::fs::write(cwd.join("blob.bin"), b"needle\0\x01\x02").unwrap();
+
+    let r = s.call("f", "Grep", json!({"pattern": "needle"}));
+    assert_outcome(&r, "success");
+    let text = full_text(&r);
+    assert!(
+        text.contains("src/lib.rs") && text.contains("src/notes.md"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("target/") && !text.contains("blob.bin") && !text.contains(".git/"),
+        "{text}"
+    );
+
+    let lib = cwd.join("src/lib.rs").display().to_string();
+    let r = s.call(
+        "c",
+        "Grep",
+        json!({"pattern": "needle", "output_mode": "content", "-C": 1, "type": "rust"}),
+    );
+    assert_eq!(
+        content(&r),
+        format!("{lib}-1-// head\n{lib}:2:let needle = 1;\n{lib}-3-// tail")
+    );
+
+    let r = s.call(
+        "n",
+        "Grep",
+        json!({"pattern": "needle", "output_mode": "count", "-i": true, "glob": "*.rs"}),
+    );
+    assert!(content(&r).starts_with(&format!("{lib}:2")), "{r}");
+
+    let r = s.call(
+        "m",
+        "Grep",
+        json!({"pattern": "head.*\\n.*needle", "multiline": true, "output_mode": "content"}),
+    );
+    assert!(
+        content(&r).contains(":1:// head") && content(&r).contains(":2:let needle"),
+        "{r}"
+    );
+
+    let r = s.call("bad", "Grep", json!({"pattern": "(unclosed"}));
+    assert_outcome(&r, "validation_error");
+    let r = s.call("none", "Grep", json!({"pattern": "zzz-absent"}));
+    assert_eq!(content(&r), "No matches found");
+}
+
+#[test]
+fn read_deny_hides_files_from_glob_and_grep() {
+    let mut s = Server::with_settings(json!({"permissions": {"deny": ["Read(**/secret.txt)"]}}));
+    let cwd = s.cwd();
+    std::fs::write(cwd.join("secret.txt"), "token=abc\n").unwrap();
+    std::fs::write(cwd.join("open.txt"), "token=public\n").unwrap();
+    let r = s.call("g", "Glob", json!({"pattern": "*.txt"}));
+    assert!(
+        content(&r).contains("open.txt") && !content(&r).contains("secret.txt"),
+        "{r}"
+    );
+    let r = s.call(
+        "s",
+        "Grep",
+        json!({"pattern": "token", "output_mode": "content"}),
+    );
+    assert!(
+        content(&r).contains("public") && !content(&r).contains("abc"),
+        "{r}"
+    );
+}
