@@ -18,7 +18,9 @@ fn ci() -> bool {
     std::env::var_os("CI").is_some()
 }
 
-async fn start(max_in_flight: usize) -> (Runtime, UnboundedReceiver<ServerMessage>, tempfile::TempDir) {
+async fn start(
+    max_in_flight: usize,
+) -> (Runtime, UnboundedReceiver<ServerMessage>, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     let mut config = Config::new(dir.path().to_path_buf()).tool(Arc::new(Noop::new()));
     config.builtins = false;
@@ -40,10 +42,16 @@ async fn next_result(rx: &mut UnboundedReceiver<ServerMessage>) {
 }
 
 fn dispatch(c: &mut Criterion) {
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
     let mut group = c.benchmark_group("dispatch");
     if ci() {
-        group.sample_size(10).measurement_time(Duration::from_secs(1)).warm_up_time(Duration::from_millis(200));
+        group
+            .sample_size(10)
+            .measurement_time(Duration::from_secs(1))
+            .warm_up_time(Duration::from_millis(200));
     }
 
     let (runtime, rx, _dir) = rt.block_on(start(64));
@@ -55,7 +63,13 @@ fn dispatch(c: &mut Criterion) {
                 let mut rx = rx.lock().unwrap();
                 let start = Instant::now();
                 for i in 0..iters {
-                    runtime.submit(ClientMessage::ToolUse(ToolCall::new(format!("c{i}"), "Noop", json!({})))).await;
+                    runtime
+                        .submit(ClientMessage::ToolUse(ToolCall::new(
+                            format!("c{i}"),
+                            "Noop",
+                            json!({}),
+                        )))
+                        .await;
                     next_result(&mut rx).await;
                 }
                 start.elapsed()
@@ -75,7 +89,13 @@ fn dispatch(c: &mut Criterion) {
                 for _ in 0..iters {
                     let mut received = 0;
                     for i in 0..n {
-                        runtime.submit(ClientMessage::ToolUse(ToolCall::new(format!("t{i}"), "Noop", json!({})))).await;
+                        runtime
+                            .submit(ClientMessage::ToolUse(ToolCall::new(
+                                format!("t{i}"),
+                                "Noop",
+                                json!({}),
+                            )))
+                            .await;
                         // Keep at most 1,000 in flight.
                         while i + 1 - received >= 1_000 {
                             next_result(&mut rx).await;

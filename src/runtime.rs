@@ -3,6 +3,7 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 
 use tokio::sync::mpsc;
 
@@ -10,8 +11,8 @@ use crate::budget::Budget;
 use crate::dispatch::Dispatcher;
 use crate::emit::Emitter;
 use crate::execute::Executor;
-use crate::hooks::Hooks;
-use crate::permission::{Mode, Permission, PolicyBuilder};
+use crate::hooks::{HookConfig, HookEnv, HookEvent, HookRunner, Hooks, InProcessHook};
+use crate::permission::{Mode, Permission, PolicyBuilder, RuleFilter};
 use crate::protocol::{ClientMessage, ServerMessage};
 use crate::registry::{Registry, Selection};
 use crate::session::Session;
@@ -49,6 +50,8 @@ pub struct Config {
     pub builtins: bool,
     /// Extra tools registered by a library user (selected by `default` like built-ins).
     pub extra_tools: Vec<Arc<dyn Tool>>,
+    /// In-process hooks registered by a library user: event, matcher, timeout, function.
+    pub in_process_hooks: Vec<(HookEvent, String, Duration, Arc<dyn InProcessHook>)>,
 }
 
 impl Config {
@@ -71,7 +74,22 @@ impl Config {
             ask_policy: AskPolicy::Client,
             builtins: true,
             extra_tools: Vec::new(),
+            in_process_hooks: Vec::new(),
         }
+    }
+
+    /// Registers an in-process hook: an async Rust function run for `event` on tools matching
+    /// `matcher` (same matcher rules, merge rules and timeouts as command hooks).
+    pub fn hook(
+        mut self,
+        event: HookEvent,
+        matcher: &str,
+        timeout: Duration,
+        hook: Arc<dyn InProcessHook>,
+    ) -> Self {
+        self.in_process_hooks
+            .push((event, matcher.to_string(), timeout, hook));
+        self
     }
 
     /// Registers a tool of the library user's.
@@ -93,6 +111,9 @@ pub enum StartError {
     /// Permission rules.
     #[error(transparent)]
     Policy(#[from] crate::permission::PolicyError),
+    /// Hook configuration.
+    #[error(transparent)]
+    Hooks(#[from] crate::hooks::HookConfigError),
     /// The working or output directory.
     #[error("{0}")]
     Io(String),
@@ -174,11 +195,51 @@ impl Runtime {
 
         let mut session = Session::new(cwd, output_dir.clone());
         session.env_scrub = settings.env_scrub.clone();
-        session.tools = crate::tools::ToolState::new(settings.require_read_before_edit, output_dir.join("checkpoints"));
+        session.tools = crate::tools::ToolState::new(
+            settings.require_read_before_edit,
+            output_dir.join("checkpoints"),
+        );
         session.guard = policy.clone();
         let session = Arc::new(session);
 
         let (emitter, rx) = Emitter::channel();
+        let mut hook_config = HookConfig::new();
+        for (file, hooks) in settings.sections("hooks") {
+            hook_config.add_settings_file(file, hooks, &crate::permission::check_rule)?;
+        }
+        for (event, matcher, timeout, hook) in &config.in_process_hooks {
+            hook_config.register_fn(*event, matcher, *timeout, hook.clone())?;
+        }
+        for warning in hook_config.warnings() {
+            tracing::warn!("{warning}");
+        }
+        let hooks = if hook_config.is_empty() {
+            Hooks::none()
+        } else {
+            let env = HookEnv {
+                cwd: session.cwd.clone(),
+                project_dir: session.cwd.clone(),
+                session_id: session.id.clone(),
+                env_scrub: session.env_scrub.clone(),
+                output_dir: session.output_dir.clone(),
+            };
+            let events = emitter.clone();
+            let emit = Arc::new(move |event: serde_json::Value| {
+                if let serde_json::Value::Object(mut body) = event {
+                    body.remove("type");
+                    events.send(ServerMessage::Event(crate::protocol::EventBody(body)));
+                }
+            });
+            let runner = HookRunner::new(
+                Arc::new(hook_config),
+                env,
+                Arc::new(RuleFilter(policy.clone())),
+                emit,
+            );
+            Hooks::spawn(Arc::new(runner))
+                .await
+                .map_err(|_| StartError::Spawn("hooks"))?
+        };
         let (validator, _) = Validator::spawn(Arc::new(registry), session.clone())
             .await
             .map_err(|_| StartError::Spawn("validate"))?;
@@ -193,7 +254,7 @@ impl Runtime {
             .map_err(|_| StartError::Spawn("budget"))?;
         let pipeline = Arc::new(Pipeline::new(
             validator,
-            Hooks::none(),
+            hooks,
             permission,
             executor,
             budget,

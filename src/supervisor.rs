@@ -9,8 +9,8 @@
 //! through their typed handles, never lets a stage call the next, and owns the call's
 //! [`ResultSlot`], so even its own failure still answers the call.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use dashmap::DashMap;
@@ -21,12 +21,13 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
 use crate::budget::Budget;
-use crate::call::{Outcome, ToolCall, ToolResult};
+use crate::call::{Input, Outcome, ToolCall, ToolResult};
 use crate::dispatch::slot::ResultSlot;
 use crate::emit::Emitter;
 use crate::execute::Executor;
-use crate::hooks::Hooks;
-use crate::permission::{Behavior, Mode, Permission, Query};
+use crate::hooks::stage::CallFacts;
+use crate::hooks::{BatchCallRecord, HookEvent, HookPermission, Hooks, PermissionRequestDecision};
+use crate::permission::{Behavior, HookVerdict, Mode, Permission, Query};
 use crate::protocol::{PermissionResponse, ServerMessage};
 use crate::session::Session;
 use crate::tool::{ProgressSink, ToolContext, ToolStatus};
@@ -147,6 +148,16 @@ pub struct Gate {
     pub go: oneshot::Receiver<()>,
 }
 
+/// What a call shares with the rest of its batch.
+pub struct BatchLink {
+    /// Set when a hook stops processing: the batch starts nothing more.
+    pub stop: Arc<AtomicBool>,
+    /// The call's position in the batch.
+    pub index: usize,
+    /// Where finished calls leave their record for PostToolBatch hooks (when configured).
+    pub records: Option<Arc<Mutex<Vec<(usize, BatchCallRecord)>>>>,
+}
+
 /// One call's job.
 pub struct Job {
     /// The call.
@@ -157,6 +168,8 @@ pub struct Job {
     pub cancel: CancellationToken,
     /// Batch ordering, if the call is part of a multi-call batch.
     pub gate: Option<Gate>,
+    /// Batch-wide state, if the call is part of a multi-call batch.
+    pub batch: Option<BatchLink>,
     /// The stages.
     pub pipeline: Arc<Pipeline>,
 }
@@ -208,17 +221,82 @@ pub async fn run(job: Job) {
         slot,
         cancel,
         gate,
+        batch,
         pipeline,
     } = job;
     let id = slot.id().clone();
     let span = tracing::debug_span!("call", id = %id, tool = %call.name);
-    match drive(&pipeline, call, &id, &cancel, gate)
-        .instrument(span)
-        .await
-    {
-        Ok(result) => slot.emit(result),
-        Err((outcome, content)) => slot.answer(outcome, content),
+    let mut notes = Vec::new();
+    let result = drive(
+        &pipeline,
+        call,
+        &id,
+        &cancel,
+        gate,
+        batch.as_ref(),
+        &mut notes,
+    )
+    .instrument(span)
+    .await;
+    let mut result = match result {
+        Ok(result) => result,
+        Err((outcome, content)) => ToolResult::new(id.to_string(), outcome, content),
+    };
+    // Hooks' additional context and feedback go beside whatever the result is.
+    for note in notes {
+        result.content.push_str("\n\n");
+        result.content.push_str(&note);
     }
+    slot.emit(result);
+}
+
+/// The wire name of a mode, for hook input.
+pub fn mode_name(mode: Mode) -> &'static str {
+    match mode {
+        Mode::Default => "default",
+        Mode::AcceptEdits => "acceptEdits",
+        Mode::Plan => "plan",
+        Mode::DontAsk => "dontAsk",
+        Mode::BypassPermissions => "bypassPermissions",
+    }
+}
+
+fn facts(
+    p: &Pipeline,
+    tool: &Arc<str>,
+    input: Input,
+    id: &Arc<str>,
+    cancel: &CancellationToken,
+) -> CallFacts {
+    CallFacts {
+        tool: tool.clone(),
+        input,
+        id: id.clone(),
+        mode: mode_name(p.mode),
+        cancel: cancel.clone(),
+    }
+}
+
+/// A hook stopped processing: tell the client, and start nothing more of this batch.
+fn stopped(
+    p: &Pipeline,
+    id: &Arc<str>,
+    batch: Option<&BatchLink>,
+    event: &str,
+    reason: String,
+) -> Early {
+    p.emitter.send(ServerMessage::event(
+        "stop",
+        json!({"tool_use_id": &**id, "reason": reason}),
+    ));
+    if let Some(link) = batch {
+        link.stop.store(true, Ordering::SeqCst);
+    }
+    // The stop reason is for the client, not the model.
+    (
+        Outcome::Stopped,
+        format!("Processing was stopped by a {event} hook."),
+    )
 }
 
 async fn drive(
@@ -227,6 +305,8 @@ async fn drive(
     id: &Arc<str>,
     cancel: &CancellationToken,
     gate: Option<Gate>,
+    batch: Option<&BatchLink>,
+    notes: &mut Vec<String>,
 ) -> Result<ToolResult, Early> {
     let cancelled = || {
         (
@@ -256,21 +336,75 @@ async fn drive(
     }
 
     let mut slot_permit = acquire_slot(p, cancel).await.ok_or_else(cancelled)?;
+    let tool: Arc<str> = Arc::from(prepared.tool_name());
 
-    // PreToolUse hooks (none configured yet: nothing to do).
+    // PreToolUse hooks.
+    let mut hook_verdict = None;
+    if p.hooks.has(HookEvent::PreToolUse) {
+        let (input, pre) = p
+            .hooks
+            .pre_tool_use(facts(
+                p,
+                &tool,
+                std::mem::take(&mut prepared.input),
+                id,
+                cancel,
+            ))
+            .await
+            .map_err(fault)?;
+        prepared.input = input;
+        if cancel.is_cancelled() {
+            return Err(cancelled());
+        }
+        notes.extend(pre.additional_context);
+        if let Some(reason) = pre.stop {
+            return Err(stopped(p, id, batch, "PreToolUse", reason));
+        }
+        match pre.permission {
+            Some(HookPermission::Deny) => {
+                return Err((
+                    Outcome::Denied,
+                    pre.reason.unwrap_or_else(|| {
+                        format!("Permission to use {tool} was denied by a PreToolUse hook")
+                    }),
+                ));
+            }
+            Some(HookPermission::Defer) => {
+                let why = pre.reason.map(|r| format!(" ({r})")).unwrap_or_default();
+                return Err((
+                    Outcome::Deferred,
+                    format!("A PreToolUse hook deferred this call; it did not run{why}."),
+                ));
+            }
+            Some(HookPermission::Ask) => hook_verdict = Some(HookVerdict::Ask),
+            Some(HookPermission::Allow) => hook_verdict = Some(HookVerdict::Allow),
+            None => {}
+        }
+        if let Some(updated) = pre.updated_input {
+            prepared = recheck_input(
+                p,
+                &prepared,
+                Value::Object(updated.input),
+                &format!(
+                    "the input rewritten by the PreToolUse hook `{}`",
+                    updated.hook
+                ),
+            )
+            .await?;
+        }
+    }
 
-    // Permission stage; an ask goes to the client and comes back here.
+    // Permission stage; an ask goes to PermissionRequest hooks, then the client, and back.
     let mut rounds = 0;
     let mut recheck = false;
     loop {
-        let tool: Arc<str> = Arc::from(prepared.tool_name());
         let (input, decision) = p
             .permission
             .decide(Query {
                 tool: tool.clone(),
                 input: std::mem::take(&mut prepared.input),
                 mode: p.mode,
-                hook: None,
+                hook: hook_verdict.clone(),
                 recheck,
             })
             .await
@@ -281,7 +415,55 @@ async fn drive(
             Behavior::Deny => return Err((Outcome::Denied, decision.message(&tool))),
             Behavior::Ask => {
                 rounds += 1;
-                if p.ask_policy == AskPolicy::Deny || rounds > MAX_ASK_ROUNDS {
+                if rounds > MAX_ASK_ROUNDS {
+                    return Err((
+                        Outcome::Denied,
+                        format!(
+                            "{} (asked {MAX_ASK_ROUNDS} times already)",
+                            decision.message(&tool)
+                        ),
+                    ));
+                }
+                if p.hooks.has(HookEvent::PermissionRequest) {
+                    let (input, answer) = p
+                        .hooks
+                        .permission_request(facts(
+                            p,
+                            &tool,
+                            std::mem::take(&mut prepared.input),
+                            id,
+                            cancel,
+                        ))
+                        .await
+                        .map_err(fault)?;
+                    prepared.input = input;
+                    if let Some(reason) = answer.stop {
+                        return Err(stopped(p, id, batch, "PermissionRequest", reason));
+                    }
+                    match answer.decision {
+                        Some(PermissionRequestDecision::Allow {
+                            updated_input: None,
+                        }) => break,
+                        Some(PermissionRequestDecision::Allow {
+                            updated_input: Some(updated),
+                        }) => {
+                            prepared = recheck_input(
+                                p,
+                                &prepared,
+                                Value::Object(updated),
+                                "the input rewritten by a PermissionRequest hook",
+                            )
+                            .await?;
+                            recheck = true;
+                            continue;
+                        }
+                        Some(PermissionRequestDecision::Deny { message }) => {
+                            return Err((Outcome::Denied, message.unwrap_or_else(|| format!("Permission to use {tool} was denied by a PermissionRequest hook"))));
+                        }
+                        None => {}
+                    }
+                }
+                if p.ask_policy == AskPolicy::Deny {
                     return Err((
                         Outcome::Denied,
                         format!(
@@ -321,6 +503,14 @@ async fn drive(
     }
 
     // Execute stage.
+    let post_hooks =
+        p.hooks.has(HookEvent::PostToolUse) || p.hooks.has(HookEvent::PostToolUseFailure);
+    let records = batch.and_then(|b| b.records.as_ref().map(|r| (b.index, r)));
+    let kept_input = if post_hooks || records.is_some() {
+        Some(prepared.input.clone())
+    } else {
+        None
+    };
     let started = std::time::Instant::now();
     let ctx = ToolContext {
         tool_use_id: id.clone(),
@@ -333,7 +523,7 @@ async fn drive(
         .executor
         .run(prepared.entry.tool.clone(), prepared.input, ctx);
     tokio::pin!(run);
-    let output = tokio::select! {
+    let mut output = tokio::select! {
         biased;
         out = &mut run => out.map_err(fault)?,
         _ = cancel.cancelled() => {
@@ -345,15 +535,69 @@ async fn drive(
         }
     };
     drop(slot_permit);
-    let _elapsed = started.elapsed();
-
-    // PostToolUse / PostToolUseFailure hooks (none configured yet).
-
-    // Output budget.
-    let mut output = output;
+    let duration_ms = started.elapsed().as_millis() as u64;
     if cancel.is_cancelled() && output.status != ToolStatus::Success {
         output.status = ToolStatus::Cancelled;
     }
+
+    // PostToolUse / PostToolUseFailure hooks (not on cancellation).
+    if let Some(input) = kept_input {
+        let response =
+            json!({"content": &output.content, "is_error": output.status != ToolStatus::Success});
+        let post = match output.status {
+            ToolStatus::Success if p.hooks.has(HookEvent::PostToolUse) => Some(
+                p.hooks
+                    .post_tool_use(
+                        facts(p, &tool, input.clone(), id, cancel),
+                        response.clone(),
+                        duration_ms,
+                    )
+                    .await
+                    .map_err(fault)?
+                    .1,
+            ),
+            ToolStatus::Failed | ToolStatus::TimedOut
+                if p.hooks.has(HookEvent::PostToolUseFailure) =>
+            {
+                let error = output.content.clone();
+                Some(
+                    p.hooks
+                        .post_tool_use_failure(
+                            facts(p, &tool, input.clone(), id, cancel),
+                            error,
+                            false,
+                        )
+                        .await
+                        .map_err(fault)?
+                        .1,
+                )
+            }
+            _ => None,
+        };
+        if let Some((index, records)) = records {
+            let record = BatchCallRecord {
+                tool_name: tool.to_string(),
+                tool_input: Value::Object(input),
+                tool_use_id: id.to_string(),
+                tool_response: response,
+            };
+            records
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push((index, record));
+        }
+        if let Some(post) = post {
+            if let Some(updated) = post.updated_output {
+                output.content = updated;
+            }
+            notes.extend(post.feedback);
+            if let Some(reason) = post.stop {
+                return Err(stopped(p, id, batch, "PostToolUse", reason));
+            }
+        }
+    }
+
+    // Output budget.
     let shaped = p
         .budget
         .shape(id.clone(), output, class)

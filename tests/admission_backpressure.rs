@@ -51,7 +51,10 @@ async fn submit_waits_when_admission_is_full() {
     for _ in 0..50 {
         tokio::task::yield_now().await;
     }
-    assert!((&mut third).now_or_never().is_none(), "a third call was admitted past capacity");
+    assert!(
+        (&mut third).now_or_never().is_none(),
+        "a third call was admitted past capacity"
+    );
     // Free one place: the first call finishes, and the third is admitted.
     release.notify_one();
     loop {

@@ -10,7 +10,11 @@ use support::*;
 fn timed_batch(calls: serde_json::Value) -> (f64, Finished) {
     let sb = Sandbox::new();
     let start = Instant::now();
-    let done = run_lines(&sb, &["--permission-mode", "bypassPermissions"], &[json!({"type": "batch", "id": "b", "calls": calls})]);
+    let done = run_lines(
+        &sb,
+        &["--permission-mode", "bypassPermissions"],
+        &[json!({"type": "batch", "id": "b", "calls": calls})],
+    );
     (start.elapsed().as_secs_f64(), done)
 }
 
@@ -32,7 +36,10 @@ fn three_unsafe_calls_of_one_second_run_one_after_another() {
     for id in ["a", "b", "c"] {
         assert_eq!(done.result(id)["outcome"], "success");
     }
-    assert!(secs >= 3.0, "three exclusive 1 s calls took only {secs:.2}s");
+    assert!(
+        secs >= 3.0,
+        "three exclusive 1 s calls took only {secs:.2}s"
+    );
 }
 
 #[test]
@@ -40,8 +47,22 @@ fn max_parallel_bounds_a_batch() {
     let sb = Sandbox::new();
     let call = |id: &str| json!({"id": id, "name": "Bash", "input": {"command": "tail -f /dev/null", "timeout": 1000}});
     let start = Instant::now();
-    let done = run_lines(&sb, &["--permission-mode", "bypassPermissions", "--max-parallel", "2"], &[json!({"type": "batch", "id": "b", "calls": [call("a"), call("b"), call("c"), call("d")]})]);
+    let done = run_lines(
+        &sb,
+        &[
+            "--permission-mode",
+            "bypassPermissions",
+            "--max-parallel",
+            "2",
+        ],
+        &[
+            json!({"type": "batch", "id": "b", "calls": [call("a"), call("b"), call("c"), call("d")]}),
+        ],
+    );
     let secs = start.elapsed().as_secs_f64();
     assert_eq!(done.results("d").len(), 1);
-    assert!((2.0..3.5).contains(&secs), "four 1 s calls two at a time took {secs:.2}s");
+    assert!(
+        (2.0..3.5).contains(&secs),
+        "four 1 s calls two at a time took {secs:.2}s"
+    );
 }

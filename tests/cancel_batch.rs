@@ -22,19 +22,31 @@ fn cancelling_a_batch_answers_every_call_and_runs_nothing_more() {
     wait_file(&sb.path("child.pid"));
     wait_file(&sb.path("shell.pid"));
     server.send(json!({"type": "cancel", "batch": "B"}));
-    server.wait_for("batch_end", Duration::from_secs(10), |v| v["event"] == "batch_end");
+    server.wait_for("batch_end", Duration::from_secs(10), |v| {
+        v["event"] == "batch_end"
+    });
     let done = server.finish();
     assert_eq!(done.result("first")["outcome"], "success");
     for id in ["running", "after1", "after2", "after3"] {
         assert_eq!(done.result(id)["outcome"], "cancelled", "{id}");
     }
-    assert_eq!(done.events("batch_end")[0]["ids"], json!(["first", "running", "after1", "after2", "after3"]));
+    assert_eq!(
+        done.events("batch_end")[0]["ids"],
+        json!(["first", "running", "after1", "after2", "after3"])
+    );
     assert!(!sb.path("after1.txt").exists());
     assert!(!sb.path("after2.txt").exists());
     std::thread::sleep(Duration::from_millis(100));
     for f in ["child.pid", "shell.pid"] {
-        let pid: i32 = std::fs::read_to_string(sb.path(f)).unwrap().trim().parse().unwrap();
-        assert!(!pid_alive(pid), "{f} ({pid}) of the cancelled batch is still alive");
+        let pid: i32 = std::fs::read_to_string(sb.path(f))
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        assert!(
+            !pid_alive(pid),
+            "{f} ({pid}) of the cancelled batch is still alive"
+        );
     }
 }
 

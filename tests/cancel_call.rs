@@ -13,7 +13,11 @@ fn cancelling_a_running_bash_call_kills_its_process_group() {
     let sb = Sandbox::new();
     let mut server = sb.serve(&["--permission-mode", "bypassPermissions"]);
     // A child in the background of the command: it must die with the group.
-    server.tool_use("long", "Bash", json!({"command": "sleep 60 & echo $! > child.pid; echo $$ > shell.pid; wait"}));
+    server.tool_use(
+        "long",
+        "Bash",
+        json!({"command": "sleep 60 & echo $! > child.pid; echo $$ > shell.pid; wait"}),
+    );
     wait_file(&sb.path("child.pid"));
     wait_file(&sb.path("shell.pid"));
     let start = Instant::now();
@@ -24,7 +28,11 @@ fn cancelling_a_running_bash_call_kills_its_process_group() {
     assert!(start.elapsed() < Duration::from_secs(5));
     std::thread::sleep(Duration::from_millis(100));
     for f in ["child.pid", "shell.pid"] {
-        let pid: i32 = std::fs::read_to_string(sb.path(f)).unwrap().trim().parse().unwrap();
+        let pid: i32 = std::fs::read_to_string(sb.path(f))
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
         assert!(!pid_alive(pid), "{f} ({pid}) still alive");
     }
     let done = server.finish();
@@ -34,7 +42,12 @@ fn cancelling_a_running_bash_call_kills_its_process_group() {
 #[test]
 fn cancelling_a_queued_call_answers_it_at_once() {
     let sb = Sandbox::new();
-    let mut server = sb.serve(&["--permission-mode", "bypassPermissions", "--max-in-flight", "1"]);
+    let mut server = sb.serve(&[
+        "--permission-mode",
+        "bypassPermissions",
+        "--max-in-flight",
+        "1",
+    ]);
     server.tool_use("busy", "Bash", json!({"command": "touch busy; sleep 2"}));
     wait_file(&sb.path("busy"));
     server.tool_use("queued", "Bash", json!({"command": "touch queued-ran"}));
@@ -53,7 +66,12 @@ fn cancelling_a_queued_call_answers_it_at_once() {
 fn cancelling_an_unknown_id_is_an_error_line() {
     let sb = Sandbox::new();
     let done = run_lines(&sb, &[], &[json!({"type": "cancel", "id": "ghost"})]);
-    assert!(done.of_type("error")[0]["message"].as_str().unwrap().contains("ghost"));
+    assert!(
+        done.of_type("error")[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("ghost")
+    );
 }
 
 #[test]
@@ -61,7 +79,9 @@ fn cancelling_a_call_waiting_for_permission_ends_the_wait() {
     let sb = Sandbox::new();
     let mut server = sb.serve(&[]);
     server.tool_use("w", "Write", json!({"file_path": "x.txt", "content": "x"}));
-    server.wait_for("permission request", Duration::from_secs(10), |v| v["type"] == "permission_request");
+    server.wait_for("permission request", Duration::from_secs(10), |v| {
+        v["type"] == "permission_request"
+    });
     server.send(json!({"type": "cancel", "id": "w"}));
     assert_eq!(server.result("w")["outcome"], "cancelled");
     server.finish();

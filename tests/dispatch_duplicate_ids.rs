@@ -22,7 +22,12 @@ fn duplicate_id_in_flight_is_refused_and_first_call_is_unaffected() {
     assert!(results[1]["content"].as_str().unwrap().contains("third"));
     let errors = done.of_type("error");
     assert_eq!(errors.len(), 1, "{errors:#?}");
-    assert!(errors[0]["message"].as_str().unwrap().contains("duplicate tool_use id \"x\""));
+    assert!(
+        errors[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("duplicate tool_use id \"x\"")
+    );
     assert!(!sb.path("second.txt").exists(), "the refused call ran");
 }
 

@@ -46,7 +46,10 @@ impl Tool for Flaky {
 struct Lcg(u64);
 impl Lcg {
     fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         self.0 >> 33
     }
 }
@@ -66,7 +69,10 @@ async fn ten_thousand_calls_with_panics_and_cancels_each_get_one_result() {
         let mut results: HashMap<String, Vec<Outcome>> = HashMap::new();
         while let Some(msg) = rx.recv().await {
             if let ServerMessage::ToolResult(r) = msg {
-                results.entry(r.tool_use_id.clone()).or_default().push(r.outcome);
+                results
+                    .entry(r.tool_use_id.clone())
+                    .or_default()
+                    .push(r.outcome);
             }
         }
         results
@@ -89,7 +95,12 @@ async fn ten_thousand_calls_with_panics_and_cancels_each_get_one_result() {
         } else {
             batch.push(call);
             if batch.len() == 7 {
-                runtime.submit(ClientMessage::Batch { id: format!("b{i}"), calls: std::mem::take(&mut batch) }).await;
+                runtime
+                    .submit(ClientMessage::Batch {
+                        id: format!("b{i}"),
+                        calls: std::mem::take(&mut batch),
+                    })
+                    .await;
             }
         }
         // Cancel some earlier calls at random points: before, during or after they run.
@@ -105,14 +116,22 @@ async fn ten_thousand_calls_with_panics_and_cancels_each_get_one_result() {
         }
     }
     if !batch.is_empty() {
-        runtime.submit(ClientMessage::Batch { id: "last".into(), calls: batch }).await;
+        runtime
+            .submit(ClientMessage::Batch {
+                id: "last".into(),
+                calls: batch,
+            })
+            .await;
     }
     for (cid, _) in cancels {
         runtime.dispatcher().cancel(&CancelTarget::Call(cid));
     }
     let runtime = Arc::try_unwrap(runtime).ok().unwrap();
     runtime.shutdown().await;
-    let results = tokio::time::timeout(Duration::from_secs(60), collector).await.unwrap().unwrap();
+    let results = tokio::time::timeout(Duration::from_secs(60), collector)
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(results.len(), N, "every id answered");
     let mut panicked = 0;
     let mut cancelled = 0;
@@ -125,6 +144,9 @@ async fn ten_thousand_calls_with_panics_and_cancels_each_get_one_result() {
             other => panic!("{id}: unexpected outcome {other:?}"),
         }
     }
-    assert!(panicked > 500, "panics surfaced as failed results: {panicked}");
+    assert!(
+        panicked > 500,
+        "panics surfaced as failed results: {panicked}"
+    );
     assert!(cancelled > 0, "some cancels landed: {cancelled}");
 }

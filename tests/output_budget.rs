@@ -10,7 +10,13 @@ use support::*;
 fn large_bash_output_is_externalized_whole() {
     let sb = Sandbox::new();
     // 200,000 numbered lines: ~1.3 MB, far over the 30,000-character Bash budget.
-    let done = run_lines(&sb, &["--permission-mode", "bypassPermissions"], &[json!({"type": "tool_use", "id": "big", "name": "Bash", "input": {"command": "seq 1 200000"}})]);
+    let done = run_lines(
+        &sb,
+        &["--permission-mode", "bypassPermissions"],
+        &[
+            json!({"type": "tool_use", "id": "big", "name": "Bash", "input": {"command": "seq 1 200000"}}),
+        ],
+    );
     let r = done.result("big");
     assert_eq!(r["outcome"], "success");
     let path = r["output_file"].as_str().expect("output_file set");
@@ -18,12 +24,19 @@ fn large_bash_output_is_externalized_whole() {
     let expected: String = (1..=200000).map(|i| format!("{i}\n")).collect();
     assert_eq!(file, expected, "the output file must hold every byte");
     let content = r["content"].as_str().unwrap();
-    assert!(content.starts_with("Output too large ("), "{}", &content[..200]);
+    assert!(
+        content.starts_with("Output too large ("),
+        "{}",
+        &content[..200]
+    );
     assert!(content.contains(&format!("{} characters", expected.len())));
     assert!(content.contains("200000 lines"));
     assert!(content.contains(path));
     assert!(content.len() < 3_000, "content is {} bytes", content.len());
-    assert!(path.starts_with(sb.out.to_str().unwrap()), "{path} not under --output-dir");
+    assert!(
+        path.starts_with(sb.out.to_str().unwrap()),
+        "{path} not under --output-dir"
+    );
 }
 
 #[test]
@@ -57,8 +70,22 @@ fn large_read_is_externalized_and_failures_keep_head_and_tail() {
 #[test]
 fn limits_are_configurable() {
     let sb = Sandbox::new();
-    let settings = sb.write("s.json", r#"{"limits": {"bash_chars": 50, "preview_chars": 10}}"#);
-    let done = run_lines(&sb, &["--settings", settings.to_str().unwrap(), "--permission-mode", "bypassPermissions"], &[json!({"type": "tool_use", "id": "a", "name": "Bash", "input": {"command": "seq 1 100"}})]);
+    let settings = sb.write(
+        "s.json",
+        r#"{"limits": {"bash_chars": 50, "preview_chars": 10}}"#,
+    );
+    let done = run_lines(
+        &sb,
+        &[
+            "--settings",
+            settings.to_str().unwrap(),
+            "--permission-mode",
+            "bypassPermissions",
+        ],
+        &[
+            json!({"type": "tool_use", "id": "a", "name": "Bash", "input": {"command": "seq 1 100"}}),
+        ],
+    );
     let r = done.result("a");
     assert!(r["output_file"].is_string());
     assert!(r["content"].as_str().unwrap().ends_with("1\n2\n3\n4\n5\n"));

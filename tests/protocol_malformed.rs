@@ -15,17 +15,34 @@ fn malformed_lines_are_reported_with_line_numbers_and_do_not_stop_the_server() {
     server.send_raw(r#"{"type": "launch"}"#);
     server.send_raw(r#"{"type": "tool_use", "name": "Read"}"#);
     server.send_raw("");
-    server.send(json!({"type": "tool_use", "id": "ok", "name": "Read", "input": {"file_path": "a.txt"}}));
+    server.send(
+        json!({"type": "tool_use", "id": "ok", "name": "Read", "input": {"file_path": "a.txt"}}),
+    );
     server.send_raw(r#"{"type": "batch", "id": "b", "calls": [{"id": 3, "name": "Read"}]}"#);
     let done = server.finish();
     assert!(done.status.success());
     let errors = done.of_type("error");
     let lines: Vec<u64> = errors.iter().map(|e| e["line"].as_u64().unwrap()).collect();
     assert_eq!(lines, vec![1, 2, 3, 4, 7], "{errors:#?}");
-    assert!(errors[0]["message"].as_str().unwrap().contains("invalid JSON"));
-    assert!(errors[2]["message"].as_str().unwrap().contains("unknown message type \"launch\""));
+    assert!(
+        errors[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("invalid JSON")
+    );
+    assert!(
+        errors[2]["message"]
+            .as_str()
+            .unwrap()
+            .contains("unknown message type \"launch\"")
+    );
     assert!(errors[3]["message"].as_str().unwrap().contains("`id`"));
-    assert!(errors[4]["message"].as_str().unwrap().contains("calls[0].id"));
+    assert!(
+        errors[4]["message"]
+            .as_str()
+            .unwrap()
+            .contains("calls[0].id")
+    );
     let r = done.result("ok");
     assert_eq!(r["outcome"], "success");
     assert!(r["content"].as_str().unwrap().contains("alpha"));
@@ -41,7 +58,12 @@ fn invalid_utf8_is_an_error_line() {
         .stdout(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    child.stdin.as_mut().unwrap().write_all(b"\xff\xfe\n{\"type\":\"shutdown\"}\n").unwrap();
+    child
+        .stdin
+        .as_mut()
+        .unwrap()
+        .write_all(b"\xff\xfe\n{\"type\":\"shutdown\"}\n")
+        .unwrap();
     let out = child.wait_with_output().unwrap();
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(text.contains("not valid UTF-8"), "{text}");

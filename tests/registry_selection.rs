@@ -9,7 +9,11 @@ use support::*;
 #[test]
 fn unknown_tools_are_unavailable_and_list_what_exists() {
     let sb = Sandbox::new();
-    let done = run_lines(&sb, &[], &[json!({"type": "tool_use", "id": "u", "name": "Teleport", "input": {}})]);
+    let done = run_lines(
+        &sb,
+        &[],
+        &[json!({"type": "tool_use", "id": "u", "name": "Teleport", "input": {}})],
+    );
     let r = done.result("u");
     assert_eq!(r["outcome"], "unavailable");
     assert_eq!(r["is_error"], true);
@@ -22,8 +26,17 @@ fn unselected_tool_is_unavailable_even_when_allowed_or_bypassed() {
     let sb = Sandbox::new();
     let done = run_lines(
         &sb,
-        &["--tools", "Read", "--allowed-tools", "Bash", "--permission-mode", "bypassPermissions"],
-        &[json!({"type": "tool_use", "id": "b", "name": "Bash", "input": {"command": "touch ran.txt"}})],
+        &[
+            "--tools",
+            "Read",
+            "--allowed-tools",
+            "Bash",
+            "--permission-mode",
+            "bypassPermissions",
+        ],
+        &[
+            json!({"type": "tool_use", "id": "b", "name": "Bash", "input": {"command": "touch ran.txt"}}),
+        ],
     );
     assert_eq!(done.result("b")["outcome"], "unavailable");
     assert!(!sb.path("ran.txt").exists());
@@ -33,15 +46,30 @@ fn unselected_tool_is_unavailable_even_when_allowed_or_bypassed() {
 fn empty_selection_has_no_tools() {
     let sb = Sandbox::new();
     sb.write("a.txt", "a");
-    let done = run_lines(&sb, &["--tools", ""], &[json!({"type": "tool_use", "id": "r", "name": "Read", "input": {"file_path": "a.txt"}})]);
+    let done = run_lines(
+        &sb,
+        &["--tools", ""],
+        &[json!({"type": "tool_use", "id": "r", "name": "Read", "input": {"file_path": "a.txt"}})],
+    );
     assert_eq!(done.result("r")["outcome"], "unavailable");
-    assert!(done.result("r")["content"].as_str().unwrap().contains("Available tools: none"));
+    assert!(
+        done.result("r")["content"]
+            .as_str()
+            .unwrap()
+            .contains("Available tools: none")
+    );
 }
 
 #[test]
 fn selected_but_not_allowed_is_a_permission_matter() {
     let sb = Sandbox::new();
-    let done = run_lines(&sb, &["--tools", "Bash", "--permission-mode", "dontAsk"], &[json!({"type": "tool_use", "id": "b", "name": "Bash", "input": {"command": "touch ran.txt"}})]);
+    let done = run_lines(
+        &sb,
+        &["--tools", "Bash", "--permission-mode", "dontAsk"],
+        &[
+            json!({"type": "tool_use", "id": "b", "name": "Bash", "input": {"command": "touch ran.txt"}}),
+        ],
+    );
     assert_eq!(done.result("b")["outcome"], "denied");
     assert!(!sb.path("ran.txt").exists());
 }
@@ -49,7 +77,16 @@ fn selected_but_not_allowed_is_a_permission_matter() {
 #[test]
 fn unknown_tool_in_selection_is_a_startup_error() {
     let sb = Sandbox::new();
-    let (code, stderr) = run_status(&["serve", "--tools", "Read,Teleport", "--cwd", sb.cwd.to_str().unwrap()], &sb.cwd);
+    let (code, stderr) = run_status(
+        &[
+            "serve",
+            "--tools",
+            "Read,Teleport",
+            "--cwd",
+            sb.cwd.to_str().unwrap(),
+        ],
+        &sb.cwd,
+    );
     assert_eq!(code, Some(2));
     assert!(stderr.contains("unknown tool \"Teleport\""), "{stderr}");
 }
@@ -57,6 +94,15 @@ fn unknown_tool_in_selection_is_a_startup_error() {
 #[test]
 fn bare_name_deny_removes_the_tool() {
     let sb = Sandbox::new();
-    let done = run_lines(&sb, &["--disallowed-tools", "Bash", "--permission-mode", "bypassPermissions"], &[json!({"type": "tool_use", "id": "b", "name": "Bash", "input": {"command": "true"}})]);
+    let done = run_lines(
+        &sb,
+        &[
+            "--disallowed-tools",
+            "Bash",
+            "--permission-mode",
+            "bypassPermissions",
+        ],
+        &[json!({"type": "tool_use", "id": "b", "name": "Bash", "input": {"command": "true"}})],
+    );
     assert_eq!(done.result("b")["outcome"], "unavailable");
 }

@@ -23,11 +23,29 @@ fn schema_errors_name_every_field() {
     assert_eq!(a["outcome"], "schema_error");
     assert_eq!(a["is_error"], true);
     let text = a["content"].as_str().unwrap();
-    assert!(text.contains("timeout: expected integer, got \"soon\""), "{text}");
+    assert!(
+        text.contains("timeout: expected integer, got \"soon\""),
+        "{text}"
+    );
     assert!(text.contains("colour: unexpected field"), "{text}");
-    assert!(done.result("b")["content"].as_str().unwrap().contains("file_path: required field is missing"));
-    assert!(done.result("c")["content"].as_str().unwrap().contains("input: expected an object, got string"));
-    assert!(done.result("d")["content"].as_str().unwrap().contains("limit: expected a number >= 1"));
+    assert!(
+        done.result("b")["content"]
+            .as_str()
+            .unwrap()
+            .contains("file_path: required field is missing")
+    );
+    assert!(
+        done.result("c")["content"]
+            .as_str()
+            .unwrap()
+            .contains("input: expected an object, got string")
+    );
+    assert!(
+        done.result("d")["content"]
+            .as_str()
+            .unwrap()
+            .contains("limit: expected a number >= 1")
+    );
 }
 
 #[test]

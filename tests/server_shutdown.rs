@@ -20,7 +20,11 @@ fn shutdown_finishes_in_flight_calls_and_refuses_new_ones() {
     assert_eq!(r["outcome"], "success");
     assert!(r["content"].as_str().unwrap().contains("done"));
     assert!(done.results("late").is_empty());
-    assert!(done.of_type("error").iter().any(|e| e["message"].as_str().unwrap().contains("shutting down")));
+    assert!(
+        done.of_type("error")
+            .iter()
+            .any(|e| e["message"].as_str().unwrap().contains("shutting down"))
+    );
     assert!(!sb.path("late.txt").exists());
 }
 
@@ -37,7 +41,10 @@ fn shutdown_exits_without_waiting_for_eof() {
             assert!(status.success());
             break;
         }
-        assert!(start.elapsed() < Duration::from_secs(10), "server did not exit after shutdown");
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "server did not exit after shutdown"
+        );
         std::thread::sleep(Duration::from_millis(10));
     }
     server.result("a");
@@ -46,7 +53,13 @@ fn shutdown_exits_without_waiting_for_eof() {
 #[test]
 fn eof_is_a_shutdown() {
     let sb = Sandbox::new();
-    let done = run_lines(&sb, &["--permission-mode", "bypassPermissions"], &[json!({"type": "tool_use", "id": "a", "name": "Bash", "input": {"command": "sleep 0.3; echo ok"}})]);
+    let done = run_lines(
+        &sb,
+        &["--permission-mode", "bypassPermissions"],
+        &[
+            json!({"type": "tool_use", "id": "a", "name": "Bash", "input": {"command": "sleep 0.3; echo ok"}}),
+        ],
+    );
     assert!(done.status.success());
     assert_eq!(done.result("a")["outcome"], "success");
 }
@@ -61,7 +74,11 @@ fn sigterm_finishes_in_flight_work_and_a_second_one_cancels_it() {
     let sb = Sandbox::new();
     let mut server = sb.serve(&["--permission-mode", "bypassPermissions"]);
     server.tool_use("short", "Bash", json!({"command": "sleep 0.5; echo short"}));
-    server.tool_use("long", "Bash", json!({"command": "echo $$ > long.pid; sleep 60"}));
+    server.tool_use(
+        "long",
+        "Bash",
+        json!({"command": "echo $$ > long.pid; sleep 60"}),
+    );
     wait_file(&sb.path("long.pid"));
     signal(&server, Signal::SIGTERM);
     let short = server.result("short");
@@ -71,7 +88,11 @@ fn sigterm_finishes_in_flight_work_and_a_second_one_cancels_it() {
     assert_eq!(long["outcome"], "cancelled");
     let done = server.finish();
     assert!(done.status.success());
-    let pid: i32 = std::fs::read_to_string(sb.path("long.pid")).unwrap().trim().parse().unwrap();
+    let pid: i32 = std::fs::read_to_string(sb.path("long.pid"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
     assert!(!pid_alive(pid), "the cancelled command is still running");
 }
 
@@ -79,8 +100,17 @@ fn sigterm_finishes_in_flight_work_and_a_second_one_cancels_it() {
 fn sigint_cancels_everything_with_a_result_for_each() {
     use nix::sys::signal::Signal;
     let sb = Sandbox::new();
-    let mut server = sb.serve(&["--permission-mode", "bypassPermissions", "--max-in-flight", "1"]);
-    server.tool_use("running", "Bash", json!({"command": "touch started; sleep 60"}));
+    let mut server = sb.serve(&[
+        "--permission-mode",
+        "bypassPermissions",
+        "--max-in-flight",
+        "1",
+    ]);
+    server.tool_use(
+        "running",
+        "Bash",
+        json!({"command": "touch started; sleep 60"}),
+    );
     server.tool_use("queued", "Bash", json!({"command": "touch queued-ran"}));
     wait_file(&sb.path("started"));
     signal(&server, Signal::SIGINT);
@@ -89,4 +119,3 @@ fn sigint_cancels_everything_with_a_result_for_each() {
     assert_eq!(done.result("queued")["outcome"], "cancelled");
     assert!(!sb.path("queued-ran").exists());
 }
-

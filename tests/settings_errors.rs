@@ -12,13 +12,31 @@ fn bad_settings_exit_2_naming_file_and_key() {
     for (body, needle) in [
         ("{ not json", "not valid JSON"),
         (r#"{"permissions": {"allow": "Bash"}}"#, "permissions.allow"),
-        (r#"{"permissions": {"defaultMode": "yolo"}}"#, "permissions.defaultMode"),
-        (r#"{"limits": {"bash_chars": -1}}"#, "limits.bash_chars: expected a positive integer"),
+        (
+            r#"{"permissions": {"defaultMode": "yolo"}}"#,
+            "permissions.defaultMode",
+        ),
+        (
+            r#"{"limits": {"bash_chars": -1}}"#,
+            "limits.bash_chars: expected a positive integer",
+        ),
         (r#"{"hooks": []}"#, "hooks: expected an object"),
-        (r#"{"tools": {"requireReadBeforeEdit": 1}}"#, "tools.requireReadBeforeEdit"),
+        (
+            r#"{"tools": {"requireReadBeforeEdit": 1}}"#,
+            "tools.requireReadBeforeEdit",
+        ),
     ] {
         let settings = sb.write("bad.json", body);
-        let (code, stderr) = run_status(&["serve", "--settings", settings.to_str().unwrap(), "--cwd", sb.cwd.to_str().unwrap()], &sb.cwd);
+        let (code, stderr) = run_status(
+            &[
+                "serve",
+                "--settings",
+                settings.to_str().unwrap(),
+                "--cwd",
+                sb.cwd.to_str().unwrap(),
+            ],
+            &sb.cwd,
+        );
         assert_eq!(code, Some(2), "{body}: {stderr}");
         assert!(stderr.contains("bad.json"), "{body}: {stderr}");
         assert!(stderr.contains(needle), "{body}: {stderr}");
@@ -43,8 +61,15 @@ fn missing_settings_file_and_bad_flags_exit_2() {
 #[test]
 fn unknown_keys_warn_and_the_server_runs() {
     let sb = Sandbox::new();
-    let settings = sb.write("s.json", r#"{"colour": "blue", "permissions": {"allow": []}}"#);
-    let done = run_lines(&sb, &["--settings", settings.to_str().unwrap()], &[json!({"type": "tool_use", "id": "a", "name": "Bash", "input": {"command": "pwd"}})]);
+    let settings = sb.write(
+        "s.json",
+        r#"{"colour": "blue", "permissions": {"allow": []}}"#,
+    );
+    let done = run_lines(
+        &sb,
+        &["--settings", settings.to_str().unwrap()],
+        &[json!({"type": "tool_use", "id": "a", "name": "Bash", "input": {"command": "pwd"}})],
+    );
     assert!(done.status.success());
     assert!(done.stderr.contains("\"colour\""), "{}", done.stderr);
     assert_eq!(done.result("a")["outcome"], "success");

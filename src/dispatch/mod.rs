@@ -8,6 +8,7 @@
 pub mod slot;
 
 use std::collections::HashSet;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use dashmap::DashMap;
@@ -17,8 +18,9 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use crate::call::{Outcome, ToolCall};
+use crate::hooks::HookEvent;
 use crate::protocol::{CancelTarget, ClientMessage, ServerMessage};
-use crate::supervisor::{self, Gate, Job, Pipeline};
+use crate::supervisor::{self, BatchLink, Gate, Job, Pipeline, mode_name};
 use slot::ResultSlot;
 
 /// A call between admission and its result.
@@ -104,9 +106,14 @@ impl Dispatcher {
         let target = to.clone();
         let outcome = tokio::task::spawn_blocking(move || session.tools.rewind(&target)).await;
         match outcome {
-            Ok(Ok(files)) => self.pipeline.emitter.send(ServerMessage::event("rewound", json!({"to": to, "files": crate::protocol::paths_value(&files)}))),
+            Ok(Ok(files)) => self.pipeline.emitter.send(ServerMessage::event(
+                "rewound",
+                json!({"to": to, "files": crate::protocol::paths_value(&files)}),
+            )),
             Ok(Err(e)) => self.error(format!("rewind to {to:?}: {e}")),
-            Err(_) => self.error(format!("rewind to {to:?}: internal error while restoring files")),
+            Err(_) => self.error(format!(
+                "rewind to {to:?}: internal error while restoring files"
+            )),
         }
     }
 
@@ -162,6 +169,7 @@ impl Dispatcher {
             slot,
             cancel,
             gate: None,
+            batch: None,
             pipeline: self.pipeline.clone(),
         })
         .await;
@@ -227,7 +235,13 @@ impl Dispatcher {
         let mut pool = Some(pool);
         let ids: Vec<Arc<str>> = calls.iter().map(|(id, _, _)| id.clone()).collect();
         let mut running: Vec<oneshot::Receiver<()>> = Vec::new();
-        for (id, call, cancel) in calls {
+        let stop = Arc::new(AtomicBool::new(false));
+        let records = self
+            .pipeline
+            .hooks
+            .has(HookEvent::PostToolBatch)
+            .then(|| Arc::new(Mutex::new(Vec::new())));
+        for (index, (id, call, cancel)) in calls.into_iter().enumerate() {
             // Take the queued slot back; if a cancel already answered the call, skip it.
             let Some(entry) = self.active.entry(&id) else {
                 continue;
@@ -244,6 +258,10 @@ impl Dispatcher {
                 slot.answer(Outcome::Cancelled, "The call was cancelled before it ran.");
                 continue;
             }
+            if stop.load(Ordering::SeqCst) {
+                slot.answer(Outcome::Cancelled, "The call was cancelled before it ran: a hook stopped processing of this batch.");
+                continue;
+            }
             let permit = match pool.as_mut() {
                 Some(p) if p.num_permits() > 1 => p.split(1),
                 Some(_) => pool.take(),
@@ -253,6 +271,11 @@ impl Dispatcher {
             let done = slot.on_done();
             let (ready_tx, ready_rx) = oneshot::channel();
             let (go_tx, go_rx) = oneshot::channel();
+            let link = BatchLink {
+                stop: stop.clone(),
+                index,
+                records: records.clone(),
+            };
             supervisor::spawn(Job {
                 call,
                 slot,
@@ -261,6 +284,7 @@ impl Dispatcher {
                     ready: ready_tx,
                     go: go_rx,
                 }),
+                batch: Some(link),
                 pipeline: self.pipeline.clone(),
             })
             .await;
@@ -278,6 +302,12 @@ impl Dispatcher {
                     let _ = rx.await;
                 }
             }
+            if stop.load(Ordering::SeqCst) {
+                // A hook stopped the batch while this call waited: dropping `go` cancels it.
+                drop(go_tx);
+                let _ = done.await;
+                continue;
+            }
             let _ = go_tx.send(());
             if safe {
                 running.push(done);
@@ -289,11 +319,34 @@ impl Dispatcher {
             let _ = rx.await;
         }
         drop(pool);
+        let mut end =
+            json!({"batch": batch_id, "ids": ids.iter().map(|i| &**i).collect::<Vec<_>>()});
+        if let Some(records) = records {
+            let mut records =
+                std::mem::take(&mut *records.lock().unwrap_or_else(|e| e.into_inner()));
+            records.sort_by_key(|(i, _)| *i);
+            let records = records.into_iter().map(|(_, r)| r).collect();
+            match self
+                .pipeline
+                .hooks
+                .post_tool_batch(batch_id.clone(), records, mode_name(self.pipeline.mode))
+                .await
+            {
+                Ok(result) => {
+                    if !result.feedback.is_empty() {
+                        end["hook_feedback"] = json!(result.feedback);
+                    }
+                    if let Some(reason) = result.stop {
+                        end["stop_reason"] = json!(reason);
+                    }
+                }
+                Err(fault) => end["hook_feedback"] = json!([fault.to_string()]),
+            }
+        }
         self.active.batches.remove(&batch_id);
-        self.pipeline.emitter.send(ServerMessage::event(
-            "batch_end",
-            json!({"batch": batch_id, "ids": ids.iter().map(|i| &**i).collect::<Vec<_>>()}),
-        ));
+        self.pipeline
+            .emitter
+            .send(ServerMessage::event("batch_end", end));
     }
 
     /// Cancels one call or every unfinished call of a batch. A call that has not started is

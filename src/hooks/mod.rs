@@ -1,78 +1,30 @@
-//! Hook stage: PreToolUse, PermissionRequest, PostToolUse, PostToolUseFailure and PostToolBatch.
+//! Hooks: users' own commands (and library users' Rust functions) that see each call before and
+//! after it runs and may block, rewrite, ask, defer, stop or comment (COMPAT.md §4).
 //!
-//! Interim: no hooks can be configured yet, so every event passes through. The hooks issue
-//! brings command hooks behind this same handle.
+//! The pipeline calls one [`HookRunner`] method per event; each selects the matching hooks
+//! (pre-indexed per event, so an event with no hooks costs nothing), runs them all in parallel,
+//! and merges their outputs in configuration order into one result type.
+//!
+//! # Layout
+//! - `config`: the `hooks` settings, the matcher, [`HookConfig`] and its errors.
+//! - `protocol`: hook input fields and how one hook's exit code and stdout are read.
+//! - `merge`: combining several hooks' outputs into the per-event result types.
+//! - `command`: spawning one command hook: own process group, bounded capture, kill on timeout.
+//! - `runner`: [`HookRunner`], wire events, the 10,000-character externalization.
+//! - `stage`: the hook stage actor and its typed handle [`Hooks`], which the supervisor calls.
 
-use serde_json::{Map, Value};
+mod command;
+mod config;
+mod merge;
+mod protocol;
+mod runner;
+pub mod stage;
 
-/// A PreToolUse permission verdict.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum HookPermission {
-    /// Skip the prompt.
-    Allow,
-    /// Force a prompt.
-    Ask,
-    /// Block.
-    Deny,
-    /// Defer: nothing runs.
-    Defer,
-}
-
-/// An input rewritten by a hook.
-#[derive(Debug, Clone, PartialEq)]
-pub struct UpdatedInput {
-    /// The new input.
-    pub input: Map<String, Value>,
-    /// Which hook rewrote it.
-    pub hook: String,
-}
-
-/// The merged result of the PreToolUse hooks of one call.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct PreToolUseResult {
-    /// The merged permission verdict.
-    pub permission: Option<HookPermission>,
-    /// Why (for a deny: the model sees it).
-    pub reason: Option<String>,
-    /// A rewritten input.
-    pub updated_input: Option<UpdatedInput>,
-    /// Context to add beside the result.
-    pub additional_context: Vec<String>,
-    /// `continue: false`: the stop reason.
-    pub stop: Option<String>,
-}
-
-/// The merged result of post-execution hooks.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct PostToolResult {
-    /// Feedback to append to the result, labelled.
-    pub feedback: Vec<String>,
-    /// A replacement for the result content.
-    pub updated_output: Option<String>,
-    /// `continue: false`: the stop reason.
-    pub stop: Option<String>,
-}
-
-/// Typed handle to the hook stage.
-#[derive(Clone, Debug, Default)]
-pub struct Hooks {}
-
-impl Hooks {
-    /// A stage with no hooks configured.
-    pub fn none() -> Self {
-        Self {}
-    }
-
-    /// Whether any PreToolUse hook is configured (lets the supervisor skip the hop).
-    pub fn has_pre_tool_use(&self) -> bool {
-        false
-    }
-
-    /// Whether any post-execution hook is configured.
-    pub fn has_post_tool_use(&self) -> bool {
-        false
-    }
-
-    /// Stops the stage.
-    pub fn stop(&self) {}
-}
+pub use config::{DEFAULT_TIMEOUT_SECS, HookConfig, HookConfigError, HookEvent, Matcher};
+pub use merge::{
+    PermissionRequestDecision, PermissionRequestResult, PostBatchResult, PostToolResult,
+    PreToolUseResult, UpdatedInput,
+};
+pub use protocol::{HookOutput, HookPermission, HookStatus, InProcessHook};
+pub use runner::{BatchCallRecord, HookEnv, HookRunner, IfFilter, MAX_INLINE_CHARS, ToolHookCall};
+pub use stage::{HookMsg, HookStageActor, Hooks};

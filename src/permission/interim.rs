@@ -145,8 +145,9 @@ pub struct DecisionRequest<'a> {
 #[error("{0}")]
 pub struct PolicyError(pub String);
 
+/// One rule as written (interim: only its tool name is matched).
 #[derive(Debug, Clone)]
-struct ToolRule {
+pub struct ToolRule {
     tool: String,
     text: String,
     source: Option<PathBuf>,
@@ -286,6 +287,9 @@ fn parse(text: &str, source: Option<&Path>) -> Result<ToolRule, String> {
     })
 }
 
+/// A parsed rule (interim: matched by tool name only).
+pub type Rule = ToolRule;
+
 /// The compiled permission policy (interim: tool-level rules only).
 #[derive(Debug)]
 pub struct Policy {
@@ -367,6 +371,16 @@ impl Policy {
             };
         }
         self.ask_or_deny(req.mode, DecidedBy::NoRule)
+    }
+
+    /// Parses one rule (hooks' `if` filters).
+    pub fn parse_rule(text: &str) -> Result<Rule, String> {
+        parse(text, None)
+    }
+
+    /// Whether a call matches a rule (interim: by tool name).
+    pub fn rule_matches(&self, rule: &Rule, tool: &str, _input: &Map<String, Value>) -> bool {
+        rule.tool == tool
     }
 
     /// Re-checks an updated input against deny and ask rules.

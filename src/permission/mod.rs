@@ -15,6 +15,30 @@ use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
 use crate::call::Input;
 use crate::stage::{StageFault, request};
 
+/// The permission engine's matchers, for hooks' `if` filters.
+pub struct RuleFilter(pub Arc<Policy>);
+
+impl crate::hooks::IfFilter for RuleFilter {
+    fn matches(
+        &self,
+        rule: &str,
+        tool: &str,
+        input: &serde_json::Map<String, serde_json::Value>,
+    ) -> bool {
+        match Policy::parse_rule(rule) {
+            Ok(rule) => self.0.rule_matches(&rule, tool, input),
+            Err(_) => false,
+        }
+    }
+}
+
+/// Checks an `if` rule when hooks are loaded.
+pub fn check_rule(text: &str) -> Result<(), String> {
+    Policy::parse_rule(text)
+        .map(|_| ())
+        .map_err(|e| e.to_string())
+}
+
 /// A question for the permission stage. The input travels with it and comes back in the answer,
 /// so no stage copies it.
 pub struct Query {

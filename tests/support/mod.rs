@@ -42,7 +42,13 @@ impl Sandbox {
 
     /// Starts `toolrt serve --cwd <cwd> --output-dir <out>` plus `args`.
     pub fn serve(&self, args: &[&str]) -> Server {
-        let mut all = vec!["serve".to_string(), "--cwd".into(), self.cwd.display().to_string(), "--output-dir".into(), self.out.display().to_string()];
+        let mut all = vec![
+            "serve".to_string(),
+            "--cwd".into(),
+            self.cwd.display().to_string(),
+            "--output-dir".into(),
+            self.out.display().to_string(),
+        ];
         all.extend(args.iter().map(|s| s.to_string()));
         Server::start(&all, &self.cwd)
     }
@@ -77,7 +83,8 @@ impl Server {
         std::thread::spawn(move || {
             for line in BufReader::new(stdout).lines() {
                 let Ok(line) = line else { break };
-                let v: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("stdout line is not JSON ({e}): {line}"));
+                let v: Value = serde_json::from_str(&line)
+                    .unwrap_or_else(|e| panic!("stdout line is not JSON ({e}): {line}"));
                 assert!(v.is_object(), "stdout line is not an object: {line}");
                 if tx.send(v).is_err() {
                     break;
@@ -93,7 +100,13 @@ impl Server {
             }
         });
         let stdin = child.stdin.take();
-        Self { child, stdin, rx, seen: Vec::new(), stderr: erx }
+        Self {
+            child,
+            stdin,
+            rx,
+            seen: Vec::new(),
+            stderr: erx,
+        }
     }
 
     pub fn send(&mut self, v: Value) {
@@ -111,7 +124,12 @@ impl Server {
     }
 
     /// Waits for the first message (seen or new) matching `pred`.
-    pub fn wait_for(&mut self, what: &str, timeout: Duration, pred: impl Fn(&Value) -> bool) -> Value {
+    pub fn wait_for(
+        &mut self,
+        what: &str,
+        timeout: Duration,
+        pred: impl Fn(&Value) -> bool,
+    ) -> Value {
         if let Some(v) = self.seen.iter().find(|v| pred(v)) {
             return v.clone();
         }
@@ -131,7 +149,9 @@ impl Server {
     }
 
     pub fn result(&mut self, id: &str) -> Value {
-        self.wait_for(&format!("result {id}"), Duration::from_secs(30), |v| is_result(v, id))
+        self.wait_for(&format!("result {id}"), Duration::from_secs(30), |v| {
+            is_result(v, id)
+        })
     }
 
     /// Closes stdin (EOF = shutdown), waits for exit, returns every message.
@@ -152,7 +172,11 @@ impl Server {
             self.seen.push(v);
         }
         let stderr: Vec<String> = self.stderr.try_iter().collect();
-        Finished { status, messages: std::mem::take(&mut self.seen), stderr: stderr.join("\n") }
+        Finished {
+            status,
+            messages: std::mem::take(&mut self.seen),
+            stderr: stderr.join("\n"),
+        }
     }
 }
 
@@ -182,7 +206,12 @@ impl Finished {
     /// The one result of `id` (panics unless there is exactly one).
     pub fn result(&self, id: &str) -> &Value {
         let r = self.results(id);
-        assert_eq!(r.len(), 1, "expected exactly one result for {id}: {:#?}", self.messages);
+        assert_eq!(
+            r.len(),
+            1,
+            "expected exactly one result for {id}: {:#?}",
+            self.messages
+        );
         r[0]
     }
 
@@ -191,7 +220,10 @@ impl Finished {
     }
 
     pub fn events(&self, name: &str) -> Vec<&Value> {
-        self.messages.iter().filter(|v| v["type"] == "event" && v["event"] == name).collect()
+        self.messages
+            .iter()
+            .filter(|v| v["type"] == "event" && v["event"] == name)
+            .collect()
     }
 }
 
@@ -206,14 +238,25 @@ pub fn run_lines(sandbox: &Sandbox, args: &[&str], lines: &[Value]) -> Finished 
 
 /// Runs `toolrt <args>` with no stdin and returns (exit code, stderr).
 pub fn run_status(args: &[&str], cwd: &Path) -> (Option<i32>, String) {
-    let out = Command::new(bin()).args(args).current_dir(cwd).stdin(Stdio::null()).output().unwrap();
-    (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned())
+    let out = Command::new(bin())
+        .args(args)
+        .current_dir(cwd)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
 }
 
 /// Whether a process with this pid is alive (not a zombie).
 pub fn pid_alive(pid: i32) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => !stat.split(") ").nth(1).is_some_and(|rest| rest.starts_with('Z')),
+        Ok(stat) => !stat
+            .split(") ")
+            .nth(1)
+            .is_some_and(|rest| rest.starts_with('Z')),
         Err(_) => false,
     }
 }
@@ -222,7 +265,11 @@ pub fn pid_alive(pid: i32) -> bool {
 pub fn wait_file(path: &Path) {
     let deadline = Instant::now() + Duration::from_secs(20);
     while !path.exists() {
-        assert!(Instant::now() < deadline, "timed out waiting for {}", path.display());
+        assert!(
+            Instant::now() < deadline,
+            "timed out waiting for {}",
+            path.display()
+        );
         std::thread::sleep(Duration::from_millis(5));
     }
 }

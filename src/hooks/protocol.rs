@@ -1,0 +1,711 @@
+//! The hook protocol: what a hook reads on stdin (COMPAT.md §4.2) and how its exit code and
+//! stdout are read (§4.3). Pure functions only.
+
+use async_trait::async_trait;
+use serde_json::{Map, Value};
+
+use super::config::HookEvent;
+
+/// How one hook run ended; also the `outcome` of its `hook_end` wire event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HookStatus {
+    /// Exit 0 (or an in-process hook that returned normally).
+    Success,
+    /// Exit 2: a blocking error.
+    Blocking,
+    /// Any other exit, a signal, a hook that could not start, or unparsable output: non-blocking.
+    Error,
+    /// The hook ran past its timeout and was killed; it gives no decision.
+    Timeout,
+    /// The call was cancelled while the hook ran; it gives no decision.
+    Cancelled,
+}
+
+impl HookStatus {
+    /// The wire name (`hook_end.outcome`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            HookStatus::Success => "success",
+            HookStatus::Blocking => "blocking",
+            HookStatus::Error => "error",
+            HookStatus::Timeout => "timeout",
+            HookStatus::Cancelled => "cancelled",
+        }
+    }
+}
+
+/// What one hook produced, read the same way for command and in-process hooks: a status (the
+/// meaning of the exit code), the JSON object it printed, and its stderr text.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HookOutput {
+    /// How the run ended.
+    pub status: HookStatus,
+    /// The JSON object on stdout, when there was one that counts (see [`HookOutput::from_exit`]).
+    pub json: Option<Map<String, Value>>,
+    /// stderr (the block reason of an exit 2 without a JSON `reason`).
+    pub stderr: String,
+}
+
+impl HookOutput {
+    /// A successful run with nothing to say.
+    pub fn none() -> Self {
+        Self {
+            status: HookStatus::Success,
+            json: None,
+            stderr: String::new(),
+        }
+    }
+
+    /// A successful run that printed this JSON; a non-object value counts as no output.
+    pub fn json(value: Value) -> Self {
+        Self {
+            status: HookStatus::Success,
+            json: match value {
+                Value::Object(m) => Some(m),
+                _ => None,
+            },
+            stderr: String::new(),
+        }
+    }
+
+    /// A blocking run (exit 2) with this reason.
+    pub fn block(reason: impl Into<String>) -> Self {
+        Self {
+            status: HookStatus::Blocking,
+            json: None,
+            stderr: reason.into(),
+        }
+    }
+
+    /// A non-blocking error.
+    pub fn error(message: impl Into<String>) -> Self {
+        Self {
+            status: HookStatus::Error,
+            json: None,
+            stderr: message.into(),
+        }
+    }
+
+    /// A run that gave no decision because it timed out or was cancelled.
+    pub(crate) fn without_decision(status: HookStatus) -> Self {
+        Self {
+            status,
+            json: None,
+            stderr: String::new(),
+        }
+    }
+
+    /// Reads a command hook that exited with `code`: 0 → JSON if stdout starts with `{`, else
+    /// nothing; 2 → blocking (a JSON `reason` is kept); anything else → non-blocking error,
+    /// unless stdout is a valid JSON object, which then decides.
+    pub fn from_exit(code: i32, stdout: &str, stderr: String) -> Self {
+        let trimmed = stdout.trim_start();
+        let parsed = if trimmed.starts_with('{') {
+            serde_json::from_str::<Value>(trimmed)
+                .ok()
+                .and_then(|v| match v {
+                    Value::Object(m) => Some(m),
+                    _ => None,
+                })
+        } else {
+            None
+        };
+        match code {
+            0 => match parsed {
+                Some(json) => Self {
+                    status: HookStatus::Success,
+                    json: Some(json),
+                    stderr,
+                },
+                None if trimmed.starts_with('{') => Self {
+                    status: HookStatus::Error,
+                    json: None,
+                    stderr: join_note(
+                        stderr,
+                        "hook stdout starts with `{` but is not a JSON object",
+                    ),
+                },
+                None => Self {
+                    status: HookStatus::Success,
+                    json: None,
+                    stderr,
+                },
+            },
+            2 => Self {
+                status: HookStatus::Blocking,
+                json: parsed,
+                stderr,
+            },
+            _ => Self {
+                status: HookStatus::Error,
+                json: parsed,
+                stderr,
+            },
+        }
+    }
+
+    /// Reads a command hook killed by `signal`: a non-blocking error whose output is not trusted
+    /// (it was cut off mid-run).
+    pub fn from_signal(signal: i32, stderr: String) -> Self {
+        Self {
+            status: HookStatus::Error,
+            json: None,
+            stderr: join_note(stderr, &format!("hook killed by signal {signal}")),
+        }
+    }
+}
+
+fn join_note(mut text: String, note: &str) -> String {
+    if !text.is_empty() && !text.ends_with('\n') {
+        text.push('\n');
+    }
+    text.push_str(note);
+    text
+}
+
+/// A hook written in Rust, registered with [`super::HookConfig::register_fn`]. It gets the same
+/// input JSON a command hook reads on stdin and returns what a command hook's exit code and
+/// stdout would mean.
+#[async_trait]
+pub trait InProcessHook: Send + Sync {
+    /// Runs the hook.
+    async fn run(&self, input: Value) -> HookOutput;
+}
+
+/// A PreToolUse permission decision.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum HookPermission {
+    /// Skip the prompt (never lifts a deny or ask rule).
+    Allow,
+    /// Ask, as an ask rule would.
+    Ask,
+    /// Nothing runs; the call's outcome is `deferred`.
+    Defer,
+    /// Block the call.
+    Deny,
+}
+
+impl HookPermission {
+    fn parse(s: &str) -> Option<Self> {
+        match s {
+            "allow" => Some(Self::Allow),
+            "ask" => Some(Self::Ask),
+            "defer" => Some(Self::Defer),
+            "deny" => Some(Self::Deny),
+            _ => None,
+        }
+    }
+}
+
+/// What one hook said on PreToolUse.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct PreVerdict {
+    pub(crate) permission: Option<HookPermission>,
+    pub(crate) reason: Option<String>,
+    pub(crate) updated_input: Option<Map<String, Value>>,
+    pub(crate) additional_context: Option<String>,
+    pub(crate) stop: Option<String>,
+}
+
+/// What one hook said on PermissionRequest.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct PermissionVerdict {
+    /// `Some(true)` allow, `Some(false)` deny.
+    pub(crate) allow: Option<bool>,
+    pub(crate) updated_input: Option<Map<String, Value>>,
+    pub(crate) message: Option<String>,
+    pub(crate) stop: Option<String>,
+}
+
+/// What one hook said after a call (PostToolUse, PostToolUseFailure) or a batch.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct PostVerdict {
+    /// Unlabelled texts for the model, in the order the hook gave them.
+    pub(crate) feedback: Vec<String>,
+    pub(crate) updated_output: Option<String>,
+    pub(crate) stop: Option<String>,
+}
+
+/// `continue: false` → the stop reason (a default when `stopReason` is missing).
+fn stop_of(json: &Map<String, Value>, event: HookEvent) -> Option<String> {
+    if json.get("continue") != Some(&Value::Bool(false)) {
+        return None;
+    }
+    Some(match json.get("stopReason") {
+        Some(Value::String(r)) if !r.is_empty() => r.clone(),
+        _ => format!("a {event} hook stopped processing"),
+    })
+}
+
+/// `hookSpecificOutput`, unless it names another event (a script shared between events).
+fn specific(json: &Map<String, Value>, event: HookEvent) -> Option<&Map<String, Value>> {
+    let spec = json.get("hookSpecificOutput")?.as_object()?;
+    match spec.get("hookEventName") {
+        Some(Value::String(name)) if name != event.as_str() => None,
+        _ => Some(spec),
+    }
+}
+
+fn str_field(map: &Map<String, Value>, key: &str) -> Option<String> {
+    match map.get(key) {
+        Some(Value::String(s)) if !s.is_empty() => Some(s.clone()),
+        _ => None,
+    }
+}
+
+fn obj_field(map: &Map<String, Value>, key: &str) -> Option<Map<String, Value>> {
+    map.get(key).and_then(Value::as_object).cloned()
+}
+
+/// The text an exit-2 hook blocks with: the JSON `reason`, else stderr, else a plain note.
+fn block_reason(out: &HookOutput) -> String {
+    if let Some(r) = out.json.as_ref().and_then(|j| str_field(j, "reason")) {
+        return r;
+    }
+    let err = out.stderr.trim();
+    if err.is_empty() {
+        "blocked by hook (exit code 2)".to_owned()
+    } else {
+        err.to_owned()
+    }
+}
+
+/// Reads one hook's PreToolUse output.
+pub(crate) fn pre_tool_use_verdict(out: &HookOutput) -> PreVerdict {
+    let mut v = PreVerdict::default();
+    if matches!(out.status, HookStatus::Timeout | HookStatus::Cancelled) {
+        return v;
+    }
+    let event = HookEvent::PreToolUse;
+    if let Some(json) = &out.json {
+        v.stop = stop_of(json, event);
+        if let Some(spec) = specific(json, event) {
+            v.permission = spec
+                .get("permissionDecision")
+                .and_then(Value::as_str)
+                .and_then(HookPermission::parse);
+            v.reason = str_field(spec, "permissionDecisionReason");
+            v.updated_input = obj_field(spec, "updatedInput");
+            v.additional_context = str_field(spec, "additionalContext");
+        }
+        if v.permission.is_none() {
+            // The legacy top-level form.
+            v.permission = match json.get("decision").and_then(Value::as_str) {
+                Some("approve") => Some(HookPermission::Allow),
+                Some("block") => Some(HookPermission::Deny),
+                _ => None,
+            };
+        }
+        if v.reason.is_none() {
+            v.reason = str_field(json, "reason");
+        }
+    }
+    if out.status == HookStatus::Blocking {
+        // Exit 2 blocks whatever the JSON says.
+        v.permission = Some(HookPermission::Deny);
+        v.reason = Some(block_reason(out));
+        v.updated_input = None;
+    }
+    v
+}
+
+/// Reads one hook's PermissionRequest output; exit 2 means nothing special here.
+pub(crate) fn permission_request_verdict(out: &HookOutput) -> PermissionVerdict {
+    let mut v = PermissionVerdict::default();
+    if matches!(out.status, HookStatus::Timeout | HookStatus::Cancelled) {
+        return v;
+    }
+    let event = HookEvent::PermissionRequest;
+    let Some(json) = &out.json else { return v };
+    v.stop = stop_of(json, event);
+    let Some(decision) = specific(json, event)
+        .and_then(|s| s.get("decision"))
+        .and_then(Value::as_object)
+    else {
+        return v;
+    };
+    match decision.get("behavior").and_then(Value::as_str) {
+        Some("allow") => {
+            v.allow = Some(true);
+            v.updated_input = obj_field(decision, "updatedInput");
+        }
+        Some("deny") => {
+            v.allow = Some(false);
+            v.message = str_field(decision, "message");
+        }
+        _ => {}
+    }
+    v
+}
+
+/// Reads one hook's PostToolUse, PostToolUseFailure or PostToolBatch output.
+pub(crate) fn post_verdict(event: HookEvent, out: &HookOutput) -> PostVerdict {
+    let mut v = PostVerdict::default();
+    if matches!(out.status, HookStatus::Timeout | HookStatus::Cancelled) {
+        return v;
+    }
+    let failure = event == HookEvent::PostToolUseFailure;
+    if out.status == HookStatus::Blocking {
+        v.feedback.push(block_reason(out));
+    }
+    let Some(json) = &out.json else { return v };
+    v.stop = stop_of(json, event);
+    if !failure
+        && out.status != HookStatus::Blocking
+        && json.get("decision").and_then(Value::as_str) == Some("block")
+    {
+        v.feedback
+            .push(str_field(json, "reason").unwrap_or_else(|| "blocked by hook".to_owned()));
+    }
+    if let Some(spec) = specific(json, event) {
+        if let Some(ctx) = str_field(spec, "additionalContext") {
+            v.feedback.push(ctx);
+        }
+        if event == HookEvent::PostToolUse {
+            v.updated_output = match spec.get("updatedToolOutput") {
+                None | Some(Value::Null) => None,
+                Some(Value::String(s)) => Some(s.clone()),
+                Some(other) => Some(other.to_string()),
+            };
+        }
+    }
+    v
+}
+
+/// The fields every event's input starts with (§4.2).
+pub(crate) fn base_input(
+    session_id: &str,
+    cwd: &str,
+    permission_mode: &str,
+    event: HookEvent,
+) -> Map<String, Value> {
+    let mut m = Map::new();
+    m.insert("session_id".into(), session_id.into());
+    m.insert("transcript_path".into(), Value::Null);
+    m.insert("cwd".into(), cwd.into());
+    m.insert("permission_mode".into(), permission_mode.into());
+    m.insert("hook_event_name".into(), event.as_str().into());
+    m
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// (exit code, stdout, stderr, status, JSON kept)
+    type ExitRow<'a> = (
+        i32,
+        &'a str,
+        &'a str,
+        HookStatus,
+        Option<Map<String, Value>>,
+    );
+    /// (exit code, stdout, stderr, permission, reason)
+    type PreRow<'a> = (
+        i32,
+        String,
+        &'a str,
+        Option<HookPermission>,
+        Option<&'a str>,
+    );
+
+    fn obj(v: Value) -> Option<Map<String, Value>> {
+        v.as_object().cloned()
+    }
+
+    #[test]
+    fn exit_code_table() {
+        // (exit code, stdout, stderr, status, json kept)
+        let allow = r#"{"decision":"approve"}"#;
+        let rows: Vec<ExitRow<'_>> = vec![
+            // Exit 0: stdout starting with `{` (after whitespace) is JSON…
+            (
+                0,
+                allow,
+                "",
+                HookStatus::Success,
+                obj(json!({"decision": "approve"})),
+            ),
+            (
+                0,
+                "  \n{\"a\":1}\n",
+                "",
+                HookStatus::Success,
+                obj(json!({"a": 1})),
+            ),
+            // …anything else is ignored.
+            (0, "all good\n{\"a\":1}", "", HookStatus::Success, None),
+            (0, "", "", HookStatus::Success, None),
+            (0, "[1,2]", "", HookStatus::Success, None),
+            // Starts with `{` but is not JSON: a non-blocking error, no decision.
+            (0, "{not json", "", HookStatus::Error, None),
+            // Exit 2: blocking, JSON kept for its `reason`.
+            (2, "", "no rm -rf", HookStatus::Blocking, None),
+            (
+                2,
+                r#"{"reason":"r"}"#,
+                "e",
+                HookStatus::Blocking,
+                obj(json!({"reason": "r"})),
+            ),
+            // Other exits: non-blocking error, unless stdout is valid JSON, which then decides.
+            (1, "", "oops", HookStatus::Error, None),
+            (127, "", "sh: 1: nope: not found", HookStatus::Error, None),
+            (
+                1,
+                allow,
+                "",
+                HookStatus::Error,
+                obj(json!({"decision": "approve"})),
+            ),
+            (3, "garbage", "", HookStatus::Error, None),
+        ];
+        for (code, stdout, stderr, status, json) in rows {
+            let out = HookOutput::from_exit(code, stdout, stderr.to_owned());
+            assert_eq!(out.status, status, "exit {code} stdout {stdout:?}");
+            assert_eq!(out.json, json, "exit {code} stdout {stdout:?}");
+        }
+        let sig = HookOutput::from_signal(9, String::new());
+        assert_eq!(sig.status, HookStatus::Error);
+        assert_eq!(sig.json, None);
+        assert!(sig.stderr.contains("signal 9"));
+    }
+
+    fn pre(code: i32, stdout: &str, stderr: &str) -> PreVerdict {
+        pre_tool_use_verdict(&HookOutput::from_exit(code, stdout, stderr.to_owned()))
+    }
+
+    #[test]
+    fn pre_tool_use_table() {
+        use HookPermission::*;
+        let hso = |fields: Value| {
+            let mut spec = json!({"hookEventName": "PreToolUse"});
+            for (k, v) in fields.as_object().unwrap() {
+                spec[k] = v.clone();
+            }
+            json!({ "hookSpecificOutput": spec }).to_string()
+        };
+        // (code, stdout, stderr, permission, reason)
+        let rows: Vec<PreRow<'_>> = vec![
+            (0, hso(json!({"permissionDecision": "allow"})), "", Some(Allow), None),
+            (0, hso(json!({"permissionDecision": "ask"})), "", Some(Ask), None),
+            (0, hso(json!({"permissionDecision": "defer"})), "", Some(Defer), None),
+            (
+                0,
+                hso(json!({"permissionDecision": "deny", "permissionDecisionReason": "no"})),
+                "",
+                Some(Deny),
+                Some("no"),
+            ),
+            (0, hso(json!({"permissionDecision": "maybe"})), "", None, None),
+            // Legacy top-level decision.
+            (0, json!({"decision": "approve"}).to_string(), "", Some(Allow), None),
+            (0, json!({"decision": "block", "reason": "legacy"}).to_string(), "", Some(Deny), Some("legacy")),
+            // hookSpecificOutput wins over legacy.
+            (
+                0,
+                json!({"decision": "block", "hookSpecificOutput": {"permissionDecision": "allow"}}).to_string(),
+                "",
+                Some(Allow),
+                None,
+            ),
+            // Another event's hookSpecificOutput is not read.
+            (
+                0,
+                json!({"hookSpecificOutput": {"hookEventName": "PostToolUse", "permissionDecision": "deny"}}).to_string(),
+                "",
+                None,
+                None,
+            ),
+            // Exit 2 blocks with stderr…
+            (2, String::new(), "dangerous\n", Some(Deny), Some("dangerous")),
+            // …or the JSON reason; a JSON allow cannot override it.
+            (
+                2,
+                json!({"reason": "json says", "hookSpecificOutput": {"permissionDecision": "allow"}}).to_string(),
+                "stderr",
+                Some(Deny),
+                Some("json says"),
+            ),
+            (2, hso(json!({"permissionDecision": "allow"})), "stderr wins", Some(Deny), Some("stderr wins")),
+            (2, String::new(), "", Some(Deny), Some("blocked by hook (exit code 2)")),
+            // Other exits: non-blocking, unless JSON decides.
+            (1, String::new(), "crash", None, None),
+            (1, hso(json!({"permissionDecision": "deny"})), "", Some(Deny), None),
+            // Exit 0 with non-JSON stdout: nothing.
+            (0, "deny".into(), "", None, None),
+        ];
+        for (code, stdout, stderr, permission, reason) in rows {
+            let v = pre(code, &stdout, stderr);
+            assert_eq!(v.permission, permission, "exit {code} {stdout}");
+            assert_eq!(v.reason.as_deref(), reason, "exit {code} {stdout}");
+        }
+    }
+
+    #[test]
+    fn pre_tool_use_fields() {
+        let v = pre(
+            0,
+            &json!({"continue": false, "stopReason": "halt",
+                    "hookSpecificOutput": {"updatedInput": {"command": "ls"}, "additionalContext": "ctx"}})
+            .to_string(),
+            "",
+        );
+        assert_eq!(v.stop.as_deref(), Some("halt"));
+        assert_eq!(v.updated_input, obj(json!({"command": "ls"})));
+        assert_eq!(v.additional_context.as_deref(), Some("ctx"));
+        // continue:false without a reason still stops; continue:true does not.
+        assert!(pre(0, r#"{"continue":false}"#, "").stop.is_some());
+        assert!(pre(0, r#"{"continue":true}"#, "").stop.is_none());
+        // A non-object updatedInput is ignored.
+        assert!(
+            pre(0, r#"{"hookSpecificOutput":{"updatedInput":"x"}}"#, "")
+                .updated_input
+                .is_none()
+        );
+        // Timed-out and cancelled hooks give no decision.
+        for s in [HookStatus::Timeout, HookStatus::Cancelled] {
+            assert_eq!(
+                pre_tool_use_verdict(&HookOutput::without_decision(s)),
+                PreVerdict::default()
+            );
+        }
+    }
+
+    #[test]
+    fn permission_request_table() {
+        let run = |code: i32, stdout: Value| {
+            permission_request_verdict(&HookOutput::from_exit(
+                code,
+                &stdout.to_string(),
+                "err".into(),
+            ))
+        };
+        let allow = json!({"hookSpecificOutput": {"hookEventName": "PermissionRequest",
+            "decision": {"behavior": "allow", "updatedInput": {"command": "ls"}}}});
+        let v = run(0, allow.clone());
+        assert_eq!(v.allow, Some(true));
+        assert_eq!(v.updated_input, obj(json!({"command": "ls"})));
+        let v = run(
+            0,
+            json!({"hookSpecificOutput": {"decision": {"behavior": "deny", "message": "m"}}}),
+        );
+        assert_eq!(v.allow, Some(false));
+        assert_eq!(v.message.as_deref(), Some("m"));
+        assert_eq!(
+            run(
+                0,
+                json!({"hookSpecificOutput": {"decision": {"behavior": "x"}}})
+            )
+            .allow,
+            None
+        );
+        // Exit 2 is ignored: no deny from stderr.
+        let v = permission_request_verdict(&HookOutput::from_exit(2, "", "nope".into()));
+        assert_eq!(v, PermissionVerdict::default());
+        // …but valid JSON still decides, as on any non-zero exit.
+        assert_eq!(run(2, allow).allow, Some(true));
+        assert!(run(0, json!({"continue": false})).stop.is_some());
+    }
+
+    #[test]
+    fn post_table() {
+        let post = |event, code: i32, stdout: &str, stderr: &str| {
+            post_verdict(
+                event,
+                &HookOutput::from_exit(code, stdout, stderr.to_owned()),
+            )
+        };
+        let e = HookEvent::PostToolUse;
+        assert_eq!(post(e, 2, "", "lint failed\n").feedback, ["lint failed"]);
+        assert_eq!(
+            post(e, 0, r#"{"decision":"block","reason":"fix it"}"#, "").feedback,
+            ["fix it"]
+        );
+        assert_eq!(
+            post(
+                e,
+                0,
+                r#"{"hookSpecificOutput":{"hookEventName":"PostToolUse","additionalContext":"c"}}"#,
+                ""
+            )
+            .feedback,
+            ["c"]
+        );
+        assert_eq!(
+            post(
+                e,
+                0,
+                r#"{"hookSpecificOutput":{"updatedToolOutput":"new"}}"#,
+                ""
+            )
+            .updated_output
+            .as_deref(),
+            Some("new")
+        );
+        assert_eq!(
+            post(
+                e,
+                0,
+                r#"{"hookSpecificOutput":{"updatedToolOutput":{"a":[1]}}}"#,
+                ""
+            )
+            .updated_output
+            .as_deref(),
+            Some(r#"{"a":[1]}"#)
+        );
+        // Exit 1 stderr is not feedback (non-blocking error, shown to the user only).
+        assert!(post(e, 1, "", "warn").feedback.is_empty());
+        // Exit 2 with a JSON reason uses it, once.
+        assert_eq!(
+            post(e, 2, r#"{"decision":"block","reason":"r"}"#, "s").feedback,
+            ["r"]
+        );
+        assert_eq!(
+            post(e, 0, r#"{"continue":false,"stopReason":"enough"}"#, "")
+                .stop
+                .as_deref(),
+            Some("enough")
+        );
+
+        let f = HookEvent::PostToolUseFailure;
+        assert_eq!(post(f, 2, "", "hint").feedback, ["hint"]);
+        assert_eq!(
+            post(
+                f,
+                0,
+                r#"{"hookSpecificOutput":{"additionalContext":"try again"}}"#,
+                ""
+            )
+            .feedback,
+            ["try again"]
+        );
+        // PostToolUseFailure: additionalContext only — no decision:block, no output rewrite.
+        assert!(
+            post(f, 0, r#"{"decision":"block","reason":"r"}"#, "")
+                .feedback
+                .is_empty()
+        );
+        assert!(
+            post(
+                f,
+                0,
+                r#"{"hookSpecificOutput":{"updatedToolOutput":"x"}}"#,
+                ""
+            )
+            .updated_output
+            .is_none()
+        );
+    }
+
+    #[test]
+    fn base_input_fields() {
+        let m = base_input("s1", "/w", "default", HookEvent::PostToolUse);
+        assert_eq!(
+            Value::Object(m),
+            json!({"session_id": "s1", "transcript_path": null, "cwd": "/w",
+                   "permission_mode": "default", "hook_event_name": "PostToolUse"})
+        );
+    }
+}

@@ -1,0 +1,223 @@
+//! The hook stage actor and its typed handle.
+//!
+//! Hooks run for seconds, so the actor never runs one in its handler: each request becomes a
+//! task that runs the [`HookRunner`] and replies. When an event has no hooks configured the
+//! handle answers at once without a message hop — "no hooks" costs nothing per call.
+
+use std::sync::Arc;
+
+use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use super::{
+    BatchCallRecord, HookEvent, HookRunner, PermissionRequestResult, PostBatchResult,
+    PostToolResult, PreToolUseResult, ToolHookCall,
+};
+use crate::call::Input;
+use crate::stage::{StageFault, request};
+
+/// The call a tool event is about, owned so it can travel in a message.
+pub struct CallFacts {
+    /// Canonical tool name.
+    pub tool: Arc<str>,
+    /// The input (returned with the answer).
+    pub input: Input,
+    /// The call id.
+    pub id: Arc<str>,
+    /// The permission mode's wire name.
+    pub mode: &'static str,
+    /// The call's cancellation.
+    pub cancel: CancellationToken,
+}
+
+/// Messages of the hook stage.
+pub enum HookMsg {
+    /// PreToolUse.
+    Pre(CallFacts, RpcReplyPort<(Input, PreToolUseResult)>),
+    /// PermissionRequest.
+    Permission(CallFacts, RpcReplyPort<(Input, PermissionRequestResult)>),
+    /// PostToolUse (success) with the tool response and duration.
+    Post(CallFacts, Value, u64, RpcReplyPort<(Input, PostToolResult)>),
+    /// PostToolUseFailure with the error text and whether it was an interrupt.
+    PostFailure(
+        CallFacts,
+        String,
+        bool,
+        RpcReplyPort<(Input, PostToolResult)>,
+    ),
+    /// PostToolBatch.
+    Batch(
+        String,
+        Vec<BatchCallRecord>,
+        &'static str,
+        RpcReplyPort<PostBatchResult>,
+    ),
+}
+
+/// The hook stage actor.
+pub struct HookStageActor;
+
+impl Actor for HookStageActor {
+    type Msg = HookMsg;
+    type State = Arc<HookRunner>;
+    type Arguments = Arc<HookRunner>;
+
+    async fn pre_start(
+        &self,
+        _me: ActorRef<HookMsg>,
+        runner: Arc<HookRunner>,
+    ) -> Result<Arc<HookRunner>, ActorProcessingErr> {
+        Ok(runner)
+    }
+
+    async fn handle(
+        &self,
+        _me: ActorRef<HookMsg>,
+        msg: HookMsg,
+        runner: &mut Arc<HookRunner>,
+    ) -> Result<(), ActorProcessingErr> {
+        let runner = runner.clone();
+        tokio::spawn(async move {
+            match msg {
+                HookMsg::Pre(f, reply) => {
+                    let r = runner.pre_tool_use(&call(&f), &f.cancel).await;
+                    let _ = reply.send((f.input, r));
+                }
+                HookMsg::Permission(f, reply) => {
+                    let r = runner.permission_request(&call(&f), &f.cancel).await;
+                    let _ = reply.send((f.input, r));
+                }
+                HookMsg::Post(f, response, ms, reply) => {
+                    let r = runner
+                        .post_tool_use(&call(&f), &response, ms, &f.cancel)
+                        .await;
+                    let _ = reply.send((f.input, r));
+                }
+                HookMsg::PostFailure(f, error, interrupt, reply) => {
+                    let r = runner
+                        .post_tool_use_failure(&call(&f), &error, interrupt, &f.cancel)
+                        .await;
+                    let _ = reply.send((f.input, r));
+                }
+                HookMsg::Batch(batch, records, mode, reply) => {
+                    let r = runner.post_tool_batch(&batch, &records, mode).await;
+                    let _ = reply.send(r);
+                }
+            }
+        });
+        Ok(())
+    }
+}
+
+fn call(f: &CallFacts) -> ToolHookCall<'_> {
+    ToolHookCall {
+        tool_name: &f.tool,
+        tool_input: &f.input,
+        tool_use_id: &f.id,
+        permission_mode: f.mode,
+    }
+}
+
+/// Typed handle to the hook stage.
+#[derive(Clone)]
+pub struct Hooks {
+    actor: Option<ActorRef<HookMsg>>,
+    runner: Option<Arc<HookRunner>>,
+}
+
+impl Hooks {
+    /// A stage with no hooks at all (no actor).
+    pub fn none() -> Self {
+        Self {
+            actor: None,
+            runner: None,
+        }
+    }
+
+    /// Spawns the stage actor around a runner.
+    pub async fn spawn(runner: Arc<HookRunner>) -> Result<Self, ractor::SpawnErr> {
+        let (actor, _) = Actor::spawn(None, HookStageActor, runner.clone()).await?;
+        Ok(Self {
+            actor: Some(actor),
+            runner: Some(runner),
+        })
+    }
+
+    /// Whether any hook is configured for `event`.
+    pub fn has(&self, event: HookEvent) -> bool {
+        self.runner.as_ref().is_some_and(|r| r.config().has(event))
+    }
+
+    fn actor(&self) -> Result<&ActorRef<HookMsg>, StageFault> {
+        self.actor.as_ref().ok_or(StageFault {
+            stage: "hooks",
+            why: "no hook stage is running",
+        })
+    }
+
+    /// Runs PreToolUse hooks (callers check [`Hooks::has`] first).
+    pub async fn pre_tool_use(
+        &self,
+        facts: CallFacts,
+    ) -> Result<(Input, PreToolUseResult), StageFault> {
+        request("hooks", self.actor()?, |port| HookMsg::Pre(facts, port)).await
+    }
+
+    /// Runs PermissionRequest hooks.
+    pub async fn permission_request(
+        &self,
+        facts: CallFacts,
+    ) -> Result<(Input, PermissionRequestResult), StageFault> {
+        request("hooks", self.actor()?, |port| {
+            HookMsg::Permission(facts, port)
+        })
+        .await
+    }
+
+    /// Runs PostToolUse hooks.
+    pub async fn post_tool_use(
+        &self,
+        facts: CallFacts,
+        response: Value,
+        duration_ms: u64,
+    ) -> Result<(Input, PostToolResult), StageFault> {
+        request("hooks", self.actor()?, |port| {
+            HookMsg::Post(facts, response, duration_ms, port)
+        })
+        .await
+    }
+
+    /// Runs PostToolUseFailure hooks.
+    pub async fn post_tool_use_failure(
+        &self,
+        facts: CallFacts,
+        error: String,
+        is_interrupt: bool,
+    ) -> Result<(Input, PostToolResult), StageFault> {
+        request("hooks", self.actor()?, |port| {
+            HookMsg::PostFailure(facts, error, is_interrupt, port)
+        })
+        .await
+    }
+
+    /// Runs PostToolBatch hooks.
+    pub async fn post_tool_batch(
+        &self,
+        batch: String,
+        records: Vec<BatchCallRecord>,
+        mode: &'static str,
+    ) -> Result<PostBatchResult, StageFault> {
+        request("hooks", self.actor()?, |port| {
+            HookMsg::Batch(batch, records, mode, port)
+        })
+        .await
+    }
+
+    /// Stops the actor.
+    pub fn stop(&self) {
+        if let Some(a) = &self.actor {
+            a.stop(None);
+        }
+    }
+}

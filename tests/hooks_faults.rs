@@ -1,0 +1,200 @@
+//! Black-box fault tests of hooks: hangs, floods, missing scripts, signals, closed stdin,
+//! through `toolrt serve`. Every call must still get exactly one result.
+
+mod hooks_support;
+
+use std::time::{Duration, Instant};
+
+use hooks_support::*;
+use serde_json::{Value, json};
+
+fn process_gone(pid: i32) -> bool {
+    // Killed and reparented: until PID 1 reaps it, it is a zombie, dead all the same.
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat
+            .rsplit(')')
+            .next()
+            .is_some_and(|rest| rest.trim_start().starts_with(['Z', 'X'])),
+    }
+}
+
+#[test]
+fn a_hanging_hook_is_killed_with_its_children_and_the_call_proceeds() {
+    let fx = Fixture::new();
+    let pidfile = fx.hooks.path().join("child.pid");
+    let hang = fx.script(&format!(
+        "cat > /dev/null\nsleep 300 &\necho $! > '{}'\nwait\necho '{}'",
+        pidfile.display(),
+        pre_decision("deny", "too late")
+    ));
+    let hooks =
+        json!({"PreToolUse": [{"hooks": [{"type": "command", "command": hang, "timeout": 1}]}]});
+    fx.settings(json!({ "hooks": hooks }));
+    let mut s = fx.serve("bypassPermissions");
+    let t = Instant::now();
+    s.send(&bash("a1", "echo proceeded"));
+    let r = s.result("a1");
+    assert!(t.elapsed() < Duration::from_secs(10));
+    assert_eq!(r["outcome"], "success");
+    assert!(r["content"].as_str().unwrap().contains("proceeded"));
+    let run = s.finish();
+    assert_eq!(run.hook_ends("PreToolUse")[0]["outcome"], "timeout");
+    let pid: i32 = std::fs::read_to_string(&pidfile)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !process_gone(pid) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(
+        process_gone(pid),
+        "the hook's child {pid} survived its timeout"
+    );
+}
+
+/// (VmHWM, VmRSS) of a process, in KiB.
+fn memory_kib(pid: u32) -> (u64, u64) {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let field = |name: &str| -> u64 {
+        status
+            .lines()
+            .find(|l| l.starts_with(name))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|n| n.parse().ok())
+            .unwrap()
+    };
+    (field("VmHWM:"), field("VmRSS:"))
+}
+
+#[test]
+fn a_hook_printing_50_mb_keeps_memory_bounded() {
+    let fx = Fixture::new();
+    let flood = fx.script(
+        "cat > /dev/null\nhead -c 50000000 /dev/zero | tr '\\0' a\nhead -c 50000000 /dev/zero | tr '\\0' b >&2\nexit 2",
+    );
+    let hooks = json!({"PostToolUse": [group("Bash", &[&flood])]});
+    fx.settings(json!({ "hooks": hooks }));
+    let mut s = fx.serve("bypassPermissions");
+    // A first call warms the server up so its baseline includes the runtime.
+    s.send(&bash("w", "echo warm"));
+    s.result("w");
+    let (hwm_before, _) = memory_kib(s.pid());
+    s.send(&bash("a1", "echo hi"));
+    let r = s.result("a1");
+    let (hwm_after, rss_after) = memory_kib(s.pid());
+    eprintln!("server VmHWM {hwm_before} -> {hwm_after} KiB, VmRSS now {rss_after} KiB");
+    assert_eq!(r["outcome"], "success");
+    // The exit-2 stderr is feedback, but only a bounded, externalized part of it.
+    let content = r["content"].as_str().unwrap();
+    assert!(content.len() < 100_000, "{} bytes", content.len());
+    assert!(
+        hwm_after.saturating_sub(hwm_before) < 16 * 1024,
+        "peak RSS grew by {} KiB",
+        hwm_after - hwm_before
+    );
+    s.finish();
+}
+
+#[test]
+fn a_hook_that_does_not_exist_fails_open() {
+    let fx = Fixture::new();
+    let missing = fx.hooks.path().join("no-such-hook.sh");
+    let not_executable = fx.write_data("#!/bin/sh\necho '{}'\n");
+    let hooks =
+        json!({"PreToolUse": [group("Bash", &[&missing.to_string_lossy(), &not_executable])]});
+    let run = fx.run(hooks, "bypassPermissions", &[bash("a1", "echo proceeded")]);
+    assert_eq!(run.outcome("a1"), "success");
+    assert!(run.content("a1").contains("proceeded"));
+    let ends = run.hook_ends("PreToolUse");
+    assert_eq!(ends.len(), 2);
+    for end in ends {
+        assert_eq!(end["outcome"], "error");
+        assert!(end["exit_code"] == 127 || end["exit_code"] == 126 || end["exit_code"].is_null());
+    }
+}
+
+#[test]
+fn exit_2_with_a_json_allow_blocks() {
+    let fx = Fixture::new();
+    let data = fx.write_data(&pre_decision("allow", "looks fine").to_string());
+    let hook = fx.script(&format!(
+        "cat > /dev/null\ncat '{data}'\necho 'blocked by policy' >&2\nexit 2"
+    ));
+    let hooks = json!({"PreToolUse": [group("Bash", &[&hook])]});
+    let run = fx.run(hooks, "bypassPermissions", &[bash("a1", "touch made")]);
+    assert_eq!(run.outcome("a1"), "denied");
+    assert!(
+        run.content("a1").contains("blocked by policy"),
+        "{}",
+        run.content("a1")
+    );
+    assert!(!fx.cwd().join("made").exists());
+}
+
+#[test]
+fn a_hook_killed_by_a_signal_is_a_non_blocking_error() {
+    let fx = Fixture::new();
+    let data = fx.write_data(&pre_decision("deny", "half-written").to_string());
+    // Inline, so `$$` is the `sh -c` shell itself (a script file would run as its child, and
+    // the shell would then exit normally with 137).
+    let hook = format!("cat > /dev/null; cat '{data}'; kill -9 $$");
+    let hooks = json!({"PreToolUse": [group("Bash", &[&hook])]});
+    let run = fx.run(hooks, "bypassPermissions", &[bash("a1", "echo proceeded")]);
+    assert_eq!(run.outcome("a1"), "success");
+    let end = run.hook_ends("PreToolUse")[0];
+    assert_eq!(end["outcome"], "error");
+    assert!(end["exit_code"].is_null());
+}
+
+#[test]
+fn a_hook_that_closes_stdin_at_once_neither_fails_nor_hangs() {
+    let fx = Fixture::new();
+    let data = fx.write_data(&pre_decision("deny", "read nothing, still decided").to_string());
+    let closer = fx.script(&format!("exec 0<&-\ncat '{data}'"));
+    let never_reads = fx.script("exit 0");
+    let hooks = json!({"PreToolUse": [group("Write", &[&closer, &never_reads])]});
+    // An input far larger than a pipe buffer.
+    let big = "x".repeat(2_000_000);
+    let run = fx.run(
+        hooks,
+        "bypassPermissions",
+        &[call(
+            "a1",
+            "Write",
+            json!({"file_path": "big.txt", "content": big}),
+        )],
+    );
+    assert_eq!(run.outcome("a1"), "denied");
+    assert!(run.content("a1").contains("read nothing, still decided"));
+    assert!(!fx.cwd().join("big.txt").exists());
+}
+
+#[test]
+fn broken_hooks_never_break_the_protocol() {
+    let fx = Fixture::new();
+    let garbage = fx.script("cat > /dev/null\nprintf '{\"hookSpecificOutput\": '\nexit 0");
+    let binary = fx.script("cat > /dev/null\nhead -c 4096 /dev/urandom\nexit 1");
+    let crash = fx.script("cat > /dev/null\nkill -SEGV $$");
+    let hooks = json!({
+        "PreToolUse": [group("", &[&garbage, &binary, &crash])],
+        "PostToolUse": [group("", &[&garbage, &binary, &crash])],
+        "PostToolBatch": [group("", &[&garbage, &binary, &crash])],
+    });
+    let calls: Vec<Value> = (0..5)
+        .map(|i| bash(&format!("c{i}"), &format!("echo {i}")))
+        .collect();
+    let run = fx.run(
+        hooks,
+        "bypassPermissions",
+        &[batch("b1", &calls), bash("a1", "echo solo")],
+    );
+    // The harness already checked every stdout line is one JSON object.
+    for i in 0..5 {
+        assert_eq!(run.outcome(&format!("c{i}")), "success");
+    }
+    assert_eq!(run.outcome("a1"), "success");
+    assert_eq!(run.code, Some(0));
+}
