@@ -32,6 +32,17 @@ pub enum Command {
         #[command(flatten)]
         args: RuntimeArgs,
     },
+    /// Print the permission decision for one call and what decided it, without running it.
+    /// Exit status: 0 allow, 1 deny, 3 ask (2: bad flags, settings or input).
+    Explain {
+        /// The tool name (an alias resolves as in `serve`).
+        tool: String,
+        /// The input object, as JSON.
+        input: String,
+        /// Settings and permission flags, as for `serve`.
+        #[command(flatten)]
+        args: RuntimeArgs,
+    },
 }
 
 /// Flags shared by `serve` and `run`.
@@ -78,6 +89,7 @@ pub struct RuntimeArgs {
 
 fn parse_mode(s: &str) -> Result<Mode, String> {
     s.parse()
+        .map_err(|e: crate::permission::UnknownMode| e.to_string())
 }
 
 impl RuntimeArgs {

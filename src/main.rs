@@ -5,6 +5,8 @@ use std::process::ExitCode;
 use clap::Parser;
 use tokio::io::BufReader;
 use toolrt::cli::{Cli, Command};
+use toolrt::permission::Behavior;
+use toolrt::runtime::Explained;
 use toolrt::server::{serve, watch_signals};
 use toolrt::supervisor::AskPolicy;
 
@@ -18,6 +20,9 @@ fn main() -> ExitCode {
         .with_target(false)
         .init();
     let cli = Cli::parse();
+    if let Command::Explain { tool, input, args } = cli.command {
+        return explain(&tool, &input, args);
+    }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -31,6 +36,7 @@ fn main() -> ExitCode {
     let code = runtime.block_on(async {
         let (args, input, ask): (_, Box<dyn tokio::io::AsyncBufRead + Unpin + Send>, _) =
             match cli.command {
+                Command::Explain { .. } => return ExitCode::from(2),
                 Command::Serve(args) => (
                     args,
                     Box::new(BufReader::new(tokio::io::stdin())),
@@ -72,4 +78,46 @@ fn main() -> ExitCode {
     // EOF); do not wait for it.
     runtime.shutdown_background();
     code
+}
+
+/// `toolrt explain`: decide one call and print why.
+fn explain(tool: &str, input: &str, args: toolrt::cli::RuntimeArgs) -> ExitCode {
+    let input: serde_json::Value = match serde_json::from_str(input) {
+        Ok(v) => v,
+        Err(e) => {
+            eprintln!("toolrt: the input is not valid JSON: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let config = match args.into_config(AskPolicy::Deny) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("toolrt: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    match toolrt::runtime::explain(&config, tool, input) {
+        Err(e) => {
+            eprintln!("toolrt: {e}");
+            ExitCode::from(2)
+        }
+        Ok(Explained::Rejected(rejection)) => {
+            println!("{}: {}", rejection.outcome.as_str(), rejection.content);
+            ExitCode::from(2)
+        }
+        Ok(Explained::Decision {
+            tool,
+            input,
+            decision,
+        }) => {
+            println!("tool: {tool}");
+            println!("input: {}", serde_json::Value::Object(input));
+            println!("{}", decision.explain());
+            ExitCode::from(match decision.behavior {
+                Behavior::Allow => 0,
+                Behavior::Deny => 1,
+                Behavior::Ask => 3,
+            })
+        }
+    }
 }

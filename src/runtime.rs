@@ -12,7 +12,7 @@ use crate::dispatch::Dispatcher;
 use crate::emit::Emitter;
 use crate::execute::Executor;
 use crate::hooks::{HookConfig, HookEnv, HookEvent, HookRunner, Hooks, InProcessHook};
-use crate::permission::{Mode, Permission, PolicyBuilder, RuleFilter};
+use crate::permission::{Mode, Permission, Policy, PolicyBuilder, RuleFilter};
 use crate::protocol::{ClientMessage, ServerMessage};
 use crate::registry::{Registry, Selection};
 use crate::session::Session;
@@ -122,6 +122,92 @@ pub enum StartError {
     Spawn(&'static str),
 }
 
+/// Compiles the permission policy and the tool registry of a config (shared by `start` and
+/// `explain`). Policy warnings (unknown keys) go to stderr through `tracing`.
+fn build_policy_and_registry(
+    config: &Config,
+    cwd: &std::path::Path,
+) -> Result<(Arc<Policy>, Registry), StartError> {
+    let settings = &config.settings;
+    let mut policy = PolicyBuilder::new(cwd.to_path_buf(), crate::paths::home_dir());
+    for (file, permissions) in settings.sections("permissions") {
+        policy.add_settings_file(file, permissions)?;
+    }
+    for rule in &config.allowed_tools {
+        policy.add_cli_allow(rule)?;
+    }
+    for rule in &config.disallowed_tools {
+        policy.add_cli_deny(rule)?;
+    }
+    if let Some(mode) = config.permission_mode {
+        policy.set_cli_mode(mode);
+    }
+    for warning in policy.warnings() {
+        tracing::warn!("{warning}");
+    }
+    let policy = Arc::new(policy.build()?);
+    let mut tools: Vec<Arc<dyn Tool>> = if config.builtins {
+        crate::tools::builtin_tools()
+    } else {
+        Vec::new()
+    };
+    tools.extend(config.extra_tools.iter().cloned());
+    let registry = Registry::build(
+        tools,
+        &config.selection,
+        &settings.aliases,
+        &settings.alias_files,
+        |name| policy.removes_tool(name),
+    )?;
+    Ok((policy, registry))
+}
+
+/// What `toolrt explain` found.
+#[derive(Debug)]
+pub enum Explained {
+    /// The input is usable: the decision for it.
+    Decision {
+        /// The canonical tool name.
+        tool: String,
+        /// The input after coercion and normalisation.
+        input: crate::call::Input,
+        /// The decision.
+        decision: crate::permission::Decision,
+    },
+    /// The call would not reach the permission stage: its outcome and why.
+    Rejected(crate::validate::Rejection),
+}
+
+/// Decides one call the way the pipeline would (validate stage, then the permission decision,
+/// no hooks), without running anything.
+pub fn explain(
+    config: &Config,
+    tool: &str,
+    input: serde_json::Value,
+) -> Result<Explained, StartError> {
+    let cwd = std::fs::canonicalize(&config.cwd)
+        .map_err(|e| StartError::Io(format!("--cwd {}: {e}", config.cwd.display())))?;
+    let (policy, registry) = build_policy_and_registry(config, &cwd)?;
+    let session = Session::new(cwd, std::env::temp_dir());
+    let call = crate::call::ToolCall::new("explain", tool, input);
+    match crate::validate::prepare(&registry, &session, call) {
+        Err(rejection) => Ok(Explained::Rejected(rejection)),
+        Ok(prepared) => {
+            let decision = policy.decide(&crate::permission::DecisionRequest {
+                tool: prepared.tool_name(),
+                input: &prepared.input,
+                mode: policy.starting_mode(),
+                hook: None,
+            });
+            Ok(Explained::Decision {
+                tool: prepared.tool_name().to_string(),
+                input: prepared.input,
+                decision,
+            })
+        }
+    }
+}
+
 /// A running runtime: submit client messages, read server messages.
 pub struct Runtime {
     dispatcher: Dispatcher,
@@ -164,34 +250,7 @@ impl Runtime {
         };
         let settings = &config.settings;
 
-        let mut policy = PolicyBuilder::new(cwd.clone(), crate::paths::home_dir());
-        for (file, permissions) in settings.sections("permissions") {
-            policy.add_settings_file(file, permissions)?;
-        }
-        for rule in &config.allowed_tools {
-            policy.add_cli_allow(rule)?;
-        }
-        for rule in &config.disallowed_tools {
-            policy.add_cli_deny(rule)?;
-        }
-        if let Some(mode) = config.permission_mode {
-            policy.set_cli_mode(mode);
-        }
-        let policy = Arc::new(policy.build()?);
-
-        let mut tools: Vec<Arc<dyn Tool>> = if config.builtins {
-            crate::tools::builtin_tools()
-        } else {
-            Vec::new()
-        };
-        tools.extend(config.extra_tools.iter().cloned());
-        let registry = Registry::build(
-            tools,
-            &config.selection,
-            &settings.aliases,
-            &settings.alias_files,
-            |name| policy.removes_tool(name),
-        )?;
+        let (policy, registry) = build_policy_and_registry(&config, &cwd)?;
 
         let mut session = Session::new(cwd, output_dir.clone());
         session.env_scrub = settings.env_scrub.clone();

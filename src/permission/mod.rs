@@ -1,134 +1,31 @@
-//! Permission stage: the central decision (allow / deny / ask) for every call that reached it.
+//! The permission engine: settings and flags compiled once into a [`Policy`] that decides every
+//! call as COMPAT.md §1–3 states.
 //!
-//! The decision itself is pure ([`Policy::decide`]); [`PermissionActor`] owns the compiled
-//! policy and answers the supervisors; [`Permission`] is the typed handle.
+//! # Layout
+//! - `rule`: the rule grammar (`Tool`, `Tool(specifier)`), parsed once, printed back verbatim.
+//! - `pattern`: Bash specifiers (exact, `*`, word-boundary ` *`, trailing `:*`).
+//! - [`bash`]: shell analysis with `brush-parser`: subcommands, wrappers, redirects.
+//! - `path_rule`: path specifiers, anchors, symlinks, protected paths.
+//! - `domain`: `WebFetch(domain:…)`.
+//! - `policy`: settings intake ([`PolicyBuilder`]) and the decision order ([`Policy::decide`]).
+//! - `decision`: [`Decision`] and the words the model and humans get.
 
 pub mod bash;
-mod interim;
+mod decision;
+mod domain;
+mod path_rule;
+mod pattern;
+mod policy;
+mod rule;
+mod stage;
 
-pub use interim::*;
+#[cfg(test)]
+#[rustfmt::skip] // one table row per line
+mod tests;
 
-use std::sync::Arc;
-
-use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
-
-use crate::call::Input;
-use crate::stage::{StageFault, request};
-
-/// The permission engine's matchers, for hooks' `if` filters.
-pub struct RuleFilter(pub Arc<Policy>);
-
-impl crate::hooks::IfFilter for RuleFilter {
-    fn matches(
-        &self,
-        rule: &str,
-        tool: &str,
-        input: &serde_json::Map<String, serde_json::Value>,
-    ) -> bool {
-        match Policy::parse_rule(rule) {
-            Ok(rule) => self.0.rule_matches(&rule, tool, input),
-            Err(_) => false,
-        }
-    }
-}
-
-/// Checks an `if` rule when hooks are loaded.
-pub fn check_rule(text: &str) -> Result<(), String> {
-    Policy::parse_rule(text)
-        .map(|_| ())
-        .map_err(|e| e.to_string())
-}
-
-/// A question for the permission stage. The input travels with it and comes back in the answer,
-/// so no stage copies it.
-pub struct Query {
-    /// Canonical tool name.
-    pub tool: Arc<str>,
-    /// The input.
-    pub input: Input,
-    /// Mode in force.
-    pub mode: Mode,
-    /// PreToolUse hooks' verdict.
-    pub hook: Option<HookVerdict>,
-    /// Only re-check deny and ask rules (an input updated after an ask).
-    pub recheck: bool,
-}
-
-/// Messages of the permission stage.
-pub enum PermissionMsg {
-    /// Decide one call.
-    Decide(Query, RpcReplyPort<(Input, Decision)>),
-}
-
-/// The permission stage actor.
-pub struct PermissionActor;
-
-impl Actor for PermissionActor {
-    type Msg = PermissionMsg;
-    type State = Arc<Policy>;
-    type Arguments = Arc<Policy>;
-
-    async fn pre_start(
-        &self,
-        _me: ActorRef<PermissionMsg>,
-        policy: Arc<Policy>,
-    ) -> Result<Arc<Policy>, ActorProcessingErr> {
-        Ok(policy)
-    }
-
-    async fn handle(
-        &self,
-        _me: ActorRef<PermissionMsg>,
-        msg: PermissionMsg,
-        policy: &mut Arc<Policy>,
-    ) -> Result<(), ActorProcessingErr> {
-        let PermissionMsg::Decide(q, reply) = msg;
-        let decision = if q.recheck {
-            policy.recheck_updated(&q.tool, &q.input, q.mode)
-        } else {
-            policy.decide(&DecisionRequest {
-                tool: &q.tool,
-                input: &q.input,
-                mode: q.mode,
-                hook: q.hook,
-            })
-        };
-        let _ = reply.send((q.input, decision));
-        Ok(())
-    }
-}
-
-/// Typed handle to the permission stage.
-#[derive(Clone)]
-pub struct Permission {
-    actor: ActorRef<PermissionMsg>,
-    policy: Arc<Policy>,
-}
-
-impl Permission {
-    /// Spawns the stage actor.
-    pub async fn spawn(
-        policy: Arc<Policy>,
-    ) -> Result<(Self, tokio::task::JoinHandle<()>), ractor::SpawnErr> {
-        let (actor, handle) = Actor::spawn(None, PermissionActor, policy.clone()).await?;
-        Ok((Self { actor, policy }, handle))
-    }
-
-    /// The policy (read-only).
-    pub fn policy(&self) -> &Arc<Policy> {
-        &self.policy
-    }
-
-    /// Ask the stage for a decision.
-    pub async fn decide(&self, query: Query) -> Result<(Input, Decision), StageFault> {
-        request("permission", &self.actor, |port| {
-            PermissionMsg::Decide(query, port)
-        })
-        .await
-    }
-
-    /// Stops the actor.
-    pub fn stop(&self) {
-        self.actor.stop(None);
-    }
-}
+pub use decision::{
+    Behavior, DecidedBy, Decision, HookVerdict, Mode, RuleKind, SubcommandVerdict, UnknownMode,
+};
+pub use policy::{DecisionRequest, Policy, PolicyBuilder, PolicyError};
+pub use rule::{Rule, RuleError, split_rule_list};
+pub use stage::{Permission, PermissionActor, PermissionMsg, Query, RuleFilter, check_rule};

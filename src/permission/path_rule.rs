@@ -1,0 +1,320 @@
+//! Path specifiers (§2.4): anchors, gitignore-style globs, symlinks, protected paths.
+
+use std::path::{Component, Path, PathBuf};
+
+use std::collections::HashMap;
+
+use globset::{Candidate, GlobBuilder, GlobMatcher, GlobSet, GlobSetBuilder};
+
+use crate::paths::normalize;
+
+/// Where a rule's relative anchors point.
+#[derive(Debug, Clone)]
+pub(crate) struct Anchors<'a> {
+    /// The directory of the settings file holding the rule (the cwd for flags).
+    pub(crate) settings_dir: &'a Path,
+    pub(crate) cwd: &'a Path,
+    pub(crate) home: &'a Path,
+}
+
+/// Turns one path specifier into absolute glob patterns. `is_allow` selects the single-segment
+/// directory asymmetry: `src/**` as an allow is only `<cwd>/src/**`, as a deny or ask `src` at any
+/// depth.
+pub(crate) fn glob_patterns(spec: &str, anchors: &Anchors<'_>, is_allow: bool) -> Vec<String> {
+    let (anchor, rest, explicit): (&Path, &str, bool) = if let Some(r) = spec.strip_prefix("//") {
+        (Path::new("/"), r, true)
+    } else if spec == "~" {
+        (anchors.home, "", true)
+    } else if let Some(r) = spec.strip_prefix("~/") {
+        (anchors.home, r, true)
+    } else if let Some(r) = spec.strip_prefix('/') {
+        (anchors.settings_dir, r, true)
+    } else if let Some(r) = spec.strip_prefix("./") {
+        (anchors.cwd, r, true)
+    } else {
+        (anchors.cwd, spec, false)
+    };
+    let rest = rest.trim_end_matches('/');
+    let mut out = Vec::new();
+    for anchor in anchor_variants(anchor) {
+        let base = globset::escape(&anchor.to_string_lossy());
+        let base = base.trim_end_matches('/');
+        let single_dir = rest
+            .strip_suffix("/**")
+            .is_some_and(|seg| !seg.is_empty() && !seg.contains('/'));
+        let any_depth = !explicit && (!rest.contains('/') || (single_dir && !is_allow));
+        let pattern = if rest.is_empty() {
+            base.to_string()
+        } else if any_depth {
+            format!("{base}/**/{rest}")
+        } else {
+            let joined = normalize(Path::new(&format!("{base}/{rest}")));
+            joined.to_string_lossy().into_owned()
+        };
+        // gitignore: a pattern that matches a directory covers everything below it.
+        // A rule on a directory's contents covers the directory itself too (a Grep or Glob
+        // rooted there reads exactly those contents).
+        match pattern.strip_suffix("/**") {
+            Some(dir) if !dir.is_empty() => out.push(dir.to_string()),
+            Some(_) => {}
+            None => out.push(format!("{pattern}/**")),
+        }
+        out.push(pattern);
+    }
+    out
+}
+
+/// The anchor and, when it differs, the anchor with symlinks resolved.
+fn anchor_variants(anchor: &Path) -> Vec<PathBuf> {
+    let mut v = vec![normalize(anchor)];
+    if let Ok(c) = std::fs::canonicalize(anchor)
+        && c != v[0]
+    {
+        v.push(c);
+    }
+    v
+}
+
+/// Compiled path patterns of one rule list. Patterns whose last segment is literal (`.env`,
+/// `page7.md`, `<dir>`) are indexed by that file name and tested one by one — there are few per
+/// name — while the rest (`*.pem`, `dir/**`) share one `GlobSet`. Without the index a set of
+/// many `**/name` patterns degrades into running every regex in turn.
+#[derive(Debug, Default)]
+pub(crate) struct PathSet {
+    by_name: HashMap<String, Vec<(GlobMatcher, usize)>>,
+    set: Option<GlobSet>,
+    owner: Vec<usize>,
+    pending: Vec<(String, usize)>,
+}
+
+impl PathSet {
+    pub(crate) fn add(&mut self, patterns: Vec<String>, rule: usize) {
+        for p in patterns {
+            self.pending.push((p, rule));
+        }
+    }
+
+    /// Builds the set; on a glob that does not compile, returns its rule index and why.
+    pub(crate) fn build(&mut self) -> Result<(), (usize, String)> {
+        let mut b = GlobSetBuilder::new();
+        for (p, rule) in self.pending.drain(..) {
+            let g = GlobBuilder::new(&p)
+                .literal_separator(true)
+                .build()
+                .map_err(|e| (rule, e.kind().to_string()))?;
+            let last = p.rsplit('/').next().unwrap_or("");
+            if !last.is_empty() && !last.contains(['*', '?', '[', ']', '{', '}', '\\']) {
+                self.by_name
+                    .entry(last.to_string())
+                    .or_default()
+                    .push((g.compile_matcher(), rule));
+            } else {
+                b.add(g);
+                self.owner.push(rule);
+            }
+        }
+        if !self.owner.is_empty() {
+            self.set = Some(b.build().map_err(|e| (self.owner[0], e.to_string()))?);
+        }
+        Ok(())
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.owner.is_empty() && self.by_name.is_empty()
+    }
+
+    /// The lowest rule index matching `path`.
+    pub(crate) fn first_match(&self, path: &Path) -> Option<usize> {
+        if self.is_empty() {
+            return None;
+        }
+        self.first_match_candidate(path, &Candidate::new(path))
+    }
+
+    /// Like [`PathSet::first_match`] with a prepared candidate; the cheap `is_match` runs first
+    /// because almost every path matches nothing.
+    pub(crate) fn first_match_candidate(&self, path: &Path, c: &Candidate<'_>) -> Option<usize> {
+        let named = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .and_then(|n| self.by_name.get(n))
+            .and_then(|v| {
+                v.iter()
+                    .filter(|(g, _)| g.is_match_candidate(c))
+                    .map(|&(_, i)| i)
+                    .min()
+            });
+        let general = match &self.set {
+            Some(set) if set.is_match_candidate(c) => set
+                .matches_candidate(c)
+                .into_iter()
+                .map(|i| self.owner[i])
+                .min(),
+            _ => None,
+        };
+        match (named, general) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+}
+
+/// The lexical path and every path it resolves to through symlinks. For a path that does not
+/// exist yet the nearest existing ancestor is resolved and the rest appended; a dangling symlink
+/// is followed by hand (its target is where a write would land).
+pub(crate) fn candidates(path: &Path) -> Vec<PathBuf> {
+    let lexical = normalize(path);
+    let mut out = vec![lexical.clone()];
+    resolve_into(&lexical, &mut out, 0);
+    out
+}
+
+fn resolve_into(lexical: &Path, out: &mut Vec<PathBuf>, depth: usize) {
+    // Symlink chains longer than this fail in the kernel too (ELOOP is at 40).
+    if depth > 8 {
+        return;
+    }
+    let mut existing = lexical;
+    let mut tail: Vec<&std::ffi::OsStr> = Vec::new();
+    let with_tail = |mut base: PathBuf, tail: &[&std::ffi::OsStr]| {
+        for part in tail.iter().rev() {
+            base.push(part);
+        }
+        normalize(&base)
+    };
+    loop {
+        if let Ok(real) = std::fs::canonicalize(existing) {
+            let full = with_tail(real, &tail);
+            if !out.contains(&full) {
+                out.push(full);
+            }
+            return;
+        }
+        let dangling =
+            std::fs::symlink_metadata(existing).is_ok_and(|m| m.file_type().is_symlink());
+        if dangling {
+            if let Ok(target) = std::fs::read_link(existing) {
+                let base = existing.parent().unwrap_or(Path::new("/"));
+                let full = with_tail(base.join(target), &tail);
+                if !out.contains(&full) {
+                    out.push(full.clone());
+                    resolve_into(&full, out, depth + 1);
+                }
+            }
+            return;
+        }
+        match (existing.parent(), existing.file_name()) {
+            (Some(parent), Some(name)) => {
+                tail.push(name);
+                existing = parent;
+            }
+            _ => return,
+        }
+    }
+}
+
+/// Directories and files whose writes are never auto-approved (§2.6).
+pub(crate) fn is_protected(path: &Path) -> bool {
+    let parts: Vec<&std::ffi::OsStr> = path
+        .components()
+        .filter_map(|c| match c {
+            Component::Normal(s) => Some(s),
+            _ => None,
+        })
+        .collect();
+    for (i, p) in parts.iter().enumerate() {
+        let Some(p) = p.to_str() else { continue };
+        match p {
+            ".git" | ".vscode" | ".idea" | ".husky" | ".cargo" | ".devcontainer" => return true,
+            ".claude" if parts.get(i + 1).and_then(|n| n.to_str()) != Some("worktrees") => {
+                return true;
+            }
+            _ => {}
+        }
+    }
+    matches!(
+        parts.last().and_then(|p| p.to_str()),
+        Some(
+            ".gitconfig"
+                | ".gitmodules"
+                | ".bashrc"
+                | ".bash_profile"
+                | ".bash_login"
+                | ".bash_logout"
+                | ".zshrc"
+                | ".zshenv"
+                | ".zprofile"
+                | ".zlogin"
+                | ".profile"
+                | ".npmrc"
+                | ".mcp.json"
+        )
+    )
+}
+
+/// Whether `path` is inside one of `roots` (or is one).
+pub(crate) fn inside(path: &Path, roots: &[PathBuf]) -> bool {
+    roots.iter().any(|r| path.starts_with(r))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn set(spec: &str, is_allow: bool) -> PathSet {
+        let a = Anchors {
+            settings_dir: Path::new("/cfg"),
+            cwd: Path::new("/w/p"),
+            home: Path::new("/h/u"),
+        };
+        let mut s = PathSet::default();
+        s.add(glob_patterns(spec, &a, is_allow), 0);
+        s.build().unwrap();
+        s
+    }
+
+    #[test]
+    fn anchors_table() {
+        for (spec, allow, path, want) in [
+            ("//etc/passwd", false, "/etc/passwd", true),
+            ("~/.ssh/**", false, "/h/u/.ssh/id_rsa", true),
+            ("~/.ssh/**", false, "/w/p/.ssh/id_rsa", false),
+            ("/secrets/**", false, "/cfg/secrets/a", true),
+            ("/secrets/**", false, "/w/p/secrets/a", false),
+            ("./.env", false, "/w/p/.env", true),
+            ("./.env", false, "/w/p/sub/.env", false),
+            (".env", false, "/w/p/sub/deep/.env", true),
+            (".env", false, "/w/.env", false),
+            ("*.key", false, "/w/p/a/b.key", true),
+            ("src/*.rs", false, "/w/p/src/a.rs", true),
+            ("src/*.rs", false, "/w/p/src/x/a.rs", false),
+            ("src/**/*.rs", false, "/w/p/src/x/a.rs", true),
+            ("src/**", true, "/w/p/src/a/b", true),
+            ("src/**", true, "/w/p/lib/src/a", false),
+            ("src/**", false, "/w/p/lib/src/a", true),
+            ("secrets", false, "/w/p/x/secrets/key", true),
+            ("../other/**", false, "/w/other/a", true),
+            ("~", false, "/h/u/anything", true),
+        ] {
+            let got = set(spec, allow).first_match(Path::new(path)).is_some();
+            assert_eq!(got, want, "{spec} allow={allow} {path}");
+        }
+    }
+
+    #[test]
+    fn protected_table() {
+        for (p, want) in [
+            ("/w/.git/config", true),
+            ("/w/.git", true),
+            ("/w/.vscode/settings.json", true),
+            ("/w/.claude/settings.json", true),
+            ("/w/.claude/worktrees/x/a.rs", false),
+            ("/h/.bashrc", true),
+            ("/w/.mcp.json", true),
+            ("/w/src/git.rs", false),
+            ("/w/.gitignore", false),
+        ] {
+            assert_eq!(is_protected(Path::new(p)), want, "{p}");
+        }
+    }
+}

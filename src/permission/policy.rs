@@ -1,0 +1,1170 @@
+//! The compiled policy and the decision order of COMPAT §2.1.
+//!
+//! # Order
+//! Per call: the PreToolUse hook verdict (a deny blocks in every mode), deny rules, ask rules,
+//! a hook's ask, never-auto-approved checks (§2.6), the mode, allow rules, built-in defaults, a
+//! hook's allow, then ask. Deny beats ask beats allow whatever the rules' specificity; `dontAsk`
+//! turns every ask into a deny.
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+
+use globset::Candidate;
+use serde_json::{Map, Value};
+
+use super::bash::{self, Analysis, Sub, Target};
+use super::decision::{
+    Behavior, DecidedBy, Decision, HookVerdict, Mode, RuleKind, SubcommandVerdict,
+};
+use super::domain::{DomainPattern, host_of};
+use super::path_rule::{Anchors, PathSet, candidates, glob_patterns, inside, is_protected};
+use super::pattern::BashPattern;
+use super::rule::{EDIT_TOOLS, READ_TOOLS, Rule, RuleError};
+use crate::paths::absolutize;
+
+/// One call to decide.
+#[derive(Debug, Clone)]
+pub struct DecisionRequest<'a> {
+    /// Canonical tool name (after alias resolution).
+    pub tool: &'a str,
+    /// The input object, after coercion.
+    pub input: &'a Map<String, Value>,
+    /// The session's current mode.
+    pub mode: Mode,
+    /// The combined PreToolUse hook verdict, if any hook gave one.
+    pub hook: Option<HookVerdict>,
+}
+
+/// A configuration error: a rule or a settings value that is wrong. Display names the file and
+/// key, e.g. `settings.json: permissions.allow[2]: unbalanced parentheses in rule "Bash(ls"`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PolicyError {
+    /// A malformed rule.
+    #[error("{origin}: {source}")]
+    Rule {
+        /// `file: permissions.allow[2]` or the command-line flag.
+        origin: String,
+        /// What is wrong with the rule.
+        source: RuleError,
+    },
+    /// A settings value of the wrong type or an unknown value.
+    #[error("{file}: {key}: {message}")]
+    Settings {
+        /// The settings file.
+        file: String,
+        /// The key path, e.g. `permissions.defaultMode`.
+        key: String,
+        /// What was wrong.
+        message: String,
+    },
+}
+
+#[derive(Debug, Clone)]
+struct RuleInfo {
+    text: String,
+    source: String,
+    kind: RuleKind,
+}
+
+#[derive(Debug)]
+struct Pending {
+    kind: RuleKind,
+    rule: Rule,
+    source: String,
+    settings_dir: PathBuf,
+    origin: String,
+}
+
+/// Collects settings and flags; [`PolicyBuilder::build`] compiles them once.
+#[derive(Debug)]
+pub struct PolicyBuilder {
+    cwd: PathBuf,
+    home: PathBuf,
+    pending: Vec<Pending>,
+    dirs: Vec<PathBuf>,
+    default_mode: Option<Mode>,
+    cli_mode: Option<Mode>,
+    warnings: Vec<String>,
+    default_allowed: HashSet<String>,
+}
+
+impl PolicyBuilder {
+    /// A builder for a session rooted at `cwd` with home directory `home`.
+    pub fn new(cwd: PathBuf, home: PathBuf) -> Self {
+        let cwd = crate::paths::normalize(&cwd);
+        let home = crate::paths::normalize(&home);
+        PolicyBuilder {
+            cwd,
+            home,
+            pending: Vec::new(),
+            dirs: Vec::new(),
+            default_mode: None,
+            cli_mode: None,
+            warnings: Vec::new(),
+            default_allowed: ["TaskOutput", "TaskStop"]
+                .into_iter()
+                .map(String::from)
+                .collect(),
+        }
+    }
+
+    /// Adds the value of the `permissions` key of one settings file. Rule lists pool across
+    /// files; for `defaultMode` the later file wins.
+    pub fn add_settings_file(
+        &mut self,
+        file: &Path,
+        permissions: &Value,
+    ) -> Result<(), PolicyError> {
+        let fname = file.display().to_string();
+        let err = |key: &str, message: &str| PolicyError::Settings {
+            file: fname.clone(),
+            key: key.to_string(),
+            message: message.to_string(),
+        };
+        let Some(obj) = permissions.as_object() else {
+            return Err(err("permissions", "expected an object"));
+        };
+        let abs_file = absolutize(&file.to_string_lossy(), &self.cwd, &self.home);
+        let settings_dir = abs_file
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|| PathBuf::from("/"));
+        for (key, value) in obj {
+            let kpath = format!("permissions.{key}");
+            match key.as_str() {
+                "allow" | "ask" | "deny" => {
+                    let kind = match key.as_str() {
+                        "allow" => RuleKind::Allow,
+                        "ask" => RuleKind::Ask,
+                        _ => RuleKind::Deny,
+                    };
+                    let Some(items) = value.as_array() else {
+                        return Err(err(&kpath, "expected an array of rule strings"));
+                    };
+                    for (i, item) in items.iter().enumerate() {
+                        let ipath = format!("{kpath}[{i}]");
+                        let Some(text) = item.as_str() else {
+                            return Err(err(&ipath, "expected a string"));
+                        };
+                        let origin = format!("{fname}: {ipath}");
+                        self.push(kind, text, fname.clone(), settings_dir.clone(), origin)?;
+                    }
+                }
+                "additionalDirectories" => {
+                    let Some(items) = value.as_array() else {
+                        return Err(err(&kpath, "expected an array of directory strings"));
+                    };
+                    for (i, item) in items.iter().enumerate() {
+                        let Some(d) = item.as_str() else {
+                            return Err(err(&format!("{kpath}[{i}]"), "expected a string"));
+                        };
+                        self.add_directory(d);
+                    }
+                }
+                "defaultMode" => {
+                    let Some(m) = value.as_str() else {
+                        return Err(err(&kpath, "expected a string"));
+                    };
+                    self.default_mode =
+                        Some(m.parse::<Mode>().map_err(|e| err(&kpath, &e.to_string()))?);
+                }
+                _ => self
+                    .warnings
+                    .push(format!("{fname}: {kpath}: unknown key, ignored")),
+            }
+        }
+        Ok(())
+    }
+
+    /// Adds `--allowed-tools` rules (several may be separated by commas or spaces outside
+    /// parentheses).
+    pub fn add_cli_allow(&mut self, rules: &str) -> Result<(), PolicyError> {
+        self.add_cli(RuleKind::Allow, rules, "--allowed-tools")
+    }
+
+    /// Adds `--disallowed-tools` rules.
+    pub fn add_cli_deny(&mut self, rules: &str) -> Result<(), PolicyError> {
+        self.add_cli(RuleKind::Deny, rules, "--disallowed-tools")
+    }
+
+    /// Adds ask rules from the command line (no reference flag; for library users and tests).
+    pub fn add_cli_ask(&mut self, rules: &str) -> Result<(), PolicyError> {
+        self.add_cli(RuleKind::Ask, rules, "ask rules")
+    }
+
+    fn add_cli(&mut self, kind: RuleKind, rules: &str, flag: &str) -> Result<(), PolicyError> {
+        for text in super::rule::split_rule_list(rules) {
+            let cwd = self.cwd.clone();
+            self.push(kind, text, "command line".into(), cwd, flag.to_string())?;
+        }
+        Ok(())
+    }
+
+    /// `--permission-mode`: wins over every `defaultMode`.
+    pub fn set_cli_mode(&mut self, mode: Mode) {
+        self.cli_mode = Some(mode);
+    }
+
+    /// Adds a workspace directory (`~` is home, relative is against the cwd).
+    pub fn add_directory(&mut self, dir: &str) {
+        self.dirs.push(absolutize(dir, &self.cwd, &self.home));
+    }
+
+    /// Marks a tool as needing no permission (like `TaskOutput` and `TaskStop`); deny and ask
+    /// rules still apply.
+    pub fn add_default_allowed_tool(&mut self, tool: &str) {
+        self.default_allowed.insert(tool.to_string());
+    }
+
+    /// Warnings collected so far (unknown keys), for stderr.
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
+
+    fn push(
+        &mut self,
+        kind: RuleKind,
+        text: &str,
+        source: String,
+        settings_dir: PathBuf,
+        origin: String,
+    ) -> Result<(), PolicyError> {
+        let rule = Rule::parse(text).map_err(|source| PolicyError::Rule {
+            origin: origin.clone(),
+            source,
+        })?;
+        let tool = rule.tool();
+        if kind == RuleKind::Allow && tool.contains('*') {
+            let ok = tool
+                .strip_prefix("mcp__")
+                .and_then(|r| r.split_once("__"))
+                .is_some_and(|(server, _)| !server.is_empty() && !server.contains('*'));
+            if !ok {
+                return Err(PolicyError::Rule {
+                    origin,
+                    source: RuleError::McpAllowGlob(text.to_string()),
+                });
+            }
+        }
+        self.pending.push(Pending {
+            kind,
+            rule,
+            source,
+            settings_dir,
+            origin,
+        });
+        Ok(())
+    }
+
+    /// Compiles every rule once and indexes them by tool.
+    pub fn build(self) -> Result<Policy, PolicyError> {
+        let mut rules = Vec::with_capacity(self.pending.len());
+        let mut lists = [List::default(), List::default(), List::default()];
+        let mut origins = Vec::new();
+        for p in &self.pending {
+            let idx = rules.len();
+            rules.push(RuleInfo {
+                text: p.rule.to_string(),
+                source: p.source.clone(),
+                kind: p.kind,
+            });
+            origins.push(p.origin.clone());
+            let list = &mut lists[p.kind as usize];
+            let anchors = Anchors {
+                settings_dir: &p.settings_dir,
+                cwd: &self.cwd,
+                home: &self.home,
+            };
+            list.add(&p.rule, idx, &anchors, p.kind == RuleKind::Allow);
+        }
+        for list in &mut lists {
+            list.build().map_err(|(idx, why)| PolicyError::Rule {
+                origin: origins[idx].clone(),
+                source: RuleError::InvalidSpecifier {
+                    rule: rules[idx].text.clone(),
+                    why,
+                },
+            })?;
+        }
+        let [allow, ask, deny] = lists;
+        let mut workspace = vec![self.cwd.clone()];
+        workspace.extend(self.dirs.iter().cloned());
+        let mut roots = workspace.clone();
+        for w in &workspace {
+            if let Ok(c) = std::fs::canonicalize(w)
+                && !roots.contains(&c)
+            {
+                roots.push(c);
+            }
+        }
+        Ok(Policy {
+            mode: self.cli_mode.or(self.default_mode).unwrap_or_default(),
+            cwd: self.cwd,
+            home: self.home,
+            workspace,
+            roots,
+            rules,
+            allow,
+            ask,
+            deny,
+            default_allowed: self.default_allowed,
+        })
+    }
+}
+
+/// One compiled rule list (allow, ask or deny), indexed by tool.
+#[derive(Debug, Default)]
+struct List {
+    /// Rules without a specifier, by tool name (first one wins for reporting).
+    tool_level: HashMap<String, usize>,
+    /// MCP rules with `*` in the name.
+    mcp_globs: Vec<(globset::GlobMatcher, usize)>,
+    /// Bash rules whose first word is literal, by that word.
+    bash_by_prog: HashMap<String, Vec<(BashPattern, usize)>>,
+    /// Other Bash rules (`*` in the first word).
+    bash_general: Vec<(BashPattern, usize)>,
+    read_paths: PathSet,
+    edit_paths: PathSet,
+    domains: Vec<(DomainPattern, usize)>,
+    agents: Vec<(String, usize)>,
+}
+
+impl List {
+    fn add(&mut self, rule: &Rule, idx: usize, anchors: &Anchors<'_>, is_allow: bool) {
+        let tool = rule.tool();
+        let Some(spec) = rule.specifier() else {
+            if tool.contains('*') {
+                if let Ok(g) = globset::GlobBuilder::new(tool).build() {
+                    self.mcp_globs.push((g.compile_matcher(), idx));
+                }
+            } else {
+                self.tool_level.entry(tool.to_string()).or_insert(idx);
+            }
+            return;
+        };
+        match tool {
+            "Bash" => {
+                let p = BashPattern::compile(spec);
+                match p.first_word() {
+                    Some(w) => self
+                        .bash_by_prog
+                        .entry(w.to_string())
+                        .or_default()
+                        .push((p, idx)),
+                    None => self.bash_general.push((p, idx)),
+                }
+            }
+            t if READ_TOOLS.contains(&t) => self
+                .read_paths
+                .add(glob_patterns(spec, anchors, is_allow), idx),
+            t if EDIT_TOOLS.contains(&t) => self
+                .edit_paths
+                .add(glob_patterns(spec, anchors, is_allow), idx),
+            "WebFetch" => {
+                let host = spec.strip_prefix("domain:").unwrap_or(spec);
+                self.domains.push((DomainPattern::compile(host), idx));
+            }
+            "Agent" | "Task" => self.agents.push((spec.to_string(), idx)),
+            _ => {}
+        }
+    }
+
+    fn build(&mut self) -> Result<(), (usize, String)> {
+        self.read_paths.build()?;
+        self.edit_paths.build()
+    }
+
+    /// A rule without specifier covering `tool`: its own name, its family's head (`Read` for
+    /// Glob/Grep, `Edit` for Write…), `Agent`/`Task` for each other, an MCP server or glob.
+    fn tool_rule(&self, tool: &str) -> Option<usize> {
+        if let Some(&i) = self.tool_level.get(tool) {
+            return Some(i);
+        }
+        let family = if READ_TOOLS.contains(&tool) {
+            Some("Read")
+        } else if EDIT_TOOLS.contains(&tool) {
+            Some("Edit")
+        } else if tool == "Agent" {
+            Some("Task")
+        } else if tool == "Task" {
+            Some("Agent")
+        } else {
+            None
+        };
+        if let Some(&i) = family.and_then(|f| self.tool_level.get(f)) {
+            return Some(i);
+        }
+        if let Some(rest) = tool.strip_prefix("mcp__") {
+            if let Some((server, _)) = rest.split_once("__")
+                && let Some(&i) = self.tool_level.get(&format!("mcp__{server}"))
+            {
+                return Some(i);
+            }
+            return self
+                .mcp_globs
+                .iter()
+                .find(|(g, _)| g.is_match(tool))
+                .map(|&(_, i)| i);
+        }
+        None
+    }
+
+    /// The first Bash rule matching `text`; `no_wildcards` skips prefix rules.
+    fn bash_rule(&self, text: &str, no_wildcards: bool) -> Option<usize> {
+        let first = text.split(' ').next().unwrap_or("");
+        let bucket = self
+            .bash_by_prog
+            .get(first)
+            .map(Vec::as_slice)
+            .unwrap_or(&[]);
+        bucket
+            .iter()
+            .chain(self.bash_general.iter())
+            .find(|(p, _)| !(no_wildcards && p.has_wildcard()) && p.matches(text))
+            .map(|&(_, i)| i)
+    }
+
+    fn has_bash_rules(&self) -> bool {
+        !self.bash_by_prog.is_empty() || !self.bash_general.is_empty()
+    }
+}
+
+/// Where the engine stands after the rule steps, before the mode and defaults.
+#[derive(Debug, Default)]
+struct Steps {
+    deny: Option<DecidedBy>,
+    ask: Option<DecidedBy>,
+    /// §2.6: why, and whether bypass may still allow it.
+    never: Option<(String, bool)>,
+    /// Plan mode allows it (a read).
+    plan_allows: bool,
+    /// Plan mode refuses it (it modifies).
+    plan_denies: bool,
+    /// The mode itself allows it (acceptEdits inside the workspace).
+    mode_allows: bool,
+    allow: Option<DecidedBy>,
+    fallback: Option<DecidedBy>,
+}
+
+/// The permission policy of one session: immutable, shared, built once at start-up.
+#[derive(Debug)]
+pub struct Policy {
+    mode: Mode,
+    cwd: PathBuf,
+    home: PathBuf,
+    workspace: Vec<PathBuf>,
+    /// Workspace directories, lexical and with symlinks resolved.
+    roots: Vec<PathBuf>,
+    rules: Vec<RuleInfo>,
+    allow: List,
+    ask: List,
+    deny: List,
+    default_allowed: HashSet<String>,
+}
+
+impl Policy {
+    /// The mode a session starts in: the flag, else the last `defaultMode`, else `default`.
+    pub fn starting_mode(&self) -> Mode {
+        self.mode
+    }
+
+    /// The cwd and `additionalDirectories`, resolved.
+    pub fn workspace(&self) -> &[PathBuf] {
+        &self.workspace
+    }
+
+    /// Whether a bare-name deny rule removes `tool` from the effective registry.
+    pub fn removes_tool(&self, tool: &str) -> bool {
+        let alias = match tool {
+            "Agent" => Some("Task"),
+            "Task" => Some("Agent"),
+            _ => None,
+        };
+        self.deny.tool_level.contains_key(tool)
+            || alias.is_some_and(|a| self.deny.tool_level.contains_key(a))
+            || (tool.starts_with("mcp__") && self.deny.tool_rule(tool).is_some())
+    }
+
+    /// Parses one rule (hooks' `if` filter).
+    pub fn parse_rule(text: &str) -> Result<Rule, RuleError> {
+        Rule::parse(text)
+    }
+
+    fn by(&self, i: usize) -> DecidedBy {
+        let r = &self.rules[i];
+        DecidedBy::Rule {
+            text: r.text.clone(),
+            source: r.source.clone(),
+            kind: r.kind,
+        }
+    }
+
+    /// Decides one call, in the order of COMPAT §2.1.
+    pub fn decide(&self, req: &DecisionRequest<'_>) -> Decision {
+        let mode = req.mode;
+        if let Some(HookVerdict::Deny { reason }) = &req.hook {
+            return Decision::new(
+                Behavior::Deny,
+                DecidedBy::Hook {
+                    reason: Some(reason.clone()),
+                },
+                mode,
+            );
+        }
+        if req.tool == "Bash" {
+            return self.decide_bash(req);
+        }
+        let steps = self.steps(req.tool, req.input, mode);
+        resolve(steps, mode, req.hook.as_ref())
+    }
+
+    /// Checks an input rewritten by the client or a PermissionRequest hook again against deny and
+    /// ask rules and the never-auto-approved checks; `Allow` if none applies.
+    pub fn recheck_updated(&self, tool: &str, input: &Map<String, Value>, mode: Mode) -> Decision {
+        let (steps, subs) = if tool == "Bash" {
+            let cmd = input.get("command").and_then(Value::as_str).unwrap_or("");
+            let (steps, subs) = self.bash_steps(cmd, mode);
+            (steps, subs)
+        } else {
+            (self.steps(tool, input, mode), Vec::new())
+        };
+        let mut d = if let Some(by) = steps.deny {
+            Decision::new(Behavior::Deny, by, mode)
+        } else if let Some(by) = steps.ask {
+            ask_or_deny(by, mode)
+        } else if let Some((why, _)) = steps
+            .never
+            .filter(|(_, bypass_ok)| !(*bypass_ok && mode == Mode::BypassPermissions))
+        {
+            ask_or_deny(DecidedBy::NeverAutoApproved { why }, mode)
+        } else {
+            Decision::new(Behavior::Allow, DecidedBy::Rechecked, mode)
+        };
+        d.subcommands = subs;
+        d
+    }
+
+    /// Whether `rule` matches this call (hooks' `if`). For Bash, a compound command matches if
+    /// any subcommand matches, through wrappers and quoting as deny rules do.
+    pub fn rule_matches(&self, rule: &Rule, tool: &str, input: &Map<String, Value>) -> bool {
+        let rt = rule.tool();
+        let name_ok = rt == tool
+            || (rt == "Read" && READ_TOOLS.contains(&tool))
+            || (rt == "Edit" && EDIT_TOOLS.contains(&tool))
+            || (rt == "Agent" && tool == "Task")
+            || (rt == "Task" && tool == "Agent")
+            || (rt.starts_with("mcp__") && {
+                let mut l = List::default();
+                l.add(
+                    rule,
+                    0,
+                    &Anchors {
+                        settings_dir: &self.cwd,
+                        cwd: &self.cwd,
+                        home: &self.home,
+                    },
+                    false,
+                );
+                l.tool_rule(tool).is_some()
+            });
+        if !name_ok {
+            return false;
+        }
+        let Some(spec) = rule.specifier() else {
+            return true;
+        };
+        match rt {
+            "Bash" => {
+                let cmd = input.get("command").and_then(Value::as_str).unwrap_or("");
+                let p = BashPattern::compile(spec);
+                bash::analyse(cmd)
+                    .subs
+                    .iter()
+                    .any(|s| s.deny_views.iter().any(|v| p.matches(v)))
+            }
+            "WebFetch" => {
+                let host = input.get("url").and_then(Value::as_str).and_then(host_of);
+                let pat = DomainPattern::compile(spec.strip_prefix("domain:").unwrap_or(spec));
+                host.is_some_and(|h| pat.matches(&h))
+            }
+            "Agent" | "Task" => input.get("subagent_type").and_then(Value::as_str) == Some(spec),
+            _ => {
+                let Some(path) = self.input_path(tool, input) else {
+                    return false;
+                };
+                let mut set = PathSet::default();
+                let anchors = Anchors {
+                    settings_dir: &self.cwd,
+                    cwd: &self.cwd,
+                    home: &self.home,
+                };
+                set.add(glob_patterns(spec, &anchors, false), 0);
+                if set.build().is_err() {
+                    return false;
+                }
+                candidates(&path)
+                    .iter()
+                    .any(|c| set.first_match(c).is_some())
+            }
+        }
+    }
+
+    /// The absolute, normalised path a file tool acts on; Glob/Grep default to the cwd.
+    fn input_path(&self, tool: &str, input: &Map<String, Value>) -> Option<PathBuf> {
+        let field = match tool {
+            "Read" | "Edit" | "Write" | "MultiEdit" => "file_path",
+            "NotebookEdit" => "notebook_path",
+            "Glob" | "Grep" => "path",
+            _ => return None,
+        };
+        match input.get(field).and_then(Value::as_str) {
+            Some(p) if !p.is_empty() => Some(absolutize(p, &self.cwd, &self.home)),
+            _ if matches!(tool, "Glob" | "Grep") => Some(self.cwd.clone()),
+            _ => None,
+        }
+    }
+
+    fn in_workspace(&self, cands: &[PathBuf]) -> bool {
+        cands.iter().all(|c| inside(c, &self.roots))
+    }
+
+    /// Rule steps for every tool but Bash.
+    fn steps(&self, tool: &str, input: &Map<String, Value>, mode: Mode) -> Steps {
+        let mut s = Steps {
+            deny: self.deny.tool_rule(tool).map(|i| self.by(i)),
+            ask: self.ask.tool_rule(tool).map(|i| self.by(i)),
+            allow: self.allow.tool_rule(tool).map(|i| self.by(i)),
+            ..Steps::default()
+        };
+        let is_read = READ_TOOLS.contains(&tool);
+        let is_edit = EDIT_TOOLS.contains(&tool);
+        if is_read || is_edit {
+            if is_read && s.allow.is_none() {
+                // An Edit allow grants reads.
+                s.allow = self.allow.tool_level.get("Edit").map(|&i| self.by(i));
+            }
+            s.plan_allows = is_read;
+            s.plan_denies = is_edit;
+            if let Some(path) = self.input_path(tool, input) {
+                let cands = candidates(&path);
+                // Prepared once: every set below matches the same one or two paths.
+                let prepared: Vec<(&PathBuf, Candidate<'_>)> =
+                    cands.iter().map(|p| (p, Candidate::new(p))).collect();
+                let any = |set: &PathSet| {
+                    prepared
+                        .iter()
+                        .find_map(|(p, c)| set.first_match_candidate(p, c))
+                };
+                let all = |sets: &[&PathSet]| -> Option<usize> {
+                    let mut first = None;
+                    for (p, c) in &prepared {
+                        let m = sets
+                            .iter()
+                            .find_map(|set| set.first_match_candidate(p, c))?;
+                        first.get_or_insert(m);
+                    }
+                    first
+                };
+                if s.deny.is_none() {
+                    s.deny = any(&self.deny.read_paths)
+                        .or_else(|| {
+                            if is_edit {
+                                any(&self.deny.edit_paths)
+                            } else {
+                                None
+                            }
+                        })
+                        .map(|i| self.by(i));
+                }
+                if s.ask.is_none() {
+                    s.ask = if is_read {
+                        any(&self.ask.read_paths)
+                    } else {
+                        any(&self.ask.edit_paths)
+                    }
+                    .map(|i| self.by(i));
+                }
+                if s.allow.is_none() {
+                    s.allow = if is_read {
+                        all(&[&self.allow.read_paths, &self.allow.edit_paths])
+                    } else {
+                        all(&[&self.allow.edit_paths])
+                    }
+                    .map(|i| self.by(i));
+                }
+                let in_ws = self.in_workspace(&cands);
+                if is_read && s.allow.is_none() && in_ws {
+                    s.allow = Some(DecidedBy::Default);
+                }
+                if is_edit {
+                    if cands.iter().any(|c| is_protected(c)) {
+                        s.never = Some((
+                            "writes to protected paths (.git, .claude, shell profiles, …) need approval".into(),
+                            true,
+                        ));
+                    }
+                    s.mode_allows = mode == Mode::AcceptEdits && in_ws;
+                }
+            }
+            return s;
+        }
+        match tool {
+            "WebFetch" => {
+                if let Some(host) = input.get("url").and_then(Value::as_str).and_then(host_of) {
+                    let find = |l: &List| {
+                        l.domains
+                            .iter()
+                            .find(|(p, _)| p.matches(&host))
+                            .map(|&(_, i)| i)
+                    };
+                    s.deny = s.deny.or_else(|| find(&self.deny).map(|i| self.by(i)));
+                    s.ask = s.ask.or_else(|| find(&self.ask).map(|i| self.by(i)));
+                    s.allow = s.allow.or_else(|| find(&self.allow).map(|i| self.by(i)));
+                }
+            }
+            "Agent" | "Task" => {
+                if let Some(kind) = input.get("subagent_type").and_then(Value::as_str) {
+                    let find = |l: &List| l.agents.iter().find(|(t, _)| t == kind).map(|&(_, i)| i);
+                    s.deny = s.deny.or_else(|| find(&self.deny).map(|i| self.by(i)));
+                    s.ask = s.ask.or_else(|| find(&self.ask).map(|i| self.by(i)));
+                    s.allow = s.allow.or_else(|| find(&self.allow).map(|i| self.by(i)));
+                }
+            }
+            _ => {
+                if s.allow.is_none() && self.default_allowed.contains(tool) {
+                    s.allow = Some(DecidedBy::Default);
+                }
+            }
+        }
+        s
+    }
+
+    fn decide_bash(&self, req: &DecisionRequest<'_>) -> Decision {
+        let cmd = req
+            .input
+            .get("command")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        let (steps, subs) = self.bash_steps(cmd, req.mode);
+        let mut d = resolve(steps, req.mode, req.hook.as_ref());
+        d.subcommands = subs;
+        d
+    }
+
+    /// Rule steps for a Bash command: every subcommand judged on its own, then combined (any
+    /// deny denies, any ask asks, allow needs all).
+    fn bash_steps(&self, cmd: &str, mode: Mode) -> (Steps, Vec<SubcommandVerdict>) {
+        let mut s = Steps::default();
+        let a = bash::analyse(cmd);
+        let tool_deny = self.deny.tool_rule("Bash").map(|i| self.by(i));
+        let tool_ask = self.ask.tool_rule("Bash").map(|i| self.by(i));
+        let tool_allow = self.allow.tool_rule("Bash").map(|i| self.by(i));
+        let unanalysable = a.unanalysable() || a.subs.is_empty();
+        let mut verdicts = Vec::with_capacity(a.subs.len() + 1);
+        let mut all_allowed =
+            !unanalysable || (tool_allow.is_some() && !a.parse_failed && !a.subs.is_empty());
+        let mut all_read = !unanalysable;
+        let mut first_allow: Option<DecidedBy> = None;
+        s.deny = tool_deny;
+        s.ask = tool_ask;
+        for sub in &a.subs {
+            let j = self.judge_sub(sub, &a, mode, tool_allow.as_ref());
+            if s.deny.is_none() {
+                s.deny = j.deny.clone();
+            }
+            if s.ask.is_none() {
+                s.ask = j.ask.clone();
+            }
+            // Keep the strongest never-auto-approved reason: one bypass cannot lift wins.
+            if let Some(n) = j.never.clone()
+                && s.never.as_ref().is_none_or(|(_, ok)| *ok)
+            {
+                s.never = Some(n);
+            }
+            let read = (sub.read_only || sub.transparent) && sub.writes.is_empty() && !sub.opaque;
+            all_read &= read;
+            match &j.allow {
+                Some(by) => {
+                    if first_allow.is_none()
+                        || matches!(by, DecidedBy::Rule { .. })
+                            && !matches!(first_allow, Some(DecidedBy::Rule { .. }))
+                    {
+                        first_allow = Some(by.clone());
+                    }
+                }
+                None => all_allowed = false,
+            }
+            verdicts.push(SubcommandVerdict {
+                command: if sub.display.is_empty() {
+                    "(redirection)".into()
+                } else {
+                    sub.display.clone()
+                },
+                behavior: sub_behavior(&j, mode, read),
+                decided_by: j
+                    .deny
+                    .or(j.ask)
+                    .or(j.never.map(|(why, _)| DecidedBy::NeverAutoApproved { why }))
+                    .or(j.allow)
+                    .unwrap_or(if sub.opaque {
+                        DecidedBy::Unparseable
+                    } else {
+                        DecidedBy::NoRule
+                    }),
+            });
+        }
+        if a.parse_failed && self.has_restrictions() && s.never.as_ref().is_none_or(|(_, ok)| *ok) {
+            s.never = Some((
+                "the command cannot be parsed, so deny and ask rules cannot be checked".into(),
+                false,
+            ));
+        }
+        if a.parse_failed {
+            verdicts.push(SubcommandVerdict {
+                command: "(unparseable)".into(),
+                behavior: if mode == Mode::DontAsk {
+                    Behavior::Deny
+                } else {
+                    Behavior::Ask
+                },
+                decided_by: DecidedBy::Unparseable,
+            });
+        }
+        s.plan_allows = all_read;
+        s.plan_denies = !all_read;
+        if all_allowed {
+            s.allow = first_allow.or(tool_allow);
+        }
+        s.fallback = Some(if unanalysable {
+            DecidedBy::Unparseable
+        } else {
+            DecidedBy::NoRule
+        });
+        (s, verdicts)
+    }
+
+    /// One subcommand against the rules.
+    fn judge_sub(
+        &self,
+        sub: &Sub,
+        a: &Analysis,
+        mode: Mode,
+        tool_allow: Option<&DecidedBy>,
+    ) -> Steps {
+        let mut j = Steps::default();
+        let views = |l: &List| {
+            if !l.has_bash_rules() {
+                return None;
+            }
+            sub.deny_views.iter().find_map(|v| l.bash_rule(v, false))
+        };
+        j.deny = views(&self.deny).map(|i| self.by(i));
+        j.ask = views(&self.ask).map(|i| self.by(i));
+
+        // Files written by redirects are Edits of that path; files read by readers are Reads.
+        let mut files_ok = true;
+        // Deny or ask rules might apply but cannot be checked: never auto-approved, in any mode.
+        let mut uncertain = sub.opaque && self.has_restrictions();
+        for t in &sub.writes {
+            match self.resolve_target(t, a) {
+                Some(cands) => {
+                    let any = |set: &PathSet| cands.iter().find_map(|c| set.first_match(c));
+                    if j.deny.is_none() {
+                        j.deny = any(&self.deny.edit_paths)
+                            .or_else(|| any(&self.deny.read_paths))
+                            .map(|i| self.by(i));
+                    }
+                    if j.ask.is_none() {
+                        j.ask = any(&self.ask.edit_paths).map(|i| self.by(i));
+                    }
+                    if cands.iter().any(|c| is_protected(c)) && j.never.is_none() {
+                        j.never = Some((
+                            "a redirect writes to a protected path (.git, .claude, shell profiles, …)".into(),
+                            true,
+                        ));
+                    }
+                    let by_rule = cands
+                        .iter()
+                        .all(|c| self.allow.edit_paths.first_match(c).is_some());
+                    let by_mode = mode == Mode::AcceptEdits && self.in_workspace(&cands);
+                    files_ok &= by_rule || by_mode;
+                }
+                None => {
+                    files_ok = false;
+                    uncertain |= self.has_path_rules();
+                }
+            }
+        }
+        let read_rules = !self.deny.read_paths.is_empty() || !self.ask.read_paths.is_empty();
+        if sub.recursive_read && read_rules {
+            // `grep -r` over a tree may read a denied file: never auto-allowed.
+            files_ok = false;
+            uncertain = true;
+        }
+        for t in &sub.reads {
+            if !read_rules {
+                break;
+            }
+            match self.resolve_target(t, a) {
+                Some(cands) if !has_glob(t) => {
+                    let any = |set: &PathSet| cands.iter().find_map(|c| set.first_match(c));
+                    if j.deny.is_none() {
+                        j.deny = any(&self.deny.read_paths).map(|i| self.by(i));
+                    }
+                    if j.ask.is_none() {
+                        j.ask = any(&self.ask.read_paths).map(|i| self.by(i));
+                    }
+                }
+                // A glob or unknown path might name a denied file: never auto-allow it.
+                _ => {
+                    files_ok = false;
+                    uncertain = true;
+                }
+            }
+        }
+        // Operands of file commands (`cp`, `mv`, `tee`, `rm`, `sed -i`, …) are edits too.
+        for t in &sub.fs_writes {
+            match self.resolve_target(t, a) {
+                Some(cands) if !has_glob(t) => {
+                    let any = |set: &PathSet| cands.iter().find_map(|c| set.first_match(c));
+                    if j.deny.is_none() {
+                        j.deny = any(&self.deny.edit_paths).map(|i| self.by(i));
+                    }
+                    if j.ask.is_none() {
+                        j.ask = any(&self.ask.edit_paths).map(|i| self.by(i));
+                    }
+                    if cands.iter().any(|c| is_protected(c)) && j.never.is_none() {
+                        j.never = Some((
+                            "a file command writes to a protected path (.git, .claude, shell profiles, …)"
+                                .into(),
+                            true,
+                        ));
+                    }
+                }
+                _ => uncertain |= self.has_path_rules(),
+            }
+        }
+        if uncertain && j.never.as_ref().is_none_or(|(_, ok)| *ok) {
+            j.never = Some((
+                "part of the command cannot be checked against the deny and ask rules".into(),
+                false,
+            ));
+        }
+        if !sub.rm_targets.is_empty() && sub.rm_targets.iter().any(|t| self.critical(t, a)) {
+            j.never = Some((
+                "rm/rmdir of a critical path (/, its children, home, the cwd or its parents) always needs approval"
+                    .into(),
+                false,
+            ));
+        }
+
+        if sub.opaque {
+            return j;
+        }
+        let command_ok = if sub.transparent {
+            Some(DecidedBy::Default)
+        } else if let Some(by) = tool_allow {
+            Some(by.clone())
+        } else if let Some(i) = sub
+            .allow_view
+            .as_deref()
+            .and_then(|v| self.allow.bash_rule(v, sub.prefix_forbidden))
+        {
+            Some(self.by(i))
+        } else if sub.read_only {
+            Some(DecidedBy::Default)
+        } else if mode == Mode::AcceptEdits && self.fs_ok(sub, a) {
+            Some(DecidedBy::Mode(Mode::AcceptEdits))
+        } else {
+            None
+        };
+        if files_ok {
+            j.allow = command_ok;
+        }
+        j
+    }
+
+    /// Whether any deny or ask rule could apply to a Bash command.
+    fn has_restrictions(&self) -> bool {
+        self.deny.has_bash_rules()
+            || self.ask.has_bash_rules()
+            || self.deny.tool_rule("Bash").is_some()
+            || self.ask.tool_rule("Bash").is_some()
+            || self.has_path_rules()
+    }
+
+    /// Whether any deny or ask path rule exists.
+    fn has_path_rules(&self) -> bool {
+        !(self.deny.read_paths.is_empty()
+            && self.deny.edit_paths.is_empty()
+            && self.ask.read_paths.is_empty()
+            && self.ask.edit_paths.is_empty())
+    }
+
+    /// acceptEdits file commands: every path static, inside the workspace, not protected.
+    fn fs_ok(&self, sub: &Sub, a: &Analysis) -> bool {
+        let Some(paths) = &sub.fs_paths else {
+            return false;
+        };
+        !paths.is_empty()
+            && paths.iter().all(|t| match self.resolve_target(t, a) {
+                Some(c) => {
+                    !has_glob(t) && self.in_workspace(&c) && !c.iter().any(|p| is_protected(p))
+                }
+                None => false,
+            })
+    }
+
+    /// Absolute candidates of a target; `None` when it is not known before running.
+    fn resolve_target(&self, t: &Target, a: &Analysis) -> Option<Vec<PathBuf>> {
+        let Target::Path(p) = t else { return None };
+        let relative = !p.starts_with('/') && !p.starts_with('~');
+        if a.cd_seen && relative {
+            return None;
+        }
+        if p.starts_with('~') && !(p == "~" || p.starts_with("~/")) {
+            return None;
+        }
+        Some(candidates(&absolutize(p, &self.cwd, &self.home)))
+    }
+
+    /// §2.6 critical `rm` targets: `/`, its direct children, home, the cwd and its parents.
+    fn critical(&self, t: &Target, a: &Analysis) -> bool {
+        let Target::Path(p) = t else { return true };
+        let relative = !p.starts_with('/') && !p.starts_with('~');
+        if a.cd_seen && relative {
+            return true;
+        }
+        if p.starts_with('~') && !(p == "~" || p.starts_with("~/")) {
+            return true;
+        }
+        let abs = absolutize(p, &self.cwd, &self.home);
+        if has_glob(t) {
+            // The directory before the first glob segment, and whether that segment matches
+            // (nearly) everything.
+            let mut dir = PathBuf::from("/");
+            let mut wide = false;
+            for comp in abs.iter().skip(1) {
+                let s = comp.to_string_lossy();
+                if s.contains(['*', '?', '[']) {
+                    wide = s.chars().all(|c| matches!(c, '*' | '.'));
+                    break;
+                }
+                dir.push(comp);
+            }
+            return dir == Path::new("/")
+                || (wide && (dir == self.home || self.cwd.starts_with(&dir)));
+        }
+        candidates(&abs).iter().any(|c| {
+            c == Path::new("/")
+                || c.parent() == Some(Path::new("/"))
+                || *c == self.home
+                || self.cwd.starts_with(c)
+        })
+    }
+}
+
+fn has_glob(t: &Target) -> bool {
+    matches!(t, Target::Path(p) if p.contains(['*', '?', '[']))
+}
+
+fn ask_or_deny(by: DecidedBy, mode: Mode) -> Decision {
+    let b = if mode == Mode::DontAsk {
+        Behavior::Deny
+    } else {
+        Behavior::Ask
+    };
+    Decision::new(b, by, mode)
+}
+
+fn sub_behavior(j: &Steps, mode: Mode, read: bool) -> Behavior {
+    let asked = if mode == Mode::DontAsk {
+        Behavior::Deny
+    } else {
+        Behavior::Ask
+    };
+    if j.deny.is_some() {
+        Behavior::Deny
+    } else if j.ask.is_some() {
+        asked
+    } else if let Some((_, bypass_ok)) = &j.never {
+        if *bypass_ok && mode == Mode::BypassPermissions {
+            Behavior::Allow
+        } else {
+            asked
+        }
+    } else if mode == Mode::BypassPermissions {
+        Behavior::Allow
+    } else if mode == Mode::Plan && !read {
+        Behavior::Deny
+    } else if j.allow.is_some() {
+        Behavior::Allow
+    } else {
+        asked
+    }
+}
+
+/// Steps 2–7 of §2.1 once the rules have spoken.
+fn resolve(s: Steps, mode: Mode, hook: Option<&HookVerdict>) -> Decision {
+    if let Some(by) = s.deny {
+        return Decision::new(Behavior::Deny, by, mode);
+    }
+    if let Some(by) = s.ask {
+        return ask_or_deny(by, mode);
+    }
+    if matches!(hook, Some(HookVerdict::Ask)) {
+        return ask_or_deny(DecidedBy::Hook { reason: None }, mode);
+    }
+    if let Some((why, bypass_ok)) = s.never
+        && !(bypass_ok && mode == Mode::BypassPermissions)
+    {
+        return ask_or_deny(DecidedBy::NeverAutoApproved { why }, mode);
+    }
+    match mode {
+        Mode::BypassPermissions => {
+            return Decision::new(Behavior::Allow, DecidedBy::Mode(mode), mode);
+        }
+        Mode::Plan if s.plan_denies => {
+            return Decision::new(Behavior::Deny, DecidedBy::Mode(mode), mode);
+        }
+        Mode::Plan if s.plan_allows && s.allow.is_none() => {
+            return Decision::new(Behavior::Allow, DecidedBy::Mode(mode), mode);
+        }
+        _ => {}
+    }
+    if s.mode_allows {
+        return Decision::new(Behavior::Allow, DecidedBy::Mode(mode), mode);
+    }
+    if let Some(by) = s.allow {
+        return Decision::new(Behavior::Allow, by, mode);
+    }
+    if matches!(hook, Some(HookVerdict::Allow)) {
+        return Decision::new(Behavior::Allow, DecidedBy::Hook { reason: None }, mode);
+    }
+    ask_or_deny(s.fallback.unwrap_or(DecidedBy::NoRule), mode)
+}
+
+impl crate::session::Guard for Policy {
+    fn read_denied(&self, path: &Path) -> bool {
+        if self.deny.read_paths.is_empty() {
+            return false;
+        }
+        candidates(path)
+            .iter()
+            .any(|c| self.deny.read_paths.first_match(c).is_some())
+    }
+
+    fn fetch_allowed(&self, url: &str) -> bool {
+        let Some(host) = host_of(url) else {
+            return false;
+        };
+        let hit = |l: &List| {
+            l.tool_rule("WebFetch").is_some() || l.domains.iter().any(|(p, _)| p.matches(&host))
+        };
+        // The session's mode is fixed, so a bypass session follows any hop that no deny or ask
+        // rule covers, exactly as it would allow a WebFetch of that URL.
+        !hit(&self.deny)
+            && !hit(&self.ask)
+            && (self.starting_mode() == Mode::BypassPermissions || hit(&self.allow))
+    }
+}

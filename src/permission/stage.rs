@@ -1,0 +1,127 @@
+//! The permission stage actor and its typed handle; the decision itself is [`Policy::decide`].
+
+use std::sync::Arc;
+
+use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
+
+use super::{Decision, DecisionRequest, HookVerdict, Mode, Policy};
+use crate::call::Input;
+use crate::stage::{StageFault, request};
+
+/// The permission engine's matchers, for hooks' `if` filters.
+pub struct RuleFilter(pub Arc<Policy>);
+
+impl crate::hooks::IfFilter for RuleFilter {
+    fn matches(
+        &self,
+        rule: &str,
+        tool: &str,
+        input: &serde_json::Map<String, serde_json::Value>,
+    ) -> bool {
+        match Policy::parse_rule(rule) {
+            Ok(rule) => self.0.rule_matches(&rule, tool, input),
+            Err(_) => false,
+        }
+    }
+}
+
+/// Checks an `if` rule when hooks are loaded.
+pub fn check_rule(text: &str) -> Result<(), String> {
+    Policy::parse_rule(text)
+        .map(|_| ())
+        .map_err(|e| e.to_string())
+}
+
+/// A question for the permission stage. The input travels with it and comes back in the answer,
+/// so no stage copies it.
+pub struct Query {
+    /// Canonical tool name.
+    pub tool: Arc<str>,
+    /// The input.
+    pub input: Input,
+    /// Mode in force.
+    pub mode: Mode,
+    /// PreToolUse hooks' verdict.
+    pub hook: Option<HookVerdict>,
+    /// Only re-check deny and ask rules (an input updated after an ask).
+    pub recheck: bool,
+}
+
+/// Messages of the permission stage.
+pub enum PermissionMsg {
+    /// Decide one call.
+    Decide(Query, RpcReplyPort<(Input, Decision)>),
+}
+
+/// The permission stage actor.
+pub struct PermissionActor;
+
+impl Actor for PermissionActor {
+    type Msg = PermissionMsg;
+    type State = Arc<Policy>;
+    type Arguments = Arc<Policy>;
+
+    async fn pre_start(
+        &self,
+        _me: ActorRef<PermissionMsg>,
+        policy: Arc<Policy>,
+    ) -> Result<Arc<Policy>, ActorProcessingErr> {
+        Ok(policy)
+    }
+
+    async fn handle(
+        &self,
+        _me: ActorRef<PermissionMsg>,
+        msg: PermissionMsg,
+        policy: &mut Arc<Policy>,
+    ) -> Result<(), ActorProcessingErr> {
+        let PermissionMsg::Decide(q, reply) = msg;
+        let decision = if q.recheck {
+            policy.recheck_updated(&q.tool, &q.input, q.mode)
+        } else {
+            policy.decide(&DecisionRequest {
+                tool: &q.tool,
+                input: &q.input,
+                mode: q.mode,
+                hook: q.hook,
+            })
+        };
+        let _ = reply.send((q.input, decision));
+        Ok(())
+    }
+}
+
+/// Typed handle to the permission stage.
+#[derive(Clone)]
+pub struct Permission {
+    actor: ActorRef<PermissionMsg>,
+    policy: Arc<Policy>,
+}
+
+impl Permission {
+    /// Spawns the stage actor.
+    pub async fn spawn(
+        policy: Arc<Policy>,
+    ) -> Result<(Self, tokio::task::JoinHandle<()>), ractor::SpawnErr> {
+        let (actor, handle) = Actor::spawn(None, PermissionActor, policy.clone()).await?;
+        Ok((Self { actor, policy }, handle))
+    }
+
+    /// The policy (read-only).
+    pub fn policy(&self) -> &Arc<Policy> {
+        &self.policy
+    }
+
+    /// Ask the stage for a decision.
+    pub async fn decide(&self, query: Query) -> Result<(Input, Decision), StageFault> {
+        request("permission", &self.actor, |port| {
+            PermissionMsg::Decide(query, port)
+        })
+        .await
+    }
+
+    /// Stops the actor.
+    pub fn stop(&self) {
+        self.actor.stop(None);
+    }
+}
