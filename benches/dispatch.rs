@@ -55,12 +55,12 @@ fn dispatch(c: &mut Criterion) {
     }
 
     let (runtime, rx, _dir) = rt.block_on(start(64));
-    let rx = std::sync::Mutex::new(rx);
+    let rx = tokio::sync::Mutex::new(rx);
     group.throughput(Throughput::Elements(1));
     group.bench_function("noop_one_in_flight", |b| {
         b.iter_custom(|iters| {
             rt.block_on(async {
-                let mut rx = rx.lock().unwrap();
+                let mut rx = rx.lock().await;
                 let start = Instant::now();
                 for i in 0..iters {
                     runtime
@@ -79,12 +79,12 @@ fn dispatch(c: &mut Criterion) {
 
     let n: u64 = if ci() { 1_000 } else { 10_000 };
     let (runtime, rx, _dir2) = rt.block_on(start(1_000));
-    let rx = std::sync::Mutex::new(rx);
+    let rx = tokio::sync::Mutex::new(rx);
     group.throughput(Throughput::Elements(n));
     group.bench_function("noop_10k_at_1000_in_flight", |b| {
         b.iter_custom(|iters| {
             rt.block_on(async {
-                let mut rx = rx.lock().unwrap();
+                let mut rx = rx.lock().await;
                 let start = Instant::now();
                 for _ in 0..iters {
                     let mut received = 0;

@@ -143,10 +143,10 @@ impl Settings {
             }
         }
         for key in ["permissions", "hooks", "mcpServers"] {
-            if let Some(v) = root.get(key) {
-                if !v.is_object() {
-                    return Err(key_err(path, key, "expected an object", v));
-                }
+            if let Some(v) = root.get(key)
+                && !v.is_object()
+            {
+                return Err(key_err(path, key, "expected an object", v));
             }
         }
         if let Some(v) = root.get("aliases") {

@@ -148,6 +148,9 @@ pub struct Gate {
     pub go: oneshot::Receiver<()>,
 }
 
+/// Finished calls of a batch with their position, for PostToolBatch hooks.
+pub type BatchRecords = Arc<Mutex<Vec<(usize, BatchCallRecord)>>>;
+
 /// What a call shares with the rest of its batch.
 pub struct BatchLink {
     /// Set when a hook stops processing: the batch starts nothing more.
@@ -155,7 +158,7 @@ pub struct BatchLink {
     /// The call's position in the batch.
     pub index: usize,
     /// Where finished calls leave their record for PostToolBatch hooks (when configured).
-    pub records: Option<Arc<Mutex<Vec<(usize, BatchCallRecord)>>>>,
+    pub records: Option<BatchRecords>,
 }
 
 /// One call's job.

@@ -166,10 +166,11 @@ pub(crate) async fn run_captured(
     let mut ticker = tokio::time::interval(PROGRESS_EVERY);
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let ending = loop {
-        if out.is_none() && err.is_none() {
-            if let Some(status) = exit {
-                break Ending::Exited(status);
-            }
+        if out.is_none()
+            && err.is_none()
+            && let Some(status) = exit
+        {
+            break Ending::Exited(status);
         }
         tokio::select! {
             _ = cancel.cancelled() => break Ending::Cancelled,
@@ -197,11 +198,10 @@ pub(crate) async fn run_captured(
             _ = ticker.tick() => {
                 // Readers of a background task's file (TaskOutput) see output within a tick.
                 capture.flush().await;
-                if let Some(sink) = progress {
-                    if let Some(text) = capture.take_progress() {
+                if let Some(sink) = progress
+                    && let Some(text) = capture.take_progress() {
                         sink.send(json!({ "output": text }));
                     }
-                }
             }
         }
     };

@@ -208,10 +208,10 @@ impl Capture {
             let rest = String::from_utf8_lossy(&std::mem::take(&mut self.pending)).into_owned();
             self.push_text(&rest);
         }
-        if self.write_error.is_none() {
-            if let Err(err) = self.file.flush().await {
-                self.write_error = Some(err);
-            }
+        if self.write_error.is_none()
+            && let Err(err) = self.file.flush().await
+        {
+            self.write_error = Some(err);
         }
         if self.tail_chars > TAIL_CHARS {
             self.dropped += trim_front(&mut self.tail, &mut self.tail_chars, TAIL_CHARS);

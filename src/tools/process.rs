@@ -72,10 +72,10 @@ pub fn kill_group(pgid: u32) {
     if raw <= 1 {
         return;
     }
-    if let Err(err) = killpg(Pid::from_raw(raw), Signal::SIGKILL) {
-        if err != nix::errno::Errno::ESRCH {
-            tracing::warn!(pgid, %err, "could not kill process group");
-        }
+    if let Err(err) = killpg(Pid::from_raw(raw), Signal::SIGKILL)
+        && err != nix::errno::Errno::ESRCH
+    {
+        tracing::warn!(pgid, %err, "could not kill process group");
     }
 }
 

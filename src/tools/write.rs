@@ -104,10 +104,8 @@ impl Tool for Write {
         let content = str_field(&input, "content").unwrap_or_default();
         let existed = tokio::fs::try_exists(&path).await.unwrap_or(false);
         // Checked again here: another call may have changed the file since validation.
-        if existed {
-            if let Err(e) = check_fresh(&path, &ctx.session) {
-                return ToolOutput::failed(e);
-            }
+        if existed && let Err(e) = check_fresh(&path, &ctx.session) {
+            return ToolOutput::failed(e);
         }
         if let Err(e) = commit(&path, content.as_bytes(), &ctx).await {
             return ToolOutput::failed(e);

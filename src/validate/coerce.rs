@@ -13,12 +13,13 @@ pub fn coerce(value: &mut Value, schema: &Value) {
         }
     } else if let Value::Number(n) = value {
         // 5.0 where an integer is wanted is 5.
-        if wants.integer && !wants.number {
-            if let Some(f) = n.as_f64().filter(|f| f.fract() == 0.0 && f.abs() < 9.0e15) {
-                if n.as_i64().is_none() && n.as_u64().is_none() {
-                    *value = Value::from(f as i64);
-                }
-            }
+        if wants.integer
+            && !wants.number
+            && let Some(f) = n.as_f64().filter(|f| f.fract() == 0.0 && f.abs() < 9.0e15)
+            && n.as_i64().is_none()
+            && n.as_u64().is_none()
+        {
+            *value = Value::from(f as i64);
         }
     }
     if wants.array && !value.is_array() && !value.is_null() && !wants.accepts(value) {
@@ -97,17 +98,16 @@ fn from_string(s: &str, wants: Wants) -> Option<Value> {
         return None;
     }
     let t = s.trim();
-    if wants.integer {
-        if let Ok(i) = t.parse::<i64>() {
-            return Some(Value::from(i));
-        }
+    if wants.integer
+        && let Ok(i) = t.parse::<i64>()
+    {
+        return Some(Value::from(i));
     }
-    if wants.number {
-        if let Ok(f) = t.parse::<f64>() {
-            if f.is_finite() {
-                return serde_json::Number::from_f64(f).map(Value::Number);
-            }
-        }
+    if wants.number
+        && let Ok(f) = t.parse::<f64>()
+        && f.is_finite()
+    {
+        return serde_json::Number::from_f64(f).map(Value::Number);
     }
     if wants.boolean {
         match t {
@@ -116,12 +116,11 @@ fn from_string(s: &str, wants: Wants) -> Option<Value> {
             _ => {}
         }
     }
-    if (wants.object && t.starts_with('{')) || (wants.array && t.starts_with('[')) {
-        if let Ok(v) = serde_json::from_str::<Value>(t) {
-            if (wants.object && v.is_object()) || (wants.array && v.is_array()) {
-                return Some(v);
-            }
-        }
+    if ((wants.object && t.starts_with('{')) || (wants.array && t.starts_with('[')))
+        && let Ok(v) = serde_json::from_str::<Value>(t)
+        && ((wants.object && v.is_object()) || (wants.array && v.is_array()))
+    {
+        return Some(v);
     }
     None
 }

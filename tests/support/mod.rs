@@ -10,14 +10,14 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 /// A project directory, a home and an output directory in one temp dir.
-pub struct Sandbox {
+pub(crate) struct Sandbox {
     pub dir: tempfile::TempDir,
     pub cwd: PathBuf,
     pub out: PathBuf,
 }
 
 impl Sandbox {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         let dir = tempfile::tempdir().unwrap();
         let cwd = dir.path().join("proj");
         let out = dir.path().join("out");
@@ -27,11 +27,11 @@ impl Sandbox {
         Self { dir, cwd, out }
     }
 
-    pub fn path(&self, rel: &str) -> PathBuf {
+    pub(crate) fn path(&self, rel: &str) -> PathBuf {
         self.cwd.join(rel)
     }
 
-    pub fn write(&self, rel: &str, content: &str) -> PathBuf {
+    pub(crate) fn write(&self, rel: &str, content: &str) -> PathBuf {
         let p = self.path(rel);
         if let Some(parent) = p.parent() {
             std::fs::create_dir_all(parent).unwrap();
@@ -41,7 +41,7 @@ impl Sandbox {
     }
 
     /// Starts `toolrt serve --cwd <cwd> --output-dir <out>` plus `args`.
-    pub fn serve(&self, args: &[&str]) -> Server {
+    pub(crate) fn serve(&self, args: &[&str]) -> Server {
         let mut all = vec![
             "serve".to_string(),
             "--cwd".into(),
@@ -55,7 +55,7 @@ impl Sandbox {
 }
 
 /// A running `toolrt` process.
-pub struct Server {
+pub(crate) struct Server {
     pub child: Child,
     stdin: Option<ChildStdin>,
     rx: mpsc::Receiver<Value>,
@@ -63,12 +63,12 @@ pub struct Server {
     stderr: mpsc::Receiver<String>,
 }
 
-pub fn bin() -> &'static str {
+pub(crate) fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_toolrt")
 }
 
 impl Server {
-    pub fn start(args: &[String], cwd: &Path) -> Self {
+    pub(crate) fn start(args: &[String], cwd: &Path) -> Self {
         let mut child = Command::new(bin())
             .args(args)
             .current_dir(cwd)
@@ -109,22 +109,22 @@ impl Server {
         }
     }
 
-    pub fn send(&mut self, v: Value) {
+    pub(crate) fn send(&mut self, v: Value) {
         self.send_raw(&v.to_string());
     }
 
-    pub fn send_raw(&mut self, line: &str) {
+    pub(crate) fn send_raw(&mut self, line: &str) {
         let stdin = self.stdin.as_mut().expect("stdin open");
         writeln!(stdin, "{line}").unwrap();
         stdin.flush().unwrap();
     }
 
-    pub fn tool_use(&mut self, id: &str, name: &str, input: Value) {
+    pub(crate) fn tool_use(&mut self, id: &str, name: &str, input: Value) {
         self.send(json!({"type": "tool_use", "id": id, "name": name, "input": input}));
     }
 
     /// Waits for the first message (seen or new) matching `pred`.
-    pub fn wait_for(
+    pub(crate) fn wait_for(
         &mut self,
         what: &str,
         timeout: Duration,
@@ -148,14 +148,14 @@ impl Server {
         }
     }
 
-    pub fn result(&mut self, id: &str) -> Value {
+    pub(crate) fn result(&mut self, id: &str) -> Value {
         self.wait_for(&format!("result {id}"), Duration::from_secs(30), |v| {
             is_result(v, id)
         })
     }
 
     /// Closes stdin (EOF = shutdown), waits for exit, returns every message.
-    pub fn finish(mut self) -> Finished {
+    pub(crate) fn finish(mut self) -> Finished {
         self.stdin.take();
         let deadline = Instant::now() + Duration::from_secs(30);
         let status = loop {
@@ -187,24 +187,24 @@ impl Drop for Server {
     }
 }
 
-pub fn is_result(v: &Value, id: &str) -> bool {
+pub(crate) fn is_result(v: &Value, id: &str) -> bool {
     v["type"] == "tool_result" && v["tool_use_id"] == id
 }
 
 /// Everything a finished server said.
-pub struct Finished {
+pub(crate) struct Finished {
     pub status: ExitStatus,
     pub messages: Vec<Value>,
     pub stderr: String,
 }
 
 impl Finished {
-    pub fn results(&self, id: &str) -> Vec<&Value> {
+    pub(crate) fn results(&self, id: &str) -> Vec<&Value> {
         self.messages.iter().filter(|v| is_result(v, id)).collect()
     }
 
     /// The one result of `id` (panics unless there is exactly one).
-    pub fn result(&self, id: &str) -> &Value {
+    pub(crate) fn result(&self, id: &str) -> &Value {
         let r = self.results(id);
         assert_eq!(
             r.len(),
@@ -215,11 +215,11 @@ impl Finished {
         r[0]
     }
 
-    pub fn of_type(&self, t: &str) -> Vec<&Value> {
+    pub(crate) fn of_type(&self, t: &str) -> Vec<&Value> {
         self.messages.iter().filter(|v| v["type"] == t).collect()
     }
 
-    pub fn events(&self, name: &str) -> Vec<&Value> {
+    pub(crate) fn events(&self, name: &str) -> Vec<&Value> {
         self.messages
             .iter()
             .filter(|v| v["type"] == "event" && v["event"] == name)
@@ -228,7 +228,7 @@ impl Finished {
 }
 
 /// Runs toolrt with `args` and `lines` on stdin to completion.
-pub fn run_lines(sandbox: &Sandbox, args: &[&str], lines: &[Value]) -> Finished {
+pub(crate) fn run_lines(sandbox: &Sandbox, args: &[&str], lines: &[Value]) -> Finished {
     let mut server = sandbox.serve(args);
     for l in lines {
         server.send(l.clone());
@@ -237,7 +237,7 @@ pub fn run_lines(sandbox: &Sandbox, args: &[&str], lines: &[Value]) -> Finished 
 }
 
 /// Runs `toolrt <args>` with no stdin and returns (exit code, stderr).
-pub fn run_status(args: &[&str], cwd: &Path) -> (Option<i32>, String) {
+pub(crate) fn run_status(args: &[&str], cwd: &Path) -> (Option<i32>, String) {
     let out = Command::new(bin())
         .args(args)
         .current_dir(cwd)
@@ -251,7 +251,7 @@ pub fn run_status(args: &[&str], cwd: &Path) -> (Option<i32>, String) {
 }
 
 /// Whether a process with this pid is alive (not a zombie).
-pub fn pid_alive(pid: i32) -> bool {
+pub(crate) fn pid_alive(pid: i32) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
         Ok(stat) => !stat
             .split(") ")
@@ -262,7 +262,7 @@ pub fn pid_alive(pid: i32) -> bool {
 }
 
 /// Waits until a file exists (a command under test signals it has started).
-pub fn wait_file(path: &Path) {
+pub(crate) fn wait_file(path: &Path) {
     let deadline = Instant::now() + Duration::from_secs(20);
     while !path.exists() {
         assert!(
