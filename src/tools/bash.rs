@@ -163,7 +163,10 @@ pub(crate) async fn run_captured(
     let mut buf_err = vec![0u8; 64 * 1024];
     let mut exit: Option<ExitStatus> = None;
     let mut grace: Option<Instant> = None;
-    let mut ticker = tokio::time::interval(PROGRESS_EVERY);
+    // The first tick comes one period in: a command that finishes sooner streams nothing, since
+    // its result carries all of its output anyway.
+    let mut ticker = tokio::time::interval_at(Instant::now() + PROGRESS_EVERY, PROGRESS_EVERY);
+    let mut streamed = false;
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let ending = loop {
         if out.is_none()
@@ -199,9 +202,11 @@ pub(crate) async fn run_captured(
                 // Readers of a background task's file (TaskOutput) see output within a tick.
                 capture.flush().await;
                 if let Some(sink) = progress
-                    && let Some(text) = capture.take_progress() {
-                        sink.send(json!({ "output": text }));
-                    }
+                    && let Some(text) = capture.take_progress()
+                {
+                    sink.send(json!({ "output": text }));
+                    streamed = true;
+                }
             }
         }
     };
@@ -212,7 +217,8 @@ pub(crate) async fn run_captured(
         // Reap the killed shell so it does not linger as a zombie; SIGKILL makes this quick.
         let _ = tokio::time::timeout(Duration::from_secs(2), child.wait()).await;
     }
-    if let (Some(sink), Some(text)) = (progress, capture.take_progress()) {
+    // Finish the stream for a client that has been following it.
+    if streamed && let (Some(sink), Some(text)) = (progress, capture.take_progress()) {
         sink.send(json!({ "output": text }));
     }
     (ending, capture.finish().await)
