@@ -50,6 +50,8 @@ pub struct Config {
     pub builtins: bool,
     /// Extra tools registered by a library user (selected by `default` like built-ins).
     pub extra_tools: Vec<Arc<dyn Tool>>,
+    /// Receives per-stage timings (benchmarks); None in normal runs.
+    pub clock: Option<Arc<dyn crate::supervisor::StageClock>>,
     /// In-process hooks registered by a library user: event, matcher, timeout, function.
     pub in_process_hooks: Vec<(HookEvent, String, Duration, Arc<dyn InProcessHook>)>,
 }
@@ -75,6 +77,7 @@ impl Config {
             builtins: true,
             extra_tools: Vec::new(),
             in_process_hooks: Vec::new(),
+            clock: None,
         }
     }
 
@@ -311,7 +314,7 @@ impl Runtime {
         let (budget, _) = Budget::spawn(settings.limits, output_dir)
             .await
             .map_err(|_| StartError::Spawn("budget"))?;
-        let pipeline = Arc::new(Pipeline::new(
+        let mut pipeline = Pipeline::new(
             validator,
             hooks,
             permission,
@@ -322,7 +325,9 @@ impl Runtime {
             config.max_in_flight,
             policy.starting_mode(),
             config.ask_policy,
-        ));
+        );
+        pipeline.clock = config.clock.clone();
+        let pipeline = Arc::new(pipeline);
         let dispatcher = Dispatcher::new(
             pipeline,
             config.max_in_flight + config.max_queued,

@@ -73,6 +73,8 @@ pub struct Pipeline {
     pub mode: Mode,
     /// What an ask becomes.
     pub ask_policy: AskPolicy,
+    /// Where stage timings go, when someone measures (`toolrt bench`); None costs one branch.
+    pub clock: Option<Arc<dyn StageClock>>,
     asks: DashMap<String, oneshot::Sender<PermissionResponse>>,
     asks_closed: AtomicBool,
     ask_seq: AtomicU64,
@@ -107,6 +109,7 @@ impl Pipeline {
             asks: DashMap::new(),
             asks_closed: AtomicBool::new(false),
             ask_seq: AtomicU64::new(1),
+            clock: None,
         }
     }
 
@@ -137,6 +140,93 @@ impl Pipeline {
         self.permission.stop();
         self.executor.stop();
         self.budget.stop();
+    }
+}
+
+/// The parts of a call's life that [`StageClock`] measures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Stage {
+    /// From admission until the supervisor starts (spawn and scheduling).
+    Queue,
+    /// The validate stage.
+    Validate,
+    /// Waiting for an execution slot.
+    Slot,
+    /// PreToolUse hooks.
+    PreHooks,
+    /// The permission decision (without time waiting for a client's answer).
+    Permission,
+    /// The execute stage.
+    Execute,
+    /// PostToolUse / PostToolUseFailure hooks.
+    PostHooks,
+    /// The output budget.
+    Budget,
+}
+
+impl Stage {
+    /// Every stage, in pipeline order.
+    pub const ALL: [Stage; 8] = [
+        Stage::Queue,
+        Stage::Validate,
+        Stage::Slot,
+        Stage::PreHooks,
+        Stage::Permission,
+        Stage::Execute,
+        Stage::PostHooks,
+        Stage::Budget,
+    ];
+
+    /// A short name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Stage::Queue => "queue",
+            Stage::Validate => "validate",
+            Stage::Slot => "slot",
+            Stage::PreHooks => "pre_hooks",
+            Stage::Permission => "permission",
+            Stage::Execute => "execute",
+            Stage::PostHooks => "post_hooks",
+            Stage::Budget => "budget",
+        }
+    }
+}
+
+/// Receives how long each stage of each call took (benchmarks).
+pub trait StageClock: Send + Sync {
+    /// One measurement.
+    fn record(&self, stage: Stage, nanos: u64);
+}
+
+/// Times stages when a clock is set.
+struct Lap<'a> {
+    clock: Option<&'a dyn StageClock>,
+    last: Option<std::time::Instant>,
+}
+
+impl<'a> Lap<'a> {
+    fn new(clock: Option<&'a Arc<dyn StageClock>>, since: Option<std::time::Instant>) -> Self {
+        let clock = clock.map(|c| &**c);
+        Self {
+            clock,
+            last: clock.map(|_| since.unwrap_or_else(std::time::Instant::now)),
+        }
+    }
+
+    /// Ends `stage` now and starts the next one.
+    fn mark(&mut self, stage: Stage) {
+        if let (Some(clock), Some(last)) = (self.clock, self.last) {
+            let now = std::time::Instant::now();
+            clock.record(stage, (now - last).as_nanos() as u64);
+            self.last = Some(now);
+        }
+    }
+
+    /// Restarts timing now (after a wait that belongs to no stage).
+    fn restart(&mut self) {
+        if self.clock.is_some() {
+            self.last = Some(std::time::Instant::now());
+        }
     }
 }
 
@@ -230,6 +320,7 @@ pub async fn run(job: Job) {
     let id = slot.id().clone();
     let span = tracing::debug_span!("call", id = %id, tool = %call.name);
     let mut notes = Vec::new();
+    let since = slot.started();
     let result = drive(
         &pipeline,
         call,
@@ -238,6 +329,7 @@ pub async fn run(job: Job) {
         gate,
         batch.as_ref(),
         &mut notes,
+        since,
     )
     .instrument(span)
     .await;
@@ -310,6 +402,7 @@ async fn drive(
     gate: Option<Gate>,
     batch: Option<&BatchLink>,
     notes: &mut Vec<String>,
+    since: std::time::Instant,
 ) -> Result<ToolResult, Early> {
     let cancelled = || {
         (
@@ -320,6 +413,8 @@ async fn drive(
     if cancel.is_cancelled() {
         return Err(cancelled());
     }
+    let mut lap = Lap::new(p.clock.as_ref(), Some(since));
+    lap.mark(Stage::Queue);
     // Validate stage.
     let prepared = tokio::select! {
         biased;
@@ -327,6 +422,7 @@ async fn drive(
         _ = cancel.cancelled() => return Err(cancelled()),
     };
     let mut prepared = prepared.map_err(|rej| (rej.outcome, rej.content))?;
+    lap.mark(Stage::Validate);
 
     // Batch order: wait for our turn.
     if let Some(Gate { ready, go }) = gate {
@@ -338,7 +434,9 @@ async fn drive(
         }
     }
 
+    lap.restart();
     let mut slot_permit = acquire_slot(p, cancel).await.ok_or_else(cancelled)?;
+    lap.mark(Stage::Slot);
     let tool: Arc<str> = Arc::from(prepared.tool_name());
 
     // PreToolUse hooks.
@@ -396,6 +494,8 @@ async fn drive(
             .await?;
         }
     }
+
+    lap.mark(Stage::PreHooks);
 
     // Permission stage; an ask goes to PermissionRequest hooks, then the client, and back.
     let mut rounds = 0;
@@ -478,6 +578,7 @@ async fn drive(
                 // Waiting holds no execution slot.
                 drop(slot_permit);
                 let answer = ask_client(p, id, &tool, &prepared, cancel).await?;
+                lap.restart();
                 if !answer.allow {
                     let why = answer
                         .message
@@ -504,6 +605,8 @@ async fn drive(
             }
         }
     }
+
+    lap.mark(Stage::Permission);
 
     // Execute stage.
     let post_hooks =
@@ -537,6 +640,7 @@ async fn drive(
             }
         }
     };
+    lap.mark(Stage::Execute);
     drop(slot_permit);
     let duration_ms = started.elapsed().as_millis() as u64;
     if cancel.is_cancelled() && output.status != ToolStatus::Success {
@@ -600,12 +704,15 @@ async fn drive(
         }
     }
 
+    lap.mark(Stage::PostHooks);
+
     // Output budget.
     let shaped = p
         .budget
         .shape(id.clone(), output, class)
         .await
         .map_err(fault)?;
+    lap.mark(Stage::Budget);
     let mut result = ToolResult::new(id.to_string(), shaped.outcome, shaped.content);
     result.output_file = shaped.output_file;
     Ok(result)

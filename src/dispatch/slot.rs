@@ -49,6 +49,11 @@ impl ResultSlot {
         &self.id
     }
 
+    /// When the call was admitted.
+    pub fn started(&self) -> Instant {
+        self.started
+    }
+
     /// Milliseconds since admission.
     pub fn elapsed_ms(&self) -> u64 {
         self.started.elapsed().as_millis() as u64
