@@ -14,6 +14,10 @@ use toolrt::supervisor::AskPolicy;
 use toolrt::tools::noop::Noop;
 use toolrt::{Config, Runtime};
 
+// Measure with the allocator the binary uses.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn ci() -> bool {
     std::env::var_os("CI").is_some()
 }

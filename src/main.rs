@@ -10,6 +10,10 @@ use toolrt::runtime::Explained;
 use toolrt::server::{serve, watch_signals};
 use toolrt::supervisor::AskPolicy;
 
+// Every call allocates a little (messages, futures, ids); mimalloc makes that cheap.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)

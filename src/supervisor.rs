@@ -321,18 +321,15 @@ pub async fn run(job: Job) {
     let span = tracing::debug_span!("call", id = %id, tool = %call.name);
     let mut notes = Vec::new();
     let since = slot.started();
-    let result = drive(
-        &pipeline,
-        call,
-        &id,
-        &cancel,
-        gate,
-        batch.as_ref(),
-        &mut notes,
+    let scope = Scope {
+        id: &id,
+        cancel: &cancel,
+        batch: batch.as_ref(),
         since,
-    )
-    .instrument(span)
-    .await;
+    };
+    let result = drive(&pipeline, call, scope, gate, &mut notes)
+        .instrument(span)
+        .await;
     let mut result = match result {
         Ok(result) => result,
         Err((outcome, content)) => ToolResult::new(id.to_string(), outcome, content),
@@ -394,16 +391,29 @@ fn stopped(
     )
 }
 
+/// Who a call is, while it is driven.
+#[derive(Clone, Copy)]
+struct Scope<'a> {
+    id: &'a Arc<str>,
+    cancel: &'a CancellationToken,
+    batch: Option<&'a BatchLink>,
+    /// When the call was admitted.
+    since: std::time::Instant,
+}
+
 async fn drive(
     p: &Pipeline,
     call: ToolCall,
-    id: &Arc<str>,
-    cancel: &CancellationToken,
+    scope: Scope<'_>,
     gate: Option<Gate>,
-    batch: Option<&BatchLink>,
     notes: &mut Vec<String>,
-    since: std::time::Instant,
 ) -> Result<ToolResult, Early> {
+    let Scope {
+        id,
+        cancel,
+        batch,
+        since,
+    } = scope;
     let cancelled = || {
         (
             Outcome::Cancelled,
