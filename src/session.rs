@@ -9,6 +9,10 @@ use std::sync::Arc;
 pub trait Guard: Send + Sync + std::fmt::Debug {
     /// Whether a Read deny rule covers this absolute, normalised path.
     fn read_denied(&self, path: &Path) -> bool;
+    /// Whether a deny rule forbids writing this absolute, normalised path (a Read or Edit deny).
+    /// Edit and Write then skip their own checks, so the call is reported as `denied` by the
+    /// permission stage rather than as a validation problem the model would try to fix.
+    fn write_denied(&self, path: &Path) -> bool;
     /// Whether fetching this URL (e.g. a redirect target) is allowed without asking.
     fn fetch_allowed(&self, url: &str) -> bool;
 }
@@ -19,6 +23,9 @@ pub struct AllowAll;
 
 impl Guard for AllowAll {
     fn read_denied(&self, _path: &Path) -> bool {
+        false
+    }
+    fn write_denied(&self, _path: &Path) -> bool {
         false
     }
     fn fetch_allowed(&self, _url: &str) -> bool {

@@ -587,7 +587,8 @@ async fn drive(
                 }
                 // Waiting holds no execution slot.
                 drop(slot_permit);
-                let answer = ask_client(p, id, &tool, &prepared, cancel).await?;
+                let answer =
+                    ask_client(p, id, &tool, &prepared, cancel, decision.message(&tool)).await?;
                 lap.restart();
                 if !answer.allow {
                     let why = answer
@@ -742,15 +743,10 @@ async fn ask_client(
     tool: &str,
     prepared: &Prepared,
     cancel: &CancellationToken,
+    reason: String,
 ) -> Result<PermissionResponse, Early> {
-    if p.asks_closed.load(Ordering::SeqCst) {
-        return Err((
-            Outcome::Denied,
-            format!(
-                "Permission to use {tool} was denied: it needs approval and the client closed its input before it could be asked"
-            ),
-        ));
-    }
+    // Even when no answer can come any more the request is sent: the client learns what would
+    // have needed approval.
     let request_id = format!("perm-{}", p.ask_seq.fetch_add(1, Ordering::Relaxed));
     let (tx, rx) = oneshot::channel();
     p.asks.insert(request_id.clone(), tx);
@@ -759,7 +755,7 @@ async fn ask_client(
         tool_use_id: id.to_string(),
         tool_name: tool.to_string(),
         input: Value::Object(prepared.input.clone()),
-        reason: Some("no rule allows this call".into()),
+        reason: Some(reason),
     });
     // Closing can race the insert above; check again so the wait cannot outlive the client.
     if p.asks_closed.load(Ordering::SeqCst) {

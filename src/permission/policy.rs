@@ -1154,6 +1154,16 @@ impl crate::session::Guard for Policy {
             .any(|c| self.deny.read_paths.first_match(c).is_some())
     }
 
+    fn write_denied(&self, path: &Path) -> bool {
+        if self.deny.read_paths.is_empty() && self.deny.edit_paths.is_empty() {
+            return false;
+        }
+        candidates(path).iter().any(|c| {
+            self.deny.read_paths.first_match(c).is_some()
+                || self.deny.edit_paths.first_match(c).is_some()
+        })
+    }
+
     fn fetch_allowed(&self, url: &str) -> bool {
         let Some(host) = host_of(url) else {
             return false;

@@ -136,6 +136,10 @@ impl Tool for Edit {
 
     fn validate(&self, input: &Input, session: &Session) -> Result<(), String> {
         let path = target(input, session);
+        if session.guard.write_denied(&path) {
+            // The permission stage denies it; a validation message would send the model to read it.
+            return Ok(());
+        }
         let old = str_field(input, "old_string").unwrap_or_default();
         let new = str_field(input, "new_string").unwrap_or_default();
         if old == new {

@@ -89,6 +89,10 @@ impl Tool for Write {
 
     fn validate(&self, input: &Input, session: &Session) -> Result<(), String> {
         let path = target(input, session);
+        if session.guard.write_denied(&path) {
+            // The permission stage denies it; a validation message would send the model to read it.
+            return Ok(());
+        }
         match std::fs::metadata(&path) {
             Ok(m) if m.is_dir() => Err(format!(
                 "{} is a directory; give the path of a file to write",

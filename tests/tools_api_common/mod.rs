@@ -109,6 +109,9 @@ impl Guard for TestGuard {
     fn read_denied(&self, path: &Path) -> bool {
         path.to_string_lossy().contains("secret")
     }
+    fn write_denied(&self, path: &Path) -> bool {
+        self.read_denied(path)
+    }
     fn fetch_allowed(&self, url: &str) -> bool {
         !url.contains("denied")
     }
