@@ -311,7 +311,7 @@ impl Runtime {
         let (executor, _) = Executor::spawn()
             .await
             .map_err(|_| StartError::Spawn("execute"))?;
-        let (budget, _) = Budget::spawn(settings.limits, output_dir)
+        let (budget, _) = Budget::spawn(settings.limits.clone(), output_dir)
             .await
             .map_err(|_| StartError::Spawn("budget"))?;
         let mut pipeline = Pipeline::new(

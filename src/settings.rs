@@ -52,7 +52,7 @@ pub struct SettingsFile {
 }
 
 /// Output-budget limits in characters (COMPAT.md §5), configurable under `limits`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Limits {
     /// A successful Bash result over this is externalized (`limits.bash_chars`).
     pub bash_chars: usize,
@@ -64,6 +64,9 @@ pub struct Limits {
     pub mcp_chars: usize,
     /// Characters of preview after the notice (`limits.preview_chars`).
     pub preview_chars: usize,
+    /// A successful result's limit for one tool, overriding its class (`limits.per_tool`,
+    /// e.g. `{"Read": 80000}`).
+    pub per_tool: std::collections::BTreeMap<String, usize>,
 }
 
 impl Default for Limits {
@@ -74,6 +77,7 @@ impl Default for Limits {
             tool_chars: 50_000,
             mcp_chars: 100_000,
             preview_chars: 2_000,
+            per_tool: Default::default(),
         }
     }
 }
@@ -176,6 +180,32 @@ impl Settings {
                 return Err(key_err(path, "limits", "expected an object", v));
             };
             for (key, val) in map {
+                if key == "per_tool" {
+                    let Value::Object(tools) = val else {
+                        return Err(key_err(
+                            path,
+                            "limits.per_tool",
+                            "expected an object of tool name → characters",
+                            val,
+                        ));
+                    };
+                    for (tool, n) in tools {
+                        match n.as_u64() {
+                            Some(n) if n > 0 => {
+                                self.limits.per_tool.insert(tool.clone(), n as usize);
+                            }
+                            _ => {
+                                return Err(key_err(
+                                    path,
+                                    &format!("limits.per_tool.{tool}"),
+                                    "expected a positive integer (characters)",
+                                    n,
+                                ));
+                            }
+                        }
+                    }
+                    continue;
+                }
                 let slot = match key.as_str() {
                     "bash_chars" => &mut self.limits.bash_chars,
                     "error_chars" => &mut self.limits.error_chars,

@@ -720,7 +720,7 @@ async fn drive(
     // Output budget.
     let shaped = p
         .budget
-        .shape(id.clone(), output, class)
+        .shape(id.clone(), output, class, tool.clone())
         .await
         .map_err(fault)?;
     lap.mark(Stage::Budget);

@@ -90,3 +90,24 @@ fn limits_are_configurable() {
     assert!(r["output_file"].is_string());
     assert!(r["content"].as_str().unwrap().ends_with("1\n2\n3\n4\n5\n"));
 }
+
+#[test]
+fn per_tool_limits_override_the_class_limit() {
+    let sb = Sandbox::new();
+    sb.write("a.txt", &"line\n".repeat(100));
+    let settings = sb.write("s.json", r#"{"limits": {"per_tool": {"Read": 100}}}"#);
+    let done = run_lines(
+        &sb,
+        &["--settings", settings.to_str().unwrap()],
+        &[json!({"type": "tool_use", "id": "r", "name": "Read", "input": {"file_path": "a.txt"}})],
+    );
+    let r = done.result("r");
+    assert_eq!(r["outcome"], "success");
+    assert!(r["output_file"].is_string(), "{r}");
+    assert!(
+        r["content"]
+            .as_str()
+            .unwrap()
+            .starts_with("Output too large")
+    );
+}

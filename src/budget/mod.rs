@@ -96,13 +96,28 @@ pub fn success_limit(class: BudgetClass, limits: &Limits) -> usize {
     }
 }
 
-/// Decides how to present an output (pure).
+/// The character limit for a successful output of `tool`: its own `limits.per_tool` entry if
+/// it has one, else its class's.
+pub fn success_limit_for(tool: &str, class: BudgetClass, limits: &Limits) -> usize {
+    limits
+        .per_tool
+        .get(tool)
+        .copied()
+        .unwrap_or_else(|| success_limit(class, limits))
+}
+
+/// Decides how to present an output of a tool of `class` (pure).
 pub fn plan(output: &ToolOutput, class: BudgetClass, limits: &Limits) -> Plan {
+    plan_within(output, success_limit(class, limits), limits)
+}
+
+/// Decides how to present an output whose success limit is `success_limit` (pure).
+pub fn plan_within(output: &ToolOutput, success_limit: usize, limits: &Limits) -> Plan {
     let success = output.status == ToolStatus::Success;
     let limit = if success {
-        success_limit(class, limits)
+        success_limit
     } else {
-        limits.error_chars.min(success_limit(class, limits))
+        limits.error_chars.min(success_limit)
     };
     let (chars, lines) = match &output.full_output {
         Some(FullOutput { chars, lines, .. }) => (*chars, *lines),
@@ -219,6 +234,8 @@ pub enum BudgetMsg {
         output: ToolOutput,
         /// Which limits apply.
         class: BudgetClass,
+        /// The canonical tool name (for a per-tool limit).
+        tool: Arc<str>,
         /// Where the answer goes.
         reply: RpcReplyPort<Shaped>,
     },
@@ -261,10 +278,15 @@ impl Actor for BudgetActor {
             id,
             output,
             class,
+            tool,
             reply,
         } = msg;
         let outcome = outcome_of(output.status);
-        match plan(&output, class, &state.limits) {
+        match plan_within(
+            &output,
+            success_limit_for(&tool, class, &state.limits),
+            &state.limits,
+        ) {
             Plan::Inline => {
                 let _ = reply.send(Shaped {
                     outcome,
@@ -340,11 +362,13 @@ impl Budget {
         id: Arc<str>,
         output: ToolOutput,
         class: BudgetClass,
+        tool: Arc<str>,
     ) -> Result<Shaped, StageFault> {
         request("budget", &self.actor, |reply| BudgetMsg::Shape {
             id,
             output,
             class,
+            tool,
             reply,
         })
         .await
@@ -363,6 +387,7 @@ mod tests {
 
     fn limits() -> Limits {
         Limits {
+            per_tool: Default::default(),
             bash_chars: 100,
             error_chars: 40,
             tool_chars: 200,
