@@ -332,7 +332,7 @@ pub async fn run(job: Job) {
         .await;
     let mut result = match result {
         Ok(result) => result,
-        Err((outcome, content)) => ToolResult::new(id.to_string(), outcome, content),
+        Err((outcome, content)) => ToolResult::new(String::new(), outcome, content),
     };
     // Hooks' additional context and feedback go beside whatever the result is.
     for note in notes {
@@ -724,7 +724,8 @@ async fn drive(
         .await
         .map_err(fault)?;
     lap.mark(Stage::Budget);
-    let mut result = ToolResult::new(id.to_string(), shaped.outcome, shaped.content);
+    // The slot fills in the id.
+    let mut result = ToolResult::new(String::new(), shaped.outcome, shaped.content);
     result.output_file = shaped.output_file;
     Ok(result)
 }

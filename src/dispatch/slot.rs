@@ -71,9 +71,12 @@ impl ResultSlot {
         rx
     }
 
-    /// Emits the result; `tool_use_id`, `is_error` and `duration_ms` are filled in here.
+    /// Emits the result; `tool_use_id` (when empty), `is_error` and `duration_ms` are filled in
+    /// here, so a result always answers the slot's call.
     pub fn emit(mut self, mut result: ToolResult) {
-        result.tool_use_id = self.id.to_string();
+        if result.tool_use_id.as_str() != &*self.id {
+            result.tool_use_id = self.id.to_string();
+        }
         result.is_error = result.outcome.is_error();
         result.duration_ms = Some(self.elapsed_ms());
         self.finish(result);
