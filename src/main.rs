@@ -23,6 +23,9 @@ fn main() -> ExitCode {
     if let Command::Explain { tool, input, args } = cli.command {
         return explain(&tool, &input, args);
     }
+    if let Command::Bench(args) = cli.command {
+        return toolrt::bench::run(&args.into());
+    }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -36,7 +39,7 @@ fn main() -> ExitCode {
     let code = runtime.block_on(async {
         let (args, input, ask): (_, Box<dyn tokio::io::AsyncBufRead + Unpin + Send>, _) =
             match cli.command {
-                Command::Explain { .. } => return ExitCode::from(2),
+                Command::Explain { .. } | Command::Bench(_) => return ExitCode::from(2),
                 Command::Serve(args) => (
                     args,
                     Box::new(BufReader::new(tokio::io::stdin())),
