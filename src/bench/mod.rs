@@ -244,11 +244,11 @@ async fn measure(options: &Options) -> Result<Report, String> {
     })
 }
 
+/// (case name, median µs) of each decision case.
+type CaseMedians = Vec<(&'static str, f64)>;
+
 /// One decision against 1,000 mixed rules, per decision; also the median of each case.
-fn decide(
-    cwd: &std::path::Path,
-    samples: usize,
-) -> Result<(Dist, Vec<(&'static str, f64)>), String> {
+fn decide(cwd: &std::path::Path, samples: usize) -> Result<(Dist, CaseMedians), String> {
     // Batches amortise the clock read (tens of ns) over several decisions.
     const BATCH: usize = 8;
     let (allow, deny) = workload::mixed_rules(workload::DECIDE_RULES);

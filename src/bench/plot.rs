@@ -19,9 +19,10 @@ pub fn cdf_svg(path: &Path, title: &str, series: &[(&str, &Dist)]) -> Result<(),
     if !(lo.is_finite() && hi > 0.0) {
         return Err(format!("cannot draw {}: no samples", path.display()));
     }
-    // A log axis needs positive bounds, with a little room on each side.
-    let lo = (lo * 0.8).max(0.01);
-    let hi = (hi * 1.25).max(lo * 10.0);
+    // The x axis is log10(µs) on a linear scale, labelled in µs: plotters' own log axis only
+    // labels powers of ten and multiples of them, which leaves sub-10 µs floors unlabelled.
+    let lo = (lo * 0.8).max(0.01).log10();
+    let hi = (hi * 1.25).max(0.1).log10().max(lo + 1.0);
 
     let root = SVGBackend::new(path, (960, 600)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| fail(&e))?;
@@ -30,11 +31,14 @@ pub fn cdf_svg(path: &Path, title: &str, series: &[(&str, &Dist)]) -> Result<(),
         .margin(16)
         .x_label_area_size(48)
         .y_label_area_size(64)
-        .build_cartesian_2d((lo..hi).log_scale(), 0.0..1.0)
+        .build_cartesian_2d(lo..hi, 0.0..1.0)
         .map_err(|e| fail(&e))?;
     chart
         .configure_mesh()
         .x_desc("latency per call (µs, log scale)")
+        .x_labels(12)
+        .x_label_formatter(&|x| us_label(10f64.powf(*x)))
+        .light_line_style(WHITE.mix(0.0))
         .y_desc("fraction of calls at or below")
         .draw()
         .map_err(|e| fail(&e))?;
@@ -64,13 +68,24 @@ pub fn cdf_svg(path: &Path, title: &str, series: &[(&str, &Dist)]) -> Result<(),
     Ok(())
 }
 
-/// (latency µs, cumulative fraction) at [`POINTS`] evenly spaced ranks, up to p99.9 so one
+/// A µs value with two significant digits, as an axis label.
+fn us_label(us: f64) -> String {
+    if us >= 10.0 {
+        format!("{:.0}", us)
+    } else if us >= 1.0 {
+        format!("{:.1}", us)
+    } else {
+        format!("{:.2}", us)
+    }
+}
+
+/// (log10 of latency µs, cumulative fraction) at [`POINTS`] evenly spaced ranks, up to p99.9 so one
 /// outlier does not flatten the axis.
 pub fn cdf_points(dist: &Dist) -> Vec<(f64, f64)> {
     (1..=POINTS)
         .map(|i| {
             let q = i as f64 / POINTS as f64 * 99.9;
-            (dist.percentile_us(q).max(0.001), q / 100.0)
+            (dist.percentile_us(q).max(0.001).log10(), q / 100.0)
         })
         .collect()
 }

@@ -34,19 +34,19 @@ impl Sizes {
         latency_calls: 100_000,
         throughput_calls: 100_000,
         stage_calls: 50_000,
-        bash_calls: 1_000,
+        bash_calls: 2_000,
         decide_samples: 20_000,
         memory_calls: 10_000,
         rounds: 5,
     };
 
-    /// `--quick`: well under two minutes on two cores.
+    /// `--quick`: well under a minute on two cores.
     pub const QUICK: Sizes = Sizes {
-        latency_calls: 20_000,
-        throughput_calls: 20_000,
-        stage_calls: 10_000,
-        bash_calls: 200,
-        decide_samples: 5_000,
+        latency_calls: 30_000,
+        throughput_calls: 30_000,
+        stage_calls: 20_000,
+        bash_calls: 400,
+        decide_samples: 10_000,
         memory_calls: 10_000,
         rounds: 4,
     };
