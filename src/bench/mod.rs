@@ -311,7 +311,7 @@ fn decide(cwd: &std::path::Path, samples: usize) -> Result<(Dist, CaseMedians), 
     Ok((Dist::new(mixed), per_case))
 }
 
-/// Bash `true` through toolrt and spawned directly, interleaved in two rounds.
+/// Bash `true` through toolrt and spawned directly, interleaved in small blocks.
 pub struct BashFigures {
     /// Through toolrt, one in flight.
     pub toolrt_c1: Dist,
@@ -335,20 +335,23 @@ async fn bash(
         .latency(workload::bash_line, next_ids(warm), warm)
         .await?;
     pipeline::direct_bash(cwd, warm, 1).await?;
-    let half = calls.div_ceil(2);
+    // Process spawns vary a lot on a busy machine: alternate toolrt and direct in many small
+    // blocks so that load changes hit both sides of each ratio alike.
+    let rounds = (calls / 20).clamp(1, 20);
+    let block = calls.div_ceil(rounds);
     let (mut t1, mut d1, mut t4, mut d4) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    for _ in 0..2 {
+    for _ in 0..rounds {
         t1.extend(
             driver
-                .latency(workload::bash_line, next_ids(half), half)
+                .latency(workload::bash_line, next_ids(block), block)
                 .await?,
         );
-        d1.extend(pipeline::direct_bash(cwd, half, 1).await?);
+        d1.extend(pipeline::direct_bash(cwd, block, 1).await?);
         let (_, samples) = driver
-            .closed_loop(workload::bash_line, next_ids(half), half, 4, true)
+            .closed_loop(workload::bash_line, next_ids(block), block, 4, true)
             .await?;
         t4.extend(samples);
-        d4.extend(pipeline::direct_bash(cwd, half, 4).await?);
+        d4.extend(pipeline::direct_bash(cwd, block, 4).await?);
     }
     driver.shutdown().await;
     Ok(BashFigures {
