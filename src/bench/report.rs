@@ -66,6 +66,13 @@ impl Report {
         self.memory.peak.saturating_sub(self.memory.baseline) as f64 / MB
     }
 
+    /// The clocked run's median minus the sum of the stage medians: roughly the time outside
+    /// every stage (parsing, admission, the result slot, the way out, the client's side).
+    pub fn outside_stages_us(&self) -> f64 {
+        let inside: f64 = self.stages.iter().map(|(_, d)| d.p50_us()).sum();
+        (self.clocked_total.p50_us() - inside).max(0.0)
+    }
+
     /// The table printed on stdout.
     pub fn table(&self) -> String {
         let mut t = String::new();
@@ -178,6 +185,11 @@ impl Report {
                 &format!("p99 {:.2} µs", dist.p99_us()),
             );
         }
+        row(
+            "  outside the stages (approx.)",
+            us(self.outside_stages_us()),
+            "parse, admission, result slot, output channel, serialise",
+        );
         t
     }
 
@@ -234,6 +246,7 @@ impl Report {
             "stages": stages,
             "stages_p99_us": stages_p99,
             "stages_clocked_p50_us": self.clocked_total.p50_us(),
+            "stages_outside_p50_us": self.outside_stages_us(),
         })
     }
 }
