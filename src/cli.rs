@@ -43,6 +43,36 @@ pub enum Command {
         #[command(flatten)]
         args: RuntimeArgs,
     },
+    /// Measure dispatch latency against its floors (docs/BENCH.md explains the figures).
+    Bench(BenchArgs),
+}
+
+/// Flags of `toolrt bench`.
+#[derive(Debug, Args, Clone)]
+pub struct BenchArgs {
+    /// Fewer calls per figure: under two minutes on two cores.
+    #[arg(long)]
+    pub quick: bool,
+    /// Write every figure as JSON to this file.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Draw the latency distributions (toolrt vs its floors) as an SVG to this file.
+    #[arg(long, value_name = "FILE.svg")]
+    pub plot: Option<PathBuf>,
+    /// Tiny sizes for tests of the command itself; the figures mean nothing.
+    #[arg(long, hide = true)]
+    pub smoke: bool,
+}
+
+impl From<BenchArgs> for crate::bench::Options {
+    fn from(args: BenchArgs) -> Self {
+        Self {
+            quick: args.quick,
+            smoke: args.smoke,
+            json: args.json,
+            plot: args.plot,
+        }
+    }
 }
 
 /// Flags shared by `serve` and `run`.

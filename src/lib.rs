@@ -26,7 +26,9 @@
 //! - [`tools`]: the built-in tools, one file each.
 //! - [`session`], [`paths`], [`stage`]: shared session state, path normalisation, stage plumbing.
 //! - [`cli`]: the command line, thin over the library.
+//! - [`bench`]: `toolrt bench`, dispatch latency against its floors (docs/BENCH.md).
 
+pub mod bench;
 pub mod budget;
 pub mod call;
 pub mod cli;

@@ -27,6 +27,9 @@ fn main() -> ExitCode {
     if let Command::Explain { tool, input, args } = cli.command {
         return explain(&tool, &input, args);
     }
+    if let Command::Bench(args) = cli.command {
+        return toolrt::bench::run(&args.into());
+    }
     // One thread drives the whole pipeline: every hop between actors is then a local wake-up,
     // which on two cores is several times cheaper than a cross-thread one. Blocking work (file
     // I/O, Grep, Glob, large output files) runs on tokio's blocking pool.
@@ -43,7 +46,7 @@ fn main() -> ExitCode {
     let code = runtime.block_on(async {
         let (args, input, ask): (_, Box<dyn tokio::io::AsyncBufRead + Unpin + Send>, _) =
             match cli.command {
-                Command::Explain { .. } => return ExitCode::from(2),
+                Command::Explain { .. } | Command::Bench(_) => return ExitCode::from(2),
                 Command::Serve(args) => (
                     args,
                     Box::new(BufReader::new(tokio::io::stdin())),

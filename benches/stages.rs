@@ -1,0 +1,100 @@
+//! Each stage's pure work alone: validate (`prepare`), one permission decision against 100
+//! rules, the budget plan, and the protocol's parse and serialise.
+//!
+//! Run with `cargo bench --bench stages`. With `CI` set, criterion takes fewer, shorter samples.
+
+use std::collections::BTreeMap;
+use std::hint::black_box;
+use std::sync::Arc;
+use std::time::Duration;
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use serde_json::json;
+use toolrt::bench::workload::{Workspace, noop_line, pipeline_policy};
+use toolrt::budget;
+use toolrt::call::{Outcome, ToolCall, ToolResult};
+use toolrt::permission::{DecisionRequest, Mode};
+use toolrt::protocol::{ServerMessage, parse_line};
+use toolrt::registry::{Registry, Selection};
+use toolrt::session::Session;
+use toolrt::settings::Limits;
+use toolrt::tool::{BudgetClass, Tool, ToolOutput};
+use toolrt::tools::noop::Noop;
+use toolrt::validate;
+
+fn ci() -> bool {
+    std::env::var_os("CI").is_some()
+}
+
+fn stages(c: &mut Criterion) {
+    let ws = Workspace::new().expect("workspace");
+    let policy = pipeline_policy(&ws.cwd, &["Noop"]).expect("rules compile");
+    let noop: Arc<dyn Tool> = Arc::new(Noop::new());
+    let registry = Registry::build(
+        vec![noop],
+        &Selection::All,
+        &BTreeMap::new(),
+        &BTreeMap::new(),
+        |_| false,
+    )
+    .expect("registry");
+    let session = Session::new(ws.cwd.clone(), std::env::temp_dir());
+
+    let mut group = c.benchmark_group("stages");
+    if ci() {
+        group
+            .sample_size(10)
+            .measurement_time(Duration::from_millis(500))
+            .warm_up_time(Duration::from_millis(100));
+    }
+
+    group.bench_function("validate_prepare", |b| {
+        b.iter_batched(
+            || ToolCall::new("c1", "Noop", json!({"value": 1})),
+            |call| black_box(validate::prepare(&registry, &session, call)),
+            criterion::BatchSize::SmallInput,
+        )
+    });
+
+    let input = match validate::prepare(
+        &registry,
+        &session,
+        ToolCall::new("c1", "Noop", json!({"value": 1})),
+    ) {
+        Ok(prepared) => prepared.input,
+        Err(r) => panic!("the bench call is valid: {}", r.content),
+    };
+    group.bench_function("permission_decide_100_rules", |b| {
+        b.iter(|| {
+            black_box(policy.decide(black_box(&DecisionRequest {
+                tool: "Noop",
+                input: &input,
+                mode: Mode::Default,
+                hook: None,
+            })))
+        })
+    });
+
+    let limits = Limits::default();
+    let small = ToolOutput::success("ok");
+    let large = ToolOutput::success("x".repeat(60_000));
+    group.bench_function("budget_plan_inline", |b| {
+        b.iter(|| black_box(budget::plan(black_box(&small), BudgetClass::Other, &limits)))
+    });
+    group.bench_function("budget_plan_over_budget", |b| {
+        b.iter(|| black_box(budget::plan(black_box(&large), BudgetClass::Other, &limits)))
+    });
+
+    let line = noop_line(42);
+    group.bench_function("protocol_parse_line", |b| {
+        b.iter(|| black_box(parse_line(black_box(&line))))
+    });
+    let result = ServerMessage::ToolResult(ToolResult::new("b42", Outcome::Success, "ok"));
+    group.bench_function("protocol_to_line", |b| {
+        b.iter(|| black_box(black_box(&result).to_line()))
+    });
+    group.finish();
+}
+
+criterion_group!(benches, stages);
+criterion_main!(benches);

@@ -1,0 +1,233 @@
+//! The two floors toolrt's per-call cost is compared with, measured in the same process on the
+//! same runtime: the stage work as plain function calls, and the actor structure doing no work.
+
+use std::collections::BTreeMap;
+use std::hint::black_box;
+use std::sync::Arc;
+use std::time::Instant;
+
+use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::budget::{self, Plan};
+use crate::call::{Outcome, ToolResult};
+use crate::permission::{Behavior, DecisionRequest, Policy};
+use crate::protocol::{self, ClientMessage, ServerMessage};
+use crate::registry::{Registry, Selection};
+use crate::session::Session;
+use crate::settings::Limits;
+use crate::tool::{ProgressSink, Tool, ToolContext};
+use crate::tools::noop::Noop;
+use crate::validate;
+
+/// The inline floor: everything one no-op call needs, as plain calls in one task.
+pub struct Inline {
+    registry: Registry,
+    policy: Policy,
+    session: Arc<Session>,
+    noop: Arc<dyn Tool>,
+    limits: Limits,
+}
+
+impl Inline {
+    /// The same registry (the no-op tool, its schema compiled once) and the same rules as the
+    /// pipeline's no-op run.
+    pub fn new(cwd: &std::path::Path) -> Result<Self, String> {
+        let policy = super::workload::pipeline_policy(cwd, &["Noop"])?;
+        let noop: Arc<dyn Tool> = Arc::new(Noop::new());
+        let registry = Registry::build(
+            vec![noop.clone()],
+            &Selection::All,
+            &BTreeMap::new(),
+            &BTreeMap::new(),
+            |name| policy.removes_tool(name),
+        )
+        .map_err(|e| e.to_string())?;
+        let session = Arc::new(Session::new(cwd.to_path_buf(), std::env::temp_dir()));
+        Ok(Self {
+            registry,
+            policy,
+            session,
+            noop,
+            limits: Limits::default(),
+        })
+    }
+
+    /// One call, line in, line out: parse, validate (resolve, coerce, schema), decide, run the
+    /// no-op tool, plan the budget, serialise the result.
+    pub async fn call(&self, line: &str) -> Result<Vec<u8>, String> {
+        let Ok(ClientMessage::ToolUse(call)) = protocol::parse_line(line) else {
+            return Err("the inline floor could not parse its call".into());
+        };
+        let id = call.id.clone();
+        let prepared = validate::prepare(&self.registry, &self.session, call)
+            .map_err(|r| format!("the inline floor's call was rejected: {}", r.content))?;
+        let decision = self.policy.decide(&DecisionRequest {
+            tool: prepared.tool_name(),
+            input: &prepared.input,
+            mode: self.policy.starting_mode(),
+            hook: None,
+        });
+        if decision.behavior != Behavior::Allow {
+            return Err("the inline floor's call was not allowed".into());
+        }
+        let ctx = ToolContext {
+            tool_use_id: Arc::from(id.as_str()),
+            cancel: CancellationToken::new(),
+            progress: ProgressSink::discard(),
+            session: self.session.clone(),
+        };
+        let class = prepared.entry.tool.budget_class();
+        let output = self.noop.call(prepared.input, ctx).await;
+        let content = match budget::plan(&output, class, &self.limits) {
+            Plan::Inline => output.content,
+            Plan::External { .. } => return Err("the no-op output went over budget".into()),
+        };
+        let result = ToolResult::new(id, Outcome::Success, content);
+        Ok(ServerMessage::ToolResult(result).to_line())
+    }
+
+    /// `calls` calls one after another; the latency of each in nanoseconds.
+    pub async fn run(&self, first_id: u64, calls: usize) -> Result<Vec<u64>, String> {
+        let mut samples = Vec::with_capacity(calls);
+        for i in 0..calls as u64 {
+            let line = super::workload::noop_line(first_id + i);
+            let start = Instant::now();
+            let out = self.call(&line).await?;
+            black_box(out);
+            samples.push(elapsed_ns(start));
+        }
+        Ok(samples)
+    }
+}
+
+/// How many stage actors the actor floor messages per call (validate, hooks, permission,
+/// execute, budget).
+pub const FLOOR_STAGES: usize = 5;
+
+/// A request to a floor stage: answer at once.
+pub struct Ping(RpcReplyPort<()>);
+
+/// A long-lived stage actor that does no work.
+struct IdleStage;
+
+impl Actor for IdleStage {
+    type Msg = Ping;
+    type State = ();
+    type Arguments = ();
+
+    async fn pre_start(&self, _me: ActorRef<Ping>, _: ()) -> Result<(), ActorProcessingErr> {
+        Ok(())
+    }
+
+    async fn handle(
+        &self,
+        _me: ActorRef<Ping>,
+        Ping(reply): Ping,
+        _state: &mut (),
+    ) -> Result<(), ActorProcessingErr> {
+        // A dropped caller is not this stage's fault.
+        let _ = reply.send(());
+        Ok(())
+    }
+}
+
+/// What one floor supervisor gets: the stages and where to report.
+struct FloorJob {
+    stages: Arc<[ActorRef<Ping>]>,
+    done: mpsc::UnboundedSender<bool>,
+}
+
+/// The per-call supervisor of the floor, shaped like toolrt's: the job arrives in `pre_start`,
+/// runs in `post_start`, then the actor stops itself.
+struct FloorSupervisor;
+
+impl Actor for FloorSupervisor {
+    type Msg = ();
+    type State = Option<FloorJob>;
+    type Arguments = FloorJob;
+
+    async fn pre_start(
+        &self,
+        _me: ActorRef<()>,
+        job: FloorJob,
+    ) -> Result<Option<FloorJob>, ActorProcessingErr> {
+        Ok(Some(job))
+    }
+
+    async fn post_start(
+        &self,
+        me: ActorRef<()>,
+        state: &mut Option<FloorJob>,
+    ) -> Result<(), ActorProcessingErr> {
+        if let Some(job) = state.take() {
+            let mut ok = true;
+            for stage in job.stages.iter() {
+                ok &= crate::stage::request("floor", stage, Ping).await.is_ok();
+            }
+            let _ = job.done.send(ok);
+        }
+        me.stop(None);
+        Ok(())
+    }
+}
+
+/// The actor floor: [`FLOOR_STAGES`] idle stage actors, a supervisor spawned per call.
+pub struct ActorFloor {
+    stages: Arc<[ActorRef<Ping>]>,
+    done_tx: mpsc::UnboundedSender<bool>,
+    done_rx: mpsc::UnboundedReceiver<bool>,
+}
+
+impl ActorFloor {
+    /// Spawns the stage actors.
+    pub async fn start() -> Result<Self, String> {
+        let mut stages = Vec::with_capacity(FLOOR_STAGES);
+        for _ in 0..FLOOR_STAGES {
+            let (actor, _) = Actor::spawn(None, IdleStage, ())
+                .await
+                .map_err(|e| format!("could not spawn a floor stage: {e}"))?;
+            stages.push(actor);
+        }
+        let (done_tx, done_rx) = mpsc::unbounded_channel();
+        Ok(Self {
+            stages: stages.into(),
+            done_tx,
+            done_rx,
+        })
+    }
+
+    /// `calls` calls one after another; the latency of each in nanoseconds.
+    pub async fn run(&mut self, calls: usize) -> Result<Vec<u64>, String> {
+        let mut samples = Vec::with_capacity(calls);
+        for _ in 0..calls {
+            let start = Instant::now();
+            let job = FloorJob {
+                stages: self.stages.clone(),
+                done: self.done_tx.clone(),
+            };
+            Actor::spawn(None, FloorSupervisor, job)
+                .await
+                .map_err(|e| format!("could not spawn a floor supervisor: {e}"))?;
+            match self.done_rx.recv().await {
+                Some(true) => {}
+                _ => return Err("a floor stage did not answer".into()),
+            }
+            samples.push(elapsed_ns(start));
+        }
+        Ok(samples)
+    }
+
+    /// Stops the stage actors.
+    pub fn stop(&self) {
+        for stage in self.stages.iter() {
+            stage.stop(None);
+        }
+    }
+}
+
+/// Nanoseconds since `start`, saturating.
+pub fn elapsed_ns(start: Instant) -> u64 {
+    u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX)
+}

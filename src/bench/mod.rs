@@ -1,0 +1,363 @@
+//! `toolrt bench`: dispatch latency measured against its floors in one run.
+//!
+//! Every figure comes from the same process on the same single-threaded tokio runtime:
+//! - the **inline floor** (the stage work as plain function calls, [`floors::Inline`]);
+//! - the **actor floor** (a supervisor per call and idle stage actors, [`floors::ActorFloor`]);
+//! - **toolrt no-op** (the real [`crate::Runtime`] with the no-op tool and 100 rules);
+//! - **Bash** `true` through toolrt against the same spawn done directly;
+//! - one **decision** against 1,000 rules; **memory** with 10,000 calls held in flight;
+//! - the **per-stage breakdown** of a no-op run through [`crate::supervisor::StageClock`].
+//!
+//! Absolute times on a shared machine mean little; the ratios to the floors are the point.
+//! docs/BENCH.md explains how to read each figure.
+
+pub mod floors;
+pub mod pipeline;
+pub mod plot;
+pub mod report;
+pub mod stats;
+pub mod workload;
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use serde_json::{Map, Value, json};
+
+use crate::permission::{DecisionRequest, Mode};
+use pipeline::Driver;
+use report::Report;
+use stats::Dist;
+use workload::Sizes;
+
+/// What `toolrt bench` was asked for.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// Smaller sizes (under two minutes on two cores).
+    pub quick: bool,
+    /// Tiny sizes, for tests of the command itself: the figures mean nothing.
+    pub smoke: bool,
+    /// Where to write the figures as JSON.
+    pub json: Option<PathBuf>,
+    /// Where to draw the latency distributions (SVG).
+    pub plot: Option<PathBuf>,
+}
+
+impl Options {
+    fn sizes(&self) -> (Sizes, &'static str) {
+        if self.smoke {
+            (Sizes::SMOKE, "smoke")
+        } else if self.quick {
+            (Sizes::QUICK, "quick")
+        } else {
+            (Sizes::FULL, "full")
+        }
+    }
+}
+
+/// Runs the benchmark on a current-thread runtime (the kind `toolrt` drives its pipeline on),
+/// prints the table on stdout and writes the requested files. Exit 1 on any failure.
+pub fn run(options: &Options) -> ExitCode {
+    let rt = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("toolrt bench: cannot start the async runtime: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    let report = match rt.block_on(measure(options)) {
+        Ok(report) => report,
+        Err(e) => {
+            eprintln!("toolrt bench: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    let mut out = std::io::stdout().lock();
+    if let Err(e) = out
+        .write_all(report.table().as_bytes())
+        .and_then(|()| out.flush())
+    {
+        eprintln!("toolrt bench: cannot write the table: {e}");
+        return ExitCode::from(1);
+    }
+    if let Some(path) = &options.json {
+        let text = match serde_json::to_string_pretty(&report.json()) {
+            Ok(text) => text + "\n",
+            Err(e) => {
+                eprintln!("toolrt bench: cannot encode the figures: {e}");
+                return ExitCode::from(1);
+            }
+        };
+        if let Err(e) = std::fs::write(path, text) {
+            eprintln!("toolrt bench: cannot write {}: {e}", path.display());
+            return ExitCode::from(1);
+        }
+    }
+    if let Some(path) = &options.plot {
+        let title = format!(
+            "toolrt no-op vs its floors, one call in flight ({} calls each)",
+            report.noop.len()
+        );
+        let series = [
+            ("inline floor", &report.inline),
+            ("actor floor", &report.actor),
+            ("toolrt no-op", &report.noop),
+        ];
+        if let Err(e) = plot::cdf_svg(path, &title, &series) {
+            eprintln!("toolrt bench: {e}");
+            return ExitCode::from(1);
+        }
+    }
+    ExitCode::SUCCESS
+}
+
+/// Progress lines, only when a person is watching stderr.
+struct Progress {
+    on: bool,
+    start: Instant,
+}
+
+impl Progress {
+    fn step(&self, what: &str) {
+        if self.on {
+            eprintln!("[{:>5.1}s] {what}", self.start.elapsed().as_secs_f64());
+        }
+    }
+}
+
+/// Every measurement, in an order that keeps them from disturbing each other: memory first
+/// (a fresh runtime, before other runs leave freed heap behind that would hide its growth),
+/// then the pure decision, then the latency runs interleaved, throughput, the clocked stage
+/// run, and Bash last (child processes).
+async fn measure(options: &Options) -> Result<Report, String> {
+    let (sizes, mode) = options.sizes();
+    let progress = Progress {
+        on: std::io::stderr().is_terminal(),
+        start: Instant::now(),
+    };
+    let ws = workload::Workspace::new().map_err(|e| format!("cannot create a workspace: {e}"))?;
+    let mut ids = 0u64;
+    let mut next_ids = |n: usize| {
+        let first = ids;
+        ids += n as u64;
+        first
+    };
+
+    progress.step(&format!(
+        "memory: {} calls held in flight",
+        sizes.memory_calls
+    ));
+    let memory = pipeline::memory(&ws.cwd, sizes.memory_calls).await?;
+
+    progress.step("decide: 1,000 rules");
+    let (decide, decide_cases) = decide(&ws.cwd, sizes.decide_samples)?;
+
+    progress.step(&format!(
+        "latency: {} calls each, inline floor / actor floor / toolrt no-op, {} rounds",
+        sizes.latency_calls, sizes.rounds
+    ));
+    let inline = floors::Inline::new(&ws.cwd)?;
+    let mut actor = floors::ActorFloor::start().await?;
+    let mut noop = Driver::noop(&ws.cwd, None).await?;
+    // Warm up caches, the allocator and the schedulers before anything counts.
+    let warm = (sizes.latency_calls / 20).max(10);
+    inline.run(next_ids(warm), warm).await?;
+    actor.run(warm).await?;
+    noop.latency(workload::noop_line, next_ids(warm), warm)
+        .await?;
+    let rounds = sizes.rounds.max(1);
+    let per_round = sizes.latency_calls.div_ceil(rounds);
+    let (mut inline_s, mut actor_s, mut noop_s) = (Vec::new(), Vec::new(), Vec::new());
+    for round in 0..rounds {
+        progress.step(&format!("  round {} of {rounds}", round + 1));
+        inline_s.extend(inline.run(next_ids(per_round), per_round).await?);
+        actor_s.extend(actor.run(per_round).await?);
+        noop_s.extend(
+            noop.latency(workload::noop_line, next_ids(per_round), per_round)
+                .await?,
+        );
+    }
+    actor.stop();
+
+    progress.step(&format!(
+        "throughput: {} calls at 16 and at 1,000 in flight",
+        sizes.throughput_calls
+    ));
+    let n = sizes.throughput_calls;
+    let (c16, _) = noop
+        .closed_loop(workload::noop_line, next_ids(n), n, 16, false)
+        .await?;
+    let (c1000, _) = noop
+        .closed_loop(workload::noop_line, next_ids(n), n, 1_000, false)
+        .await?;
+    noop.shutdown().await;
+
+    progress.step(&format!(
+        "stages: {} calls timed stage by stage",
+        sizes.stage_calls
+    ));
+    let clock = std::sync::Arc::new(pipeline::Clock::default());
+    let mut clocked = Driver::noop(&ws.cwd, Some(clock.clone())).await?;
+    clocked
+        .latency(workload::noop_line, next_ids(warm), warm)
+        .await?;
+    clock.take();
+    let clocked_total = clocked
+        .latency(
+            workload::noop_line,
+            next_ids(sizes.stage_calls),
+            sizes.stage_calls,
+        )
+        .await?;
+    let stages = crate::supervisor::Stage::ALL
+        .iter()
+        .zip(clock.take())
+        .map(|(stage, samples)| (stage.name(), Dist::new(samples)))
+        .collect();
+    clocked.shutdown().await;
+
+    progress.step(&format!(
+        "bash: {} runs of `true` each, toolrt and direct, at 1 and 4 in flight",
+        sizes.bash_calls
+    ));
+    let bash = bash(&ws.cwd, sizes.bash_calls, &mut next_ids).await?;
+
+    Ok(Report {
+        mode,
+        cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
+        inline: Dist::new(inline_s),
+        actor: Dist::new(actor_s),
+        noop: Dist::new(noop_s),
+        throughput_c16: n as f64 / c16.as_secs_f64(),
+        throughput_c1000: n as f64 / c1000.as_secs_f64(),
+        stages,
+        clocked_total: Dist::new(clocked_total),
+        bash,
+        decide,
+        decide_cases,
+        memory,
+        memory_calls: sizes.memory_calls,
+    })
+}
+
+/// (case name, median µs) of each decision case.
+type CaseMedians = Vec<(&'static str, f64)>;
+
+/// One decision against 1,000 mixed rules, per decision; also the median of each case.
+fn decide(cwd: &std::path::Path, samples: usize) -> Result<(Dist, CaseMedians), String> {
+    // Batches amortise the clock read (tens of ns) over several decisions.
+    const BATCH: usize = 8;
+    let (allow, deny) = workload::mixed_rules(workload::DECIDE_RULES);
+    let policy = workload::policy(cwd, &allow, &deny)?;
+    let object = |v: Value| match v {
+        Value::Object(m) => m,
+        _ => Map::new(),
+    };
+    let cases: Vec<(&'static str, &'static str, Map<String, Value>)> = vec![
+        (
+            "bash_simple",
+            "Bash",
+            object(json!({"command": "cargo build --release"})),
+        ),
+        (
+            "bash_compound",
+            "Bash",
+            object(json!({"command": "git status && npm run script2 | grep ok"})),
+        ),
+        (
+            "read",
+            "Read",
+            object(json!({"file_path": cwd.join("src/mod4/a.rs").display().to_string()})),
+        ),
+        (
+            "edit",
+            "Edit",
+            object(json!({"file_path": cwd.join("docs/x/page7.md").display().to_string()})),
+        ),
+    ];
+    let time_batch = |pick: &dyn Fn(usize) -> usize| {
+        let start = Instant::now();
+        for k in 0..BATCH {
+            let (_, tool, input) = &cases[pick(k)];
+            std::hint::black_box(policy.decide(&DecisionRequest {
+                tool,
+                input,
+                mode: Mode::Default,
+                hook: None,
+            }));
+        }
+        floors::elapsed_ns(start) / BATCH as u64
+    };
+    for _ in 0..(samples / 20).max(5) {
+        time_batch(&|k| k % cases.len());
+    }
+    let mixed: Vec<u64> = (0..samples)
+        .map(|_| time_batch(&|k| k % cases.len()))
+        .collect();
+    let per_case = (0..cases.len())
+        .map(|c| {
+            let d = Dist::new(
+                (0..(samples / cases.len()).max(1))
+                    .map(|_| time_batch(&|_| c))
+                    .collect(),
+            );
+            (cases[c].0, d.p50_us())
+        })
+        .collect();
+    Ok((Dist::new(mixed), per_case))
+}
+
+/// Bash `true` through toolrt and spawned directly, interleaved in small blocks.
+pub struct BashFigures {
+    /// Through toolrt, one in flight.
+    pub toolrt_c1: Dist,
+    /// Directly, one in flight.
+    pub direct_c1: Dist,
+    /// Through toolrt, four in flight.
+    pub toolrt_c4: Dist,
+    /// Directly, four in flight.
+    pub direct_c4: Dist,
+}
+
+async fn bash(
+    cwd: &std::path::Path,
+    calls: usize,
+    next_ids: &mut impl FnMut(usize) -> u64,
+) -> Result<BashFigures, String> {
+    let config = workload::config(cwd, Vec::new(), &["Bash(true)"], true, 64);
+    let mut driver = Driver::start(config).await?;
+    let warm = (calls / 10).max(2);
+    driver
+        .latency(workload::bash_line, next_ids(warm), warm)
+        .await?;
+    pipeline::direct_bash(cwd, warm, 1).await?;
+    // Process spawns vary a lot on a busy machine: alternate toolrt and direct in many small
+    // blocks so that load changes hit both sides of each ratio alike.
+    let rounds = (calls / 20).clamp(1, 20);
+    let block = calls.div_ceil(rounds);
+    let (mut t1, mut d1, mut t4, mut d4) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..rounds {
+        t1.extend(
+            driver
+                .latency(workload::bash_line, next_ids(block), block)
+                .await?,
+        );
+        d1.extend(pipeline::direct_bash(cwd, block, 1).await?);
+        let (_, samples) = driver
+            .closed_loop(workload::bash_line, next_ids(block), block, 4, true)
+            .await?;
+        t4.extend(samples);
+        d4.extend(pipeline::direct_bash(cwd, block, 4).await?);
+    }
+    driver.shutdown().await;
+    Ok(BashFigures {
+        toolrt_c1: Dist::new(t1),
+        direct_c1: Dist::new(d1),
+        toolrt_c4: Dist::new(t4),
+        direct_c4: Dist::new(d4),
+    })
+}

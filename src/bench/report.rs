@@ -1,0 +1,252 @@
+//! The figures of one run: the table on stdout and the `--json` object.
+
+use serde_json::{Map, Value, json};
+
+use super::BashFigures;
+use super::pipeline::Memory;
+use super::stats::{Dist, ratio};
+
+const MB: f64 = 1024.0 * 1024.0;
+
+/// Everything one `toolrt bench` run measured.
+pub struct Report {
+    /// `full`, `quick` or `smoke`.
+    pub mode: &'static str,
+    /// Cores the process may use.
+    pub cores: usize,
+    /// Inline floor, one call at a time (ns per call).
+    pub inline: Dist,
+    /// Actor floor, one call at a time.
+    pub actor: Dist,
+    /// toolrt no-op, one call at a time.
+    pub noop: Dist,
+    /// toolrt no-op calls per second at 16 in flight.
+    pub throughput_c16: f64,
+    /// toolrt no-op calls per second at 1,000 in flight.
+    pub throughput_c1000: f64,
+    /// Per stage of the clocked no-op run, in pipeline order.
+    pub stages: Vec<(&'static str, Dist)>,
+    /// End-to-end latency of the clocked run (the clock costs a little).
+    pub clocked_total: Dist,
+    /// Bash `true`, through toolrt and direct.
+    pub bash: BashFigures,
+    /// One decision against 1,000 rules, cases mixed.
+    pub decide: Dist,
+    /// Median µs of each decision case alone.
+    pub decide_cases: Vec<(&'static str, f64)>,
+    /// The memory test.
+    pub memory: Memory,
+    /// Calls held in flight by the memory test.
+    pub memory_calls: usize,
+}
+
+impl Report {
+    /// toolrt no-op p50 over the actor floor's p50.
+    pub fn ratio_noop_vs_actor_floor(&self) -> f64 {
+        ratio(self.noop.p50_us(), self.actor.p50_us())
+    }
+
+    /// toolrt no-op p50 over the inline floor's p50.
+    pub fn ratio_noop_vs_inline(&self) -> f64 {
+        ratio(self.noop.p50_us(), self.inline.p50_us())
+    }
+
+    /// Bash through toolrt over direct, p50 at one in flight.
+    pub fn bash_ratio(&self) -> f64 {
+        ratio(self.bash.toolrt_c1.p50_us(), self.bash.direct_c1.p50_us())
+    }
+
+    /// The same at four in flight.
+    pub fn bash_ratio_c4(&self) -> f64 {
+        ratio(self.bash.toolrt_c4.p50_us(), self.bash.direct_c4.p50_us())
+    }
+
+    /// Peak RSS growth of the memory test, MB.
+    pub fn rss_growth_mb(&self) -> f64 {
+        self.memory.peak.saturating_sub(self.memory.baseline) as f64 / MB
+    }
+
+    /// The clocked run's median minus the sum of the stage medians: roughly the time outside
+    /// every stage (parsing, admission, the result slot, the way out, the client's side).
+    pub fn outside_stages_us(&self) -> f64 {
+        let inside: f64 = self.stages.iter().map(|(_, d)| d.p50_us()).sum();
+        (self.clocked_total.p50_us() - inside).max(0.0)
+    }
+
+    /// The table printed on stdout.
+    pub fn table(&self) -> String {
+        let mut t = String::new();
+        let mut row = |name: &str, value: String, note: &str| {
+            t.push_str(&format!("{name:<34} {value:>14}  {note}\n"));
+        };
+        let us = |v: f64| format!("{v:.2} µs");
+        let x = |v: f64| format!("{v:.2}x");
+        row(
+            "toolrt bench",
+            self.mode.to_string(),
+            &format!(
+                "current-thread tokio runtime, {} core(s) available",
+                self.cores
+            ),
+        );
+        row(
+            "inline floor p50",
+            us(self.inline.p50_us()),
+            &format!(
+                "p99 {:.2} µs, {} calls",
+                self.inline.p99_us(),
+                self.inline.len()
+            ),
+        );
+        row(
+            "actor floor p50",
+            us(self.actor.p50_us()),
+            &format!(
+                "p99 {:.2} µs, supervisor + {} idle stages",
+                self.actor.p99_us(),
+                super::floors::FLOOR_STAGES
+            ),
+        );
+        row(
+            "toolrt no-op p50",
+            us(self.noop.p50_us()),
+            &format!("{} calls, one in flight, 100 rules", self.noop.len()),
+        );
+        row("toolrt no-op p99", us(self.noop.p99_us()), "");
+        row(
+            "ratio no-op / actor floor",
+            x(self.ratio_noop_vs_actor_floor()),
+            "goal ≤ 1.3",
+        );
+        row(
+            "ratio no-op / inline",
+            x(self.ratio_noop_vs_inline()),
+            "goal ≤ 5",
+        );
+        row(
+            "no-op throughput, 16 in flight",
+            format!("{:.0}/s", self.throughput_c16),
+            "",
+        );
+        row(
+            "no-op throughput, 1,000 in flight",
+            format!("{:.0}/s", self.throughput_c1000),
+            "goal ≥ 200,000/s",
+        );
+        row(
+            "bash true p50, toolrt, 1",
+            us(self.bash.toolrt_c1.p50_us()),
+            &format!("direct {:.2} µs", self.bash.direct_c1.p50_us()),
+        );
+        row(
+            "bash ratio, 1 in flight",
+            x(self.bash_ratio()),
+            "goal ≤ 1.05",
+        );
+        row(
+            "bash true p50, toolrt, 4",
+            us(self.bash.toolrt_c4.p50_us()),
+            &format!("direct {:.2} µs", self.bash.direct_c4.p50_us()),
+        );
+        row("bash ratio, 4 in flight", x(self.bash_ratio_c4()), "");
+        let cases: Vec<String> = self
+            .decide_cases
+            .iter()
+            .map(|(n, v)| format!("{n} {v:.2}"))
+            .collect();
+        row(
+            "decide, 1,000 rules, p50",
+            us(self.decide.p50_us()),
+            &format!("goal ≤ 2 µs; µs by case: {}", cases.join(", ")),
+        );
+        row(
+            &format!("rss growth, {} in flight", self.memory_calls),
+            format!("{:.1} MB", self.rss_growth_mb()),
+            &format!(
+                "goal ≤ 200 MB; peak {:.1} MB, baseline {:.1} MB{}",
+                self.memory.peak as f64 / MB,
+                self.memory.baseline as f64 / MB,
+                if self.memory.peak_reset {
+                    ""
+                } else {
+                    " (peak not reset: lifetime peak)"
+                }
+            ),
+        );
+        row(
+            "stages (p50, clocked run)",
+            us(self.clocked_total.p50_us()),
+            "end to end with the clock on",
+        );
+        for (name, dist) in &self.stages {
+            row(
+                &format!("  {name}"),
+                us(dist.p50_us()),
+                &format!("p99 {:.2} µs", dist.p99_us()),
+            );
+        }
+        row(
+            "  outside the stages (approx.)",
+            us(self.outside_stages_us()),
+            "parse, admission, result slot, output channel, serialise",
+        );
+        t
+    }
+
+    /// The `--json` object.
+    pub fn json(&self) -> Value {
+        let stages: Map<String, Value> = self
+            .stages
+            .iter()
+            .map(|(name, d)| (name.to_string(), json!(d.p50_us())))
+            .collect();
+        let stages_p99: Map<String, Value> = self
+            .stages
+            .iter()
+            .map(|(name, d)| (name.to_string(), json!(d.p99_us())))
+            .collect();
+        let cases: Map<String, Value> = self
+            .decide_cases
+            .iter()
+            .map(|(name, v)| (name.to_string(), json!(v)))
+            .collect();
+        json!({
+            "mode": self.mode,
+            "runtime": "current_thread",
+            "cores": self.cores,
+            "inline_p50_us": self.inline.p50_us(),
+            "inline_p99_us": self.inline.p99_us(),
+            "actor_floor_p50_us": self.actor.p50_us(),
+            "actor_floor_p99_us": self.actor.p99_us(),
+            "actor_floor_stages": super::floors::FLOOR_STAGES,
+            "noop_p50_us": self.noop.p50_us(),
+            "noop_p99_us": self.noop.p99_us(),
+            "noop_mean_us": self.noop.mean_us(),
+            "noop_calls": self.noop.len(),
+            "noop_rules": super::workload::PIPELINE_RULES,
+            "noop_throughput_c16": self.throughput_c16,
+            "noop_throughput_c1000": self.throughput_c1000,
+            "ratio_noop_vs_actor_floor": self.ratio_noop_vs_actor_floor(),
+            "ratio_noop_vs_inline": self.ratio_noop_vs_inline(),
+            "bash_ratio": self.bash_ratio(),
+            "bash_ratio_c4": self.bash_ratio_c4(),
+            "bash_toolrt_p50_us": self.bash.toolrt_c1.p50_us(),
+            "bash_direct_p50_us": self.bash.direct_c1.p50_us(),
+            "bash_toolrt_c4_p50_us": self.bash.toolrt_c4.p50_us(),
+            "bash_direct_c4_p50_us": self.bash.direct_c4.p50_us(),
+            "bash_calls": self.bash.toolrt_c1.len(),
+            "decide_1k_rules_p50_us": self.decide.p50_us(),
+            "decide_1k_rules_p99_us": self.decide.p99_us(),
+            "decide_1k_rules_by_case_p50_us": cases,
+            "rss_10k_in_flight_mb": self.rss_growth_mb(),
+            "rss_peak_mb": self.memory.peak as f64 / MB,
+            "rss_baseline_mb": self.memory.baseline as f64 / MB,
+            "rss_peak_reset": self.memory.peak_reset,
+            "memory_calls": self.memory_calls,
+            "stages": stages,
+            "stages_p99_us": stages_p99,
+            "stages_clocked_p50_us": self.clocked_total.p50_us(),
+            "stages_outside_p50_us": self.outside_stages_us(),
+        })
+    }
+}
