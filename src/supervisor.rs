@@ -327,7 +327,9 @@ pub async fn run(job: Job) {
         batch: batch.as_ref(),
         since,
     };
-    let result = drive(&pipeline, call, scope, gate, &mut notes)
+    // Boxed: the pipeline's state machine is large, and unboxed it is copied each time the
+    // actor's future moves (spawn, start).
+    let result = Box::pin(drive(&pipeline, call, scope, gate, &mut notes))
         .instrument(span)
         .await;
     let mut result = match result {
