@@ -140,7 +140,7 @@ pub(crate) fn start(command: &str, ctx: &ToolContext) -> ToolOutput {
     let task = Arc::new(Task {
         id: id.clone(),
         command: command.to_string(),
-        output_path: capture.path().to_path_buf(),
+        output_path: capture.path().map(Path::to_path_buf).unwrap_or_default(),
         pgid: child.id(),
         cancel: CancellationToken::new(),
         status,

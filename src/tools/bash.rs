@@ -100,20 +100,15 @@ impl Tool for Bash {
             .unwrap_or(DEFAULT_TIMEOUT_MS)
             .clamp(1, MAX_TIMEOUT_MS);
         let session = &ctx.session;
-        let capture =
-            match Capture::create(&session.output_dir, &format!("bash-{}", ctx.tool_use_id)) {
-                Ok(c) => c,
-                Err(err) => {
-                    return ToolOutput::failed(format!(
-                        "could not create the output file in {}: {err}",
-                        session.output_dir.display()
-                    ));
-                }
-            };
+        // Lazy: small outputs never touch the disk.
+        let capture = Capture::lazy(
+            &session.output_dir,
+            &format!("bash-{}", ctx.tool_use_id),
+            KEEP_FILE_OVER_CHARS,
+        );
         let child = match spawn_shell(&command, &session.cwd, &session.env_scrub) {
             Ok(child) => child,
             Err(err) => {
-                let _ = std::fs::remove_file(capture.path());
                 return ToolOutput::failed(format!(
                     "could not start bash in {}: {err}",
                     session.cwd.display()
@@ -279,9 +274,13 @@ fn finish(command: &str, timeout_ms: u64, ending: Ending, captured: Captured) ->
         content.push_str("(no output)");
     }
     if let Some(err) = &captured.write_error {
+        let file = captured
+            .path
+            .as_ref()
+            .map(|p| p.display().to_string())
+            .unwrap_or_else(|| "of this command".into());
         content.push_str(&format!(
-            "\n\n(the output file {} is incomplete: {err})",
-            captured.path.display()
+            "\n\n(the output file {file} is incomplete: {err})"
         ));
     }
     if let Some(note) = note {
@@ -294,16 +293,18 @@ fn finish(command: &str, timeout_ms: u64, ending: Ending, captured: Captured) ->
         content.push_str(&format!("({note})"));
     }
     let keep_file = captured.truncated || captured.chars > KEEP_FILE_OVER_CHARS;
-    let full_output = if keep_file {
-        Some(FullOutput {
-            path: captured.path,
+    let full_output = match captured.path {
+        Some(path) if keep_file => Some(FullOutput {
+            path,
             chars: captured.chars,
             lines: captured.lines,
-        })
-    } else {
-        // Small outputs live whole in the result; no file needed.
-        let _ = std::fs::remove_file(&captured.path);
-        None
+        }),
+        Some(path) => {
+            // Small outputs live whole in the result; no file needed.
+            let _ = std::fs::remove_file(&path);
+            None
+        }
+        None => None,
     };
     ToolOutput {
         status,

@@ -1,5 +1,9 @@
 //! Bounded capture of a command's output: every byte goes to a spill file as it arrives, memory
 //! keeps only a head and a tail window, so a command printing gigabytes costs kilobytes.
+//!
+//! A foreground command's capture is *lazy*: its first [`SPILL_OVER_BYTES`] stay in memory, and
+//! the file is created only when the output grows past that (or at the end, when the output is
+//! big enough to need a file). Most commands print little, and then never touch the disk.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -11,6 +15,9 @@ use tokio::io::{AsyncWriteExt, BufWriter};
 pub const HEAD_CHARS: usize = 30_000;
 /// Characters kept from the end of the output.
 pub const TAIL_CHARS: usize = 30_000;
+/// A lazy capture keeps output in memory up to this many bytes before it opens its file. Small
+/// enough that what it holds always fits the head and tail windows whole.
+pub const SPILL_OVER_BYTES: usize = 32 * 1024;
 /// At most this much new output goes into one progress event.
 const PROGRESS_MAX_CHARS: usize = 16_000;
 
@@ -37,8 +44,16 @@ impl Counters {
 /// The capture of one command's output.
 #[derive(Debug)]
 pub struct Capture {
-    file: BufWriter<tokio::fs::File>,
-    path: PathBuf,
+    /// The spill file, once open.
+    file: Option<BufWriter<tokio::fs::File>>,
+    path: Option<PathBuf>,
+    /// Where and under what name a lazy capture will open its file.
+    dir: PathBuf,
+    prefix: String,
+    /// A lazy capture's bytes before its file exists.
+    early: Vec<u8>,
+    /// At the end, a lazy capture without a file opens one only past this many characters.
+    keep_over_chars: u64,
     head: String,
     head_chars: usize,
     /// Text after the head, trimmed from the front to (about) [`TAIL_CHARS`].
@@ -64,8 +79,8 @@ pub struct Captured {
     pub text: String,
     /// Whether `text` leaves out part of the output.
     pub truncated: bool,
-    /// The spill file with every byte.
-    pub path: PathBuf,
+    /// The spill file with every byte (None: a lazy capture that never needed one).
+    pub path: Option<PathBuf>,
     /// Total characters.
     pub chars: u64,
     /// Total lines.
@@ -75,9 +90,21 @@ pub struct Captured {
 }
 
 impl Capture {
-    /// Starts a capture spilling to a fresh file `<dir>/<prefix>…​.log`.
+    /// Starts a capture spilling to a fresh file `<dir>/<prefix>-….log` at once (background
+    /// tasks: readers follow the file while the command runs).
     pub fn create(dir: &Path, prefix: &str) -> std::io::Result<Self> {
-        std::fs::create_dir_all(dir)?;
+        let mut capture = Self::new(dir, prefix, 0);
+        capture.open_file()?;
+        Ok(capture)
+    }
+
+    /// Starts a lazy capture: it opens its file only when the output passes
+    /// [`SPILL_OVER_BYTES`], or at the end when it has more than `keep_over_chars` characters.
+    pub fn lazy(dir: &Path, prefix: &str, keep_over_chars: u64) -> Self {
+        Self::new(dir, prefix, keep_over_chars)
+    }
+
+    fn new(dir: &Path, prefix: &str, keep_over_chars: u64) -> Self {
         let prefix: String = prefix
             .chars()
             .map(|c| {
@@ -89,15 +116,13 @@ impl Capture {
             })
             .take(64)
             .collect();
-        let (file, path) = tempfile::Builder::new()
-            .prefix(&format!("{prefix}-"))
-            .suffix(".log")
-            .tempfile_in(dir)?
-            .keep()
-            .map_err(|e| e.error)?;
-        Ok(Self {
-            file: BufWriter::with_capacity(256 * 1024, tokio::fs::File::from_std(file)),
-            path,
+        Self {
+            file: None,
+            path: None,
+            dir: dir.to_path_buf(),
+            prefix,
+            early: Vec::new(),
+            keep_over_chars,
             head: String::new(),
             head_chars: 0,
             tail: String::new(),
@@ -110,12 +135,34 @@ impl Capture {
             counters: Arc::new(Counters::default()),
             write_error: None,
             dirty: false,
-        })
+        }
     }
 
-    /// The spill file.
-    pub fn path(&self) -> &Path {
-        &self.path
+    /// Creates the spill file and moves what was held in memory into it.
+    fn open_file(&mut self) -> std::io::Result<()> {
+        std::fs::create_dir_all(&self.dir)?;
+        let (file, path) = tempfile::Builder::new()
+            .prefix(&format!("{}-", self.prefix))
+            .suffix(".log")
+            .tempfile_in(&self.dir)?
+            .keep()
+            .map_err(|e| e.error)?;
+        let mut file = file;
+        if !self.early.is_empty() {
+            std::io::Write::write_all(&mut file, &self.early)?;
+            self.early = Vec::new();
+        }
+        self.file = Some(BufWriter::with_capacity(
+            256 * 1024,
+            tokio::fs::File::from_std(file),
+        ));
+        self.path = Some(path);
+        Ok(())
+    }
+
+    /// The spill file, once there is one.
+    pub fn path(&self) -> Option<&Path> {
+        self.path.as_deref()
     }
 
     /// The shared running totals.
@@ -126,10 +173,22 @@ impl Capture {
     /// Appends a chunk: to the file whole, to memory within the windows.
     pub async fn push(&mut self, chunk: &[u8]) {
         if self.write_error.is_none() {
-            if let Err(err) = self.file.write_all(chunk).await {
-                self.write_error = Some(err);
+            match self.file.as_mut() {
+                Some(file) => {
+                    if let Err(err) = file.write_all(chunk).await {
+                        self.write_error = Some(err);
+                    }
+                    self.dirty = true;
+                }
+                None => {
+                    self.early.extend_from_slice(chunk);
+                    if self.early.len() > SPILL_OVER_BYTES
+                        && let Err(err) = self.open_file()
+                    {
+                        self.write_error = Some(err);
+                    }
+                }
             }
-            self.dirty = true;
         }
         let c = &self.counters;
         c.bytes.fetch_add(chunk.len() as u64, Ordering::Relaxed);
@@ -179,8 +238,11 @@ impl Capture {
 
     /// Flushes buffered output to the file, so readers of a running task's file see it.
     pub async fn flush(&mut self) {
-        if self.dirty && self.write_error.is_none() {
-            if let Err(err) = self.file.flush().await {
+        if self.dirty
+            && self.write_error.is_none()
+            && let Some(file) = self.file.as_mut()
+        {
+            if let Err(err) = file.flush().await {
                 self.write_error = Some(err);
             }
             self.dirty = false;
@@ -208,8 +270,16 @@ impl Capture {
             let rest = String::from_utf8_lossy(&std::mem::take(&mut self.pending)).into_owned();
             self.push_text(&rest);
         }
+        if self.file.is_none()
+            && self.write_error.is_none()
+            && self.counters.chars.load(Ordering::Relaxed) > self.keep_over_chars
+            && let Err(err) = self.open_file()
+        {
+            self.write_error = Some(err);
+        }
         if self.write_error.is_none()
-            && let Err(err) = self.file.flush().await
+            && let Some(file) = self.file.as_mut()
+            && let Err(err) = file.flush().await
         {
             self.write_error = Some(err);
         }
@@ -318,7 +388,7 @@ mod tests {
         assert_eq!(out.lines, 10_000);
         assert!(out.text.starts_with("0123456789\n"));
         assert!(out.text.ends_with("0123456789\n"));
-        assert_eq!(std::fs::read(&out.path).unwrap().len(), 110_000);
+        assert_eq!(std::fs::read(out.path.unwrap()).unwrap().len(), 110_000);
 
         let mut small = Capture::create(dir.path(), "s").unwrap();
         small.push(b"hi").await;
@@ -326,6 +396,36 @@ mod tests {
         assert_eq!(
             (out.text.as_str(), out.truncated, out.lines),
             ("hi", false, 1)
+        );
+    }
+
+    #[tokio::test]
+    async fn lazy_capture_opens_its_file_only_when_needed() {
+        let dir = tempfile::tempdir().unwrap();
+        // Small: never a file.
+        let mut small = Capture::lazy(dir.path(), "small", 100);
+        small.push(b"hello\n").await;
+        let out = small.finish().await;
+        assert!(out.path.is_none());
+        assert_eq!(out.text, "hello\n");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+        // Over the keep threshold at the end: a file with every byte.
+        let mut mid = Capture::lazy(dir.path(), "mid", 100);
+        let text = "x".repeat(500);
+        mid.push(text.as_bytes()).await;
+        let out = mid.finish().await;
+        assert_eq!(std::fs::read_to_string(out.path.unwrap()).unwrap(), text);
+        // Past the spill threshold while running: the file holds the early bytes too.
+        let mut big = Capture::lazy(dir.path(), "big", 100);
+        let chunk = "0123456789abcdef".repeat(1024);
+        for _ in 0..8 {
+            big.push(chunk.as_bytes()).await;
+        }
+        assert!(big.path().is_some());
+        let out = big.finish().await;
+        assert_eq!(
+            std::fs::read_to_string(out.path.unwrap()).unwrap(),
+            chunk.repeat(8)
         );
     }
 }
