@@ -5,6 +5,8 @@
 
 #[path = "common/attempts.rs"]
 mod attempts;
+mod support;
+
 #[path = "common/serve.rs"]
 mod serve;
 

@@ -2,6 +2,8 @@
 //! §1–3): what runs, what is denied, what asks (every ask answered with deny), and proof on the
 //! file system that nothing denied ran.
 
+mod support;
+
 #[path = "common/serve.rs"]
 mod serve;
 

@@ -2,13 +2,15 @@
 //! settings file, tool calls in, every `permission_request` answered, every line out.
 #![allow(dead_code, unreachable_pub)]
 
-use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitStatus, Stdio};
-use std::sync::mpsc;
-use std::time::{Duration, Instant};
+use std::process::ExitStatus;
+use std::time::Duration;
 
 use serde_json::{Value, json};
+
+use crate::support::Server;
+#[allow(unused_imports)] // not every test file that includes this module calls it
+pub(crate) use crate::support::run_status;
 
 /// How long one run may take before the test fails instead of hanging.
 const RUN_TIMEOUT: Duration = Duration::from_secs(90);
@@ -90,85 +92,31 @@ impl Fixture {
             settings.display().to_string(),
         ];
         args.extend(extra.iter().map(|s| s.to_string()));
-        let mut child = Command::new(env!("CARGO_BIN_EXE_toolrt"))
-            .args(&args)
-            .current_dir(&self.cwd)
-            .env("HOME", &self.home)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("start toolrt");
-        let stdout = child.stdout.take().expect("stdout");
-        let mut stderr = child.stderr.take().expect("stderr");
-        let (tx, rx) = mpsc::channel::<Value>();
-        let reader = std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                let v: Value = serde_json::from_str(&line)
-                    .unwrap_or_else(|e| panic!("stdout line is not JSON ({e}): {line}"));
-                if tx.send(v).is_err() {
-                    break;
-                }
-            }
-        });
-        let err_reader = std::thread::spawn(move || {
-            let mut s = String::new();
-            let _ = stderr.read_to_string(&mut s);
-            s
-        });
-        let mut stdin = child.stdin.take().expect("stdin");
+        let mut server = Server::start_with_home(&args, &self.cwd, &self.home);
         for (id, name, input) in calls {
-            let line = json!({ "type": "tool_use", "id": id, "name": name, "input": input });
-            writeln!(stdin, "{line}").expect("write tool_use");
+            server.tool_use(id, name, input.clone());
         }
-        stdin.flush().expect("flush");
-        let mut lines = Vec::new();
         let mut results = 0;
-        let start = Instant::now();
-        let mut stdin = Some(stdin);
-        loop {
-            if results >= calls.len() {
-                // EOF on stdin is shutdown: the server finishes and exits.
-                stdin.take();
-            }
-            let left = RUN_TIMEOUT.checked_sub(start.elapsed()).unwrap_or_default();
-            match rx.recv_timeout(left) {
-                Ok(v) => {
-                    match v["type"].as_str() {
-                        Some("tool_result") => results += 1,
-                        Some("permission_request") => {
-                            if let Some(w) = stdin.as_mut() {
-                                let resp = json!({
-                                    "type": "permission_response",
-                                    "request_id": v["request_id"],
-                                    "behavior": answer,
-                                });
-                                let _ = writeln!(w, "{resp}");
-                                let _ = w.flush();
-                            }
-                        }
-                        _ => {}
-                    }
-                    lines.push(v);
-                }
-                Err(mpsc::RecvTimeoutError::Disconnected) => break,
-                Err(mpsc::RecvTimeoutError::Timeout) => {
-                    let _ = child.kill();
-                    panic!(
-                        "toolrt did not finish within {RUN_TIMEOUT:?}; lines so far: {lines:#?}"
-                    );
-                }
+        while results < calls.len() {
+            let Some(v) = server.recv(RUN_TIMEOUT) else {
+                break;
+            };
+            match v["type"].as_str() {
+                Some("tool_result") => results += 1,
+                Some("permission_request") => server.send(json!({
+                    "type": "permission_response",
+                    "request_id": v["request_id"],
+                    "behavior": answer,
+                })),
+                _ => {}
             }
         }
-        drop(stdin);
-        let status = child.wait().expect("wait");
-        let _ = reader.join();
-        let stderr = err_reader.join().unwrap_or_default();
+        // EOF on stdin is shutdown: the server finishes and exits.
+        let done = server.finish();
         Run {
-            lines,
-            status,
-            stderr,
+            lines: done.messages,
+            status: done.status,
+            stderr: done.stderr,
         }
     }
 }
@@ -221,18 +169,4 @@ pub fn bash(id: &str, command: &str) -> (String, &'static str, Value) {
 /// Any tool call.
 pub fn call(id: &str, name: &'static str, input: Value) -> (String, &'static str, Value) {
     (id.to_string(), name, input)
-}
-
-/// Runs `toolrt` with `args` to completion (no stdin) and returns its exit code and stderr.
-pub fn run_status(args: &[&str], cwd: &Path) -> (Option<i32>, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_toolrt"))
-        .args(args)
-        .current_dir(cwd)
-        .stdin(Stdio::null())
-        .output()
-        .expect("run toolrt");
-    (
-        out.status.code(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
 }

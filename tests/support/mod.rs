@@ -68,11 +68,17 @@ pub(crate) fn bin() -> &'static str {
 }
 
 impl Server {
+    /// Starts `toolrt` with `args` in `cwd`, with `$HOME` the parent of `cwd`.
     pub(crate) fn start(args: &[String], cwd: &Path) -> Self {
+        Self::start_with_home(args, cwd, cwd.parent().unwrap())
+    }
+
+    /// Starts `toolrt` with `args` in `cwd` and the given `$HOME`.
+    pub(crate) fn start_with_home(args: &[String], cwd: &Path, home: &Path) -> Self {
         let mut child = Command::new(bin())
             .args(args)
             .current_dir(cwd)
-            .env("HOME", cwd.parent().unwrap())
+            .env("HOME", home)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -94,10 +100,9 @@ impl Server {
         let stderr = child.stderr.take().unwrap();
         let (etx, erx) = mpsc::channel();
         std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines() {
-                let Ok(line) = line else { break };
-                let _ = etx.send(line);
-            }
+            let mut all = String::new();
+            let _ = std::io::Read::read_to_string(&mut BufReader::new(stderr), &mut all);
+            let _ = etx.send(all);
         });
         let stdin = child.stdin.take();
         Self {
@@ -121,6 +126,21 @@ impl Server {
 
     pub(crate) fn tool_use(&mut self, id: &str, name: &str, input: Value) {
         self.send(json!({"type": "tool_use", "id": id, "name": name, "input": input}));
+    }
+
+    /// The next message (also kept in `seen`); None once stdout is closed. Panics after
+    /// `timeout`.
+    pub(crate) fn recv(&mut self, timeout: Duration) -> Option<Value> {
+        match self.rx.recv_timeout(timeout) {
+            Ok(v) => {
+                self.seen.push(v.clone());
+                Some(v)
+            }
+            Err(mpsc::RecvTimeoutError::Disconnected) => None,
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                panic!("no message within {timeout:?}; seen: {:#?}", self.seen)
+            }
+        }
     }
 
     /// Waits for the first message (seen or new) matching `pred`.
@@ -171,11 +191,14 @@ impl Server {
         while let Ok(v) = self.rx.recv_timeout(Duration::from_secs(5)) {
             self.seen.push(v);
         }
-        let stderr: Vec<String> = self.stderr.try_iter().collect();
+        let stderr = self
+            .stderr
+            .recv_timeout(Duration::from_secs(5))
+            .unwrap_or_default();
         Finished {
             status,
             messages: std::mem::take(&mut self.seen),
-            stderr: stderr.join("\n"),
+            stderr,
         }
     }
 }
