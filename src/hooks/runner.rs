@@ -14,7 +14,7 @@ use tokio_util::sync::CancellationToken;
 use super::command::{self, CommandRun, CommandSpec};
 use super::config::{Handler, HandlerKind, HookConfig, HookEvent};
 use super::merge::{
-    self, PermissionRequestResult, PostBatchResult, PostToolResult, PreToolUseResult, cut,
+    self, Labelled, PermissionRequestResult, PostBatchResult, PostToolResult, PreToolUseResult, cut,
 };
 use super::protocol::{HookOutput, HookStatus, base_input};
 
@@ -130,23 +130,15 @@ impl HookRunner {
         call: &ToolHookCall<'_>,
         cancel: &CancellationToken,
     ) -> PreToolUseResult {
-        let event = HookEvent::PreToolUse;
-        let selected = self.select(event, Some((call.tool_name, call.tool_input)));
-        if selected.is_empty() {
-            return PreToolUseResult::default();
-        }
-        let mut input = base_input(
-            &self.env.session_id,
-            &self.cwd_text,
-            call.permission_mode,
-            event,
-        );
-        add_tool(&mut input, call, true);
-        let outputs = self
-            .run_all(event, &selected, input, subject(call), cancel)
-            .await;
-        let labelled = labelled(&selected, &outputs);
-        merge::merge_pre_tool_use(&labelled, &mut |s| self.shorten(s))
+        self.tool_event(
+            HookEvent::PreToolUse,
+            call,
+            true,
+            |_| {},
+            cancel,
+            |outputs, shorten| merge::merge_pre_tool_use(outputs, shorten),
+        )
+        .await
     }
 
     /// Runs the PermissionRequest hooks of `call` (its decision was *ask*).
@@ -155,23 +147,15 @@ impl HookRunner {
         call: &ToolHookCall<'_>,
         cancel: &CancellationToken,
     ) -> PermissionRequestResult {
-        let event = HookEvent::PermissionRequest;
-        let selected = self.select(event, Some((call.tool_name, call.tool_input)));
-        if selected.is_empty() {
-            return PermissionRequestResult::default();
-        }
-        let mut input = base_input(
-            &self.env.session_id,
-            &self.cwd_text,
-            call.permission_mode,
-            event,
-        );
-        add_tool(&mut input, call, false);
-        let outputs = self
-            .run_all(event, &selected, input, subject(call), cancel)
-            .await;
-        let labelled = labelled(&selected, &outputs);
-        merge::merge_permission_request(&labelled, &mut |s| self.shorten(s))
+        self.tool_event(
+            HookEvent::PermissionRequest,
+            call,
+            false,
+            |_| {},
+            cancel,
+            |outputs, shorten| merge::merge_permission_request(outputs, shorten),
+        )
+        .await
     }
 
     /// Runs the PostToolUse hooks of a call that succeeded.
@@ -183,24 +167,14 @@ impl HookRunner {
         cancel: &CancellationToken,
     ) -> PostToolResult {
         let event = HookEvent::PostToolUse;
-        let selected = self.select(event, Some((call.tool_name, call.tool_input)));
-        if selected.is_empty() {
-            return PostToolResult::default();
-        }
-        let mut input = base_input(
-            &self.env.session_id,
-            &self.cwd_text,
-            call.permission_mode,
-            event,
-        );
-        add_tool(&mut input, call, true);
-        input.insert("tool_response".into(), tool_response.clone());
-        input.insert("duration_ms".into(), duration_ms.into());
-        let outputs = self
-            .run_all(event, &selected, input, subject(call), cancel)
-            .await;
-        let labelled = labelled(&selected, &outputs);
-        merge::merge_post(event, &labelled, &mut |s| self.shorten(s))
+        let extra = |input: &mut Map<String, Value>| {
+            input.insert("tool_response".into(), tool_response.clone());
+            input.insert("duration_ms".into(), duration_ms.into());
+        };
+        self.tool_event(event, call, true, extra, cancel, |outputs, shorten| {
+            merge::merge_post(event, outputs, shorten)
+        })
+        .await
     }
 
     /// Runs the PostToolUseFailure hooks of a call that failed (not one that was cancelled).
@@ -212,9 +186,35 @@ impl HookRunner {
         cancel: &CancellationToken,
     ) -> PostToolResult {
         let event = HookEvent::PostToolUseFailure;
+        let extra = |input: &mut Map<String, Value>| {
+            input.insert("error".into(), error.into());
+            input.insert("is_interrupt".into(), is_interrupt.into());
+        };
+        let mut result = self
+            .tool_event(event, call, true, extra, cancel, |outputs, shorten| {
+                merge::merge_post(event, outputs, shorten)
+            })
+            .await;
+        // PostToolUseFailure cannot replace what the model sees.
+        result.updated_output = None;
+        result
+    }
+
+    /// The shared course of a tool event: select the matching hooks (nothing to do: the
+    /// default result at once), build the input (`extra` adds the event's own fields), run
+    /// them all, and merge their outputs in configuration order.
+    async fn tool_event<R: Default>(
+        &self,
+        event: HookEvent,
+        call: &ToolHookCall<'_>,
+        with_id: bool,
+        extra: impl FnOnce(&mut Map<String, Value>),
+        cancel: &CancellationToken,
+        merge: impl FnOnce(&[Labelled<'_>], &mut dyn FnMut(String) -> String) -> R,
+    ) -> R {
         let selected = self.select(event, Some((call.tool_name, call.tool_input)));
         if selected.is_empty() {
-            return PostToolResult::default();
+            return R::default();
         }
         let mut input = base_input(
             &self.env.session_id,
@@ -222,17 +222,13 @@ impl HookRunner {
             call.permission_mode,
             event,
         );
-        add_tool(&mut input, call, true);
-        input.insert("error".into(), error.into());
-        input.insert("is_interrupt".into(), is_interrupt.into());
+        add_tool(&mut input, call, with_id);
+        extra(&mut input);
         let outputs = self
             .run_all(event, &selected, input, subject(call), cancel)
             .await;
         let labelled = labelled(&selected, &outputs);
-        let mut result = merge::merge_post(event, &labelled, &mut |s| self.shorten(s));
-        // PostToolUseFailure cannot replace what the model sees.
-        result.updated_output = None;
-        result
+        merge(&labelled, &mut |s| self.shorten(s))
     }
 
     /// Runs the PostToolBatch hooks once a batch has finished; the feedback goes into the
