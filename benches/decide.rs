@@ -4,42 +4,17 @@
 //! prints the time per decision; the median is in `target/criterion/*/new/estimates.json`.
 
 use std::hint::black_box;
-use std::path::PathBuf;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::{Map, Value, json};
-use toolrt::permission::{DecisionRequest, Mode, Policy, PolicyBuilder};
+use toolrt::bench::workload;
+use toolrt::permission::{DecisionRequest, Mode, Policy};
 
-/// Half Bash rules (exact, prefix, `:*`, mid-pattern stars), half path rules (anchored,
-/// any-depth, globs), spread over allow, ask and deny.
+/// The same mixed rule set `toolrt bench` decides against (Bash exact, prefix, `:*` and
+/// mid-pattern stars; anchored, any-depth and home path globs; WebFetch domains).
 fn policy(n: usize, cwd: &std::path::Path) -> Policy {
-    let mut allow = Vec::new();
-    let mut ask = Vec::new();
-    let mut deny = Vec::new();
-    for i in 0..n {
-        let rule = match i % 8 {
-            0 => format!("Bash(tool{i} run:*)"),
-            1 => format!("Bash(git * branch{i})"),
-            2 => format!("Bash(npm run script{i})"),
-            3 => format!("Bash(cmd{i} *)"),
-            4 => format!("Read(src/mod{i}/**)"),
-            5 => format!("Edit(//opt/data{i}/*.csv)"),
-            6 => format!("Read(~/.secret{i})"),
-            _ => format!("Edit(docs/**/page{i}.md)"),
-        };
-        match i % 10 {
-            0..=5 => allow.push(rule),
-            6 => ask.push(rule),
-            _ => deny.push(rule),
-        }
-    }
-    let mut b = PolicyBuilder::new(cwd.to_path_buf(), PathBuf::from("/h/u"));
-    b.add_settings_file(
-        &cwd.join(".claude/settings.json"),
-        &json!({ "allow": allow, "ask": ask, "deny": deny }),
-    )
-    .expect("rules compile");
-    b.build().expect("policy builds")
+    let (allow, deny) = workload::mixed_rules(n);
+    workload::policy(cwd, &allow, &deny).expect("policy builds")
 }
 
 fn input(v: Value) -> Map<String, Value> {
