@@ -153,7 +153,7 @@ pub enum LineError {
 /// Parses one input line into a message.
 pub fn parse_line(line: &str) -> Result<ClientMessage, LineError> {
     let value: Value = serde_json::from_str(line).map_err(|e| LineError::Json(e.to_string()))?;
-    let Value::Object(obj) = value else {
+    let Value::Object(mut obj) = value else {
         return Err(LineError::NotObject(json_type(&value)));
     };
     let Some(kind) = obj.get("type") else {
@@ -168,10 +168,10 @@ pub fn parse_line(line: &str) -> Result<ClientMessage, LineError> {
         )));
     };
     match kind {
-        "tool_use" => parse_call(&obj, "tool_use", "").map(ClientMessage::ToolUse),
+        "tool_use" => parse_call(&mut obj, "tool_use", None).map(ClientMessage::ToolUse),
         "batch" => {
             let id = string_field(&obj, "batch", "id", "")?;
-            let calls = match obj.get("calls") {
+            let calls = match obj.remove("calls") {
                 Some(Value::Array(items)) => items,
                 Some(other) => {
                     return Err(field_err(
@@ -179,7 +179,7 @@ pub fn parse_line(line: &str) -> Result<ClientMessage, LineError> {
                         "calls",
                         format!(
                             "expected an array of tool_use objects, got {}",
-                            json_type(other)
+                            json_type(&other)
                         ),
                     ));
                 }
@@ -192,16 +192,15 @@ pub fn parse_line(line: &str) -> Result<ClientMessage, LineError> {
                 }
             };
             let mut parsed = Vec::with_capacity(calls.len());
-            for (i, call) in calls.iter().enumerate() {
-                let prefix = format!("calls[{i}].");
-                let Value::Object(call) = call else {
+            for (i, call) in calls.into_iter().enumerate() {
+                let Value::Object(mut call) = call else {
                     return Err(field_err(
                         "batch",
                         &format!("calls[{i}]"),
-                        format!("expected a tool_use object, got {}", json_type(call)),
+                        format!("expected a tool_use object, got {}", json_type(&call)),
                     ));
                 };
-                parsed.push(parse_call(call, "batch", &prefix)?);
+                parsed.push(parse_call(&mut call, "batch", Some(i))?);
             }
             Ok(ClientMessage::Batch { id, calls: parsed })
         }
@@ -285,25 +284,39 @@ pub fn parse_line(line: &str) -> Result<ClientMessage, LineError> {
     }
 }
 
+/// Takes a call's fields out of its object (no copies: a line is parsed once and its values
+/// move into the call). `index` is the call's place in a batch, for error paths.
 fn parse_call(
-    obj: &Map<String, Value>,
+    obj: &mut Map<String, Value>,
     message: &'static str,
-    prefix: &str,
+    index: Option<usize>,
 ) -> Result<ToolCall, LineError> {
-    let id = string_field(obj, message, "id", prefix)?;
-    if id.is_empty() {
-        return Err(field_err(
+    let path = |field: &str| match index {
+        Some(i) => format!("calls[{i}].{field}"),
+        None => field.to_string(),
+    };
+    let mut take = |field: &str| match obj.remove(field) {
+        Some(Value::String(s)) => Ok(s),
+        Some(other) => Err(field_err(
             message,
-            &format!("{prefix}id"),
-            "must not be empty".into(),
-        ));
+            &path(field),
+            format!("expected a string, got {}", json_type(&other)),
+        )),
+        None => Err(field_err(
+            message,
+            &path(field),
+            "missing (expected a string)".into(),
+        )),
+    };
+    let id = take("id")?;
+    if id.is_empty() {
+        return Err(field_err(message, &path("id"), "must not be empty".into()));
     }
-    let name = string_field(obj, message, "name", prefix)?;
+    let name = take("name")?;
     // A missing input is an empty object; anything else reaches the pipeline as is, so the
     // schema stage can say precisely what was wrong with it.
     let input = obj
-        .get("input")
-        .cloned()
+        .remove("input")
         .unwrap_or_else(|| Value::Object(Map::new()));
     Ok(ToolCall { id, name, input })
 }
