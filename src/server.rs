@@ -41,14 +41,30 @@ where
     let (close_tx, close_rx) = oneshot::channel();
     let writer = tokio::spawn(crate::emit::write_all(rx, output, close_rx));
     let runtime = Arc::new(runtime);
-    read_loop(&runtime, input, signals).await;
+    let mut signals = signals;
+    read_loop(&runtime, input, &mut signals).await;
     runtime.close_asks();
     let Ok(runtime) = Arc::try_unwrap(runtime) else {
         // Unreachable: the loop holds the only other reference and has returned.
         return Ok(1);
     };
     let session = runtime.session().clone();
-    runtime.shutdown().await;
+    let dispatcher = runtime.dispatcher().clone();
+    // Draining can take as long as the slowest call; a second SIGTERM or a SIGINT still cancels
+    // everything then (the input may have ended before the signal was seen).
+    let drain = runtime.shutdown();
+    tokio::pin!(drain);
+    let mut watching = true;
+    loop {
+        tokio::select! {
+            _ = &mut drain => break,
+            changed = signals.changed(), if watching => match changed {
+                Ok(()) if *signals.borrow_and_update() == SignalState::CancelAll => dispatcher.cancel_all(),
+                Ok(()) => {}
+                Err(_) => watching = false,
+            },
+        }
+    }
     session.tools.shutdown();
     let _ = close_tx.send(());
     match writer.await {
@@ -64,7 +80,7 @@ where
 async fn read_loop<R: AsyncBufRead + Unpin>(
     runtime: &Runtime,
     mut input: R,
-    mut signals: watch::Receiver<SignalState>,
+    signals: &mut watch::Receiver<SignalState>,
 ) {
     let emitter_error = |message: String, line: u64| {
         runtime
@@ -84,7 +100,6 @@ async fn read_loop<R: AsyncBufRead + Unpin>(
         if shutting_down && runtime.dispatcher().is_idle() {
             return;
         }
-        buf.clear();
         let read = tokio::select! {
             biased;
             changed = signals.changed(), if signals_open => {
@@ -114,13 +129,17 @@ async fn read_loop<R: AsyncBufRead + Unpin>(
             }
         };
         if too_long {
+            buf.clear();
             emitter_error(
                 format!("line longer than {MAX_LINE_BYTES} bytes; ignored"),
                 line_no,
             );
             continue;
         }
-        let Ok(text) = std::str::from_utf8(&buf) else {
+        // Taken only once whole: a read interrupted by a signal or the shutdown poll keeps its
+        // partial line in `buf` and goes on where it stopped.
+        let line = std::mem::take(&mut buf);
+        let Ok(text) = std::str::from_utf8(&line) else {
             emitter_error("line is not valid UTF-8".into(), line_no);
             continue;
         };
@@ -164,7 +183,7 @@ async fn read_line<R: AsyncBufRead + Unpin>(
     loop {
         let chunk = input.fill_buf().await?;
         if chunk.is_empty() {
-            return Ok(if any {
+            return Ok(if any || !buf.is_empty() {
                 ReadLine::Line { too_long }
             } else {
                 ReadLine::Eof

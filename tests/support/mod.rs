@@ -184,7 +184,15 @@ impl Server {
             }
             if Instant::now() > deadline {
                 let _ = self.child.kill();
-                panic!("toolrt did not exit after EOF; seen: {:#?}", self.seen);
+                let _ = self.child.wait();
+                let stderr = self
+                    .stderr
+                    .recv_timeout(Duration::from_secs(5))
+                    .unwrap_or_default();
+                panic!(
+                    "toolrt did not exit after EOF; seen: {:#?}\nstderr:\n{stderr}",
+                    self.seen
+                );
             }
             std::thread::sleep(Duration::from_millis(5));
         };
