@@ -11,6 +11,8 @@ use crate::tool::Tool;
 
 /// A tool in the effective registry, with its schema compiled once.
 pub struct ToolEntry {
+    /// The canonical name, shared: every call of the tool carries it without copying.
+    pub name: Arc<str>,
     /// The tool.
     pub tool: Arc<dyn Tool>,
     /// Its input schema (kept for coercion, which walks it).
@@ -22,7 +24,7 @@ pub struct ToolEntry {
 impl std::fmt::Debug for ToolEntry {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ToolEntry")
-            .field("name", &self.tool.name())
+            .field("name", &self.name)
             .finish()
     }
 }
@@ -204,9 +206,11 @@ impl Registry {
                     name: name.clone(),
                     message: e.to_string(),
                 })?;
+            let shared: Arc<str> = Arc::from(name.as_str());
             effective.insert(
                 name,
                 Arc::new(ToolEntry {
+                    name: shared,
                     tool,
                     schema,
                     validator,

@@ -449,7 +449,7 @@ async fn drive(
     lap.restart();
     let mut slot_permit = acquire_slot(p, cancel).await.ok_or_else(cancelled)?;
     lap.mark(Stage::Slot);
-    let tool: Arc<str> = Arc::from(prepared.tool_name());
+    let tool = prepared.entry.name.clone();
 
     // PreToolUse hooks.
     let mut hook_verdict = None;
