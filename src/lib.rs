@@ -18,7 +18,8 @@
 //! - [`permission`]: the permission stage: allow / deny / ask.
 //! - [`execute`]: the execute stage: runs tools on their own tasks, catches panics.
 //! - [`budget`]: the output-budget stage: truncation and externalized outputs.
-//! - [`supervisor`]: the per-call supervisor actor, the only owner of the stage order.
+//! - [`supervisor`]: the per-call supervisor (a task of its own), the only owner of the stage
+//!   order.
 //! - [`dispatch`]: admission, batches, cancellation; the result slot.
 //! - [`runtime`]: assembling all of it from a [`runtime::Config`].
 //! - [`server`]: the `serve` / `run` loops over stdin and stdout.

@@ -152,6 +152,14 @@ pub enum LineError {
 
 /// Parses one input line into a message.
 pub fn parse_line(line: &str) -> Result<ClientMessage, LineError> {
+    match plain_tool_use(line) {
+        Some(call) => Ok(ClientMessage::ToolUse(call)),
+        None => parse_any(line),
+    }
+}
+
+/// Reads any message through its JSON object, naming the field that is wrong.
+fn parse_any(line: &str) -> Result<ClientMessage, LineError> {
     let value: Value = serde_json::from_str(line).map_err(|e| LineError::Json(e.to_string()))?;
     let Value::Object(mut obj) = value else {
         return Err(LineError::NotObject(json_type(&value)));
@@ -284,6 +292,44 @@ pub fn parse_line(line: &str) -> Result<ClientMessage, LineError> {
     }
 }
 
+/// The common line, a well-formed `tool_use`, read straight into a [`ToolCall`] without building
+/// the line's object first (that object cost about as much as the rest of a no-op call's
+/// dispatch). Anything else — another type, a missing or empty field, a duplicate key, bad
+/// JSON — is None, and the general parser then reads the line and words the error.
+fn plain_tool_use(line: &str) -> Option<ToolCall> {
+    #[derive(serde::Deserialize)]
+    enum Kind {
+        #[serde(rename = "tool_use")]
+        ToolUse,
+    }
+    #[derive(serde::Deserialize)]
+    struct Line {
+        #[serde(rename = "type")]
+        _kind: Kind,
+        id: String,
+        name: String,
+        // Missing is an empty object; anything present, `null` included, goes on as is.
+        #[serde(default = "empty_object")]
+        input: Value,
+    }
+    fn empty_object() -> Value {
+        Value::Object(Map::new())
+    }
+    // A derived struct would also accept a JSON array of its fields.
+    if !line.trim_start().starts_with('{') {
+        return None;
+    }
+    let parsed: Line = serde_json::from_str(line).ok()?;
+    if parsed.id.is_empty() {
+        return None;
+    }
+    Some(ToolCall {
+        id: parsed.id,
+        name: parsed.name,
+        input: parsed.input,
+    })
+}
+
 /// Takes a call's fields out of its object (no copies: a line is parsed once and its values
 /// move into the call). `index` is the call's place in a batch, for error paths.
 fn parse_call(
@@ -376,6 +422,44 @@ pub fn paths_value(paths: &[PathBuf]) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_tool_use_fast_path_agrees_with_the_general_parser() {
+        let lines = [
+            r#"{"type":"tool_use","id":"a","name":"Read","input":{"file_path":"x","z":1,"b":2}}"#,
+            r#"  {"type":"tool_use","id":"a","name":"Read"}"#,
+            r#"{"id":"a","name":"Read","type":"tool_use","input":null,"extra":[1,2]}"#,
+            r#"{"type":"tool_use","id":"a","name":"Read","input":[1]}"#,
+            r#"{"type":"tool_use","id":"","name":"Read"}"#,
+            r#"{"type":"tool_use","id":"a","id":"b","name":"Read"}"#,
+            r#"{"type":"tool_use","id":7,"name":"Read"}"#,
+            r#"{"type":"tool_use","name":"Read"}"#,
+            r#"{"type":"tool_us\u0065","id":"a","name":"Read"}"#,
+            r#"{"type":"batch","id":"a","calls":[]}"#,
+            r#"["tool_use","a","Read",{}]"#,
+            r#"{"type":"tool_use","id":"a","name":"Read""#,
+        ];
+        for line in lines {
+            let general = parse_any(line);
+            match plain_tool_use(line) {
+                Some(call) => assert_eq!(Ok(ClientMessage::ToolUse(call)), general, "{line}"),
+                None => assert_eq!(parse_line(line), general, "{line}"),
+            }
+        }
+        // Key order inside the input survives the fast path.
+        let Some(call) = plain_tool_use(lines[0]) else {
+            panic!("the plain line takes the fast path")
+        };
+        let keys: Vec<&String> = call
+            .input
+            .as_object()
+            .map(|m| m.keys().collect())
+            .unwrap_or_default();
+        assert_eq!(keys, ["file_path", "z", "b"]);
+        assert!(plain_tool_use(lines[4]).is_none() && plain_tool_use(lines[5]).is_none());
+        assert!(plain_tool_use(lines[10]).is_none());
+    }
+
     use serde_json::json;
 
     #[test]

@@ -133,47 +133,17 @@ impl Actor for IdleStage {
     }
 }
 
-/// What one floor supervisor gets: the stages and where to report.
-struct FloorJob {
-    stages: Arc<[ActorRef<Ping>]>,
-    done: mpsc::UnboundedSender<bool>,
+/// One floor call, shaped like toolrt's supervisor (`supervisor::spawn`): a task of its own
+/// that requests each stage in turn and reports.
+async fn floor_call(stages: Arc<[ActorRef<Ping>]>, done: mpsc::UnboundedSender<bool>) {
+    let mut ok = true;
+    for stage in stages.iter() {
+        ok &= crate::stage::request("floor", stage, Ping).await.is_ok();
+    }
+    let _ = done.send(ok);
 }
 
-/// The per-call supervisor of the floor, shaped like toolrt's: the job arrives in `pre_start`,
-/// runs in `post_start`, then the actor stops itself.
-struct FloorSupervisor;
-
-impl Actor for FloorSupervisor {
-    type Msg = ();
-    type State = Option<FloorJob>;
-    type Arguments = FloorJob;
-
-    async fn pre_start(
-        &self,
-        _me: ActorRef<()>,
-        job: FloorJob,
-    ) -> Result<Option<FloorJob>, ActorProcessingErr> {
-        Ok(Some(job))
-    }
-
-    async fn post_start(
-        &self,
-        me: ActorRef<()>,
-        state: &mut Option<FloorJob>,
-    ) -> Result<(), ActorProcessingErr> {
-        if let Some(job) = state.take() {
-            let mut ok = true;
-            for stage in job.stages.iter() {
-                ok &= crate::stage::request("floor", stage, Ping).await.is_ok();
-            }
-            let _ = job.done.send(ok);
-        }
-        me.stop(None);
-        Ok(())
-    }
-}
-
-/// The actor floor: [`FLOOR_STAGES`] idle stage actors, a supervisor spawned per call.
+/// The actor floor: [`FLOOR_STAGES`] idle stage actors, a supervisor task spawned per call.
 pub struct ActorFloor {
     stages: Arc<[ActorRef<Ping>]>,
     done_tx: mpsc::UnboundedSender<bool>,
@@ -203,13 +173,7 @@ impl ActorFloor {
         let mut samples = Vec::with_capacity(calls);
         for _ in 0..calls {
             let start = Instant::now();
-            let job = FloorJob {
-                stages: self.stages.clone(),
-                done: self.done_tx.clone(),
-            };
-            Actor::spawn(None, FloorSupervisor, job)
-                .await
-                .map_err(|e| format!("could not spawn a floor supervisor: {e}"))?;
+            tokio::spawn(floor_call(self.stages.clone(), self.done_tx.clone()));
             match self.done_rx.recv().await {
                 Some(true) => {}
                 _ => return Err("a floor stage did not answer".into()),

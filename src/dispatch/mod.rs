@@ -171,8 +171,7 @@ impl Dispatcher {
             gate: None,
             batch: None,
             pipeline: self.pipeline.clone(),
-        })
-        .await;
+        });
     }
 
     /// Admits a batch and starts its runner.
@@ -286,8 +285,7 @@ impl Dispatcher {
                 }),
                 batch: Some(link),
                 pipeline: self.pipeline.clone(),
-            })
-            .await;
+            });
             let Ok(safe) = ready_rx.await else {
                 // Finished before its turn (rejected, or cancelled).
                 continue;
