@@ -183,6 +183,28 @@ fn resolve_into(lexical: &Path, out: &mut Vec<PathBuf>, depth: usize) {
         normalize(&base)
     };
     loop {
+        match symlink_free(existing) {
+            // Nothing to follow: the path is its own resolution, and it is already in `out`.
+            Some(true) if tail.is_empty() => return,
+            Some(true) => {
+                let full = with_tail(existing.to_path_buf(), &tail);
+                if !out.contains(&full) {
+                    out.push(full);
+                }
+                return;
+            }
+            // A component is missing and none before it is a symlink, so this path is not a
+            // dangling symlink either: go on with its parent.
+            Some(false) => match (existing.parent(), existing.file_name()) {
+                (Some(parent), Some(name)) => {
+                    tail.push(name);
+                    existing = parent;
+                    continue;
+                }
+                _ => return,
+            },
+            None => {}
+        }
         if let Ok(real) = std::fs::canonicalize(existing) {
             let full = with_tail(real, &tail);
             if !out.contains(&full) {
@@ -211,6 +233,34 @@ fn resolve_into(lexical: &Path, out: &mut Vec<PathBuf>, depth: usize) {
             _ => return,
         }
     }
+}
+
+/// Whether an absolute path exists without a symlink on it, in one system call (Linux's
+/// `openat2` with `RESOLVE_NO_SYMLINKS`; an `O_PATH` open reads nothing, so even a FIFO is safe):
+/// `Some(true)` if it exists and no component is a symlink, `Some(false)` if a component is
+/// missing and none before it is a symlink, None when it cannot tell (a symlink on the way, an
+/// older kernel, anything else). Resolving component by component costs one `readlink` per
+/// component; this is the common case's shortcut, and None falls back to that.
+#[cfg(target_os = "linux")]
+fn symlink_free(path: &Path) -> Option<bool> {
+    use nix::errno::Errno;
+    use nix::fcntl::{AT_FDCWD, OFlag, OpenHow, ResolveFlag, openat2};
+    if !path.is_absolute() {
+        return None;
+    }
+    let how = OpenHow::new()
+        .flags(OFlag::O_PATH | OFlag::O_CLOEXEC)
+        .resolve(ResolveFlag::RESOLVE_NO_SYMLINKS);
+    match openat2(AT_FDCWD, path, how) {
+        Ok(_fd) => Some(true),
+        Err(Errno::ENOENT) => Some(false),
+        Err(_) => None,
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn symlink_free(_path: &Path) -> Option<bool> {
+    None
 }
 
 /// Directories and files whose writes are never auto-approved (§2.6).
@@ -260,6 +310,49 @@ pub(crate) fn inside(path: &Path, roots: &[PathBuf]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn candidates_follow_every_symlink_and_only_symlinks() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(tmp.path()).unwrap();
+        std::fs::create_dir_all(root.join("real/dir")).unwrap();
+        std::fs::write(root.join("real/dir/f.txt"), "x").unwrap();
+        std::os::unix::fs::symlink(root.join("real"), root.join("link")).unwrap();
+        std::os::unix::fs::symlink(root.join("real/target.txt"), root.join("dangling")).unwrap();
+        let p = |rel: &str| root.join(rel);
+        let cases: [(&str, Vec<PathBuf>); 7] = [
+            // No symlink on the way: the path alone, existing or not.
+            ("real/dir/f.txt", vec![p("real/dir/f.txt")]),
+            ("real/dir/new.txt", vec![p("real/dir/new.txt")]),
+            (
+                "real/missing/deeper/new.txt",
+                vec![p("real/missing/deeper/new.txt")],
+            ),
+            // Through a symlinked directory: also where it really is.
+            (
+                "link/dir/f.txt",
+                vec![p("link/dir/f.txt"), p("real/dir/f.txt")],
+            ),
+            (
+                "link/dir/new.txt",
+                vec![p("link/dir/new.txt"), p("real/dir/new.txt")],
+            ),
+            (
+                "link/missing/new.txt",
+                vec![p("link/missing/new.txt"), p("real/missing/new.txt")],
+            ),
+            // A dangling symlink: where a write would land.
+            ("dangling", vec![p("dangling"), p("real/target.txt")]),
+        ];
+        for (rel, want) in cases {
+            assert_eq!(candidates(&p(rel)), want, "{rel}");
+        }
+        // `..` is resolved lexically before anything is looked up.
+        assert_eq!(
+            candidates(&p("real/dir/../dir/f.txt")),
+            vec![p("real/dir/f.txt")]
+        );
+    }
 
     fn set(spec: &str, is_allow: bool) -> PathSet {
         let a = Anchors {
