@@ -6,6 +6,8 @@ use std::process::Command;
 const KEYS: &[&str] = &[
     "inline_p50_us",
     "actor_floor_p50_us",
+    "actor_floor_same_hops_p50_us",
+    "ratio_noop_vs_actor_floor_same_hops",
     "noop_p50_us",
     "noop_p99_us",
     "noop_throughput_c16",

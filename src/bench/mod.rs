@@ -105,6 +105,7 @@ pub fn run(options: &Options) -> ExitCode {
         let series = [
             ("inline floor", &report.inline),
             ("actor floor", &report.actor),
+            ("actor floor, toolrt's hops", &report.actor_same_hops),
             ("toolrt no-op", &report.noop),
         ];
         if let Err(e) = plot::cdf_svg(path, &title, &series) {
@@ -166,16 +167,19 @@ async fn measure(options: &Options) -> Result<Report, String> {
     // Warm up caches, the allocator and the schedulers before anything counts.
     let warm = (sizes.latency_calls / 20).max(10);
     inline.run(next_ids(warm), warm).await?;
-    actor.run(warm).await?;
+    actor.run(warm, floors::FLOOR_STAGES).await?;
+    actor.run(warm, floors::NOOP_HOPS).await?;
     noop.latency(workload::noop_line, next_ids(warm), warm)
         .await?;
     let rounds = sizes.rounds.max(1);
     let per_round = sizes.latency_calls.div_ceil(rounds);
     let (mut inline_s, mut actor_s, mut noop_s) = (Vec::new(), Vec::new(), Vec::new());
+    let mut actor_hops_s = Vec::new();
     for round in 0..rounds {
         progress.step(&format!("  round {} of {rounds}", round + 1));
         inline_s.extend(inline.run(next_ids(per_round), per_round).await?);
-        actor_s.extend(actor.run(per_round).await?);
+        actor_s.extend(actor.run(per_round, floors::FLOOR_STAGES).await?);
+        actor_hops_s.extend(actor.run(per_round, floors::NOOP_HOPS).await?);
         noop_s.extend(
             noop.latency(workload::noop_line, next_ids(per_round), per_round)
                 .await?,
@@ -231,6 +235,7 @@ async fn measure(options: &Options) -> Result<Report, String> {
         cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
         inline: Dist::new(inline_s),
         actor: Dist::new(actor_s),
+        actor_same_hops: Dist::new(actor_hops_s),
         noop: Dist::new(noop_s),
         throughput_c16: n as f64 / c16.as_secs_f64(),
         throughput_c1000: n as f64 / c1000.as_secs_f64(),

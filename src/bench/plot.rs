@@ -46,6 +46,7 @@ pub fn cdf_svg(path: &Path, title: &str, series: &[(&str, &Dist)]) -> Result<(),
         RGBColor(0, 114, 178),
         RGBColor(0, 158, 115),
         RGBColor(213, 94, 0),
+        RGBColor(204, 121, 167),
     ];
     for (i, (label, dist)) in series.iter().enumerate() {
         let color = colors[i % colors.len()];

@@ -18,6 +18,8 @@ pub struct Report {
     pub inline: Dist,
     /// Actor floor, one call at a time.
     pub actor: Dist,
+    /// Actor floor with as many hops as toolrt makes for a no-op call.
+    pub actor_same_hops: Dist,
     /// toolrt no-op, one call at a time.
     pub noop: Dist,
     /// toolrt no-op calls per second at 16 in flight.
@@ -44,6 +46,11 @@ impl Report {
     /// toolrt no-op p50 over the actor floor's p50.
     pub fn ratio_noop_vs_actor_floor(&self) -> f64 {
         ratio(self.noop.p50_us(), self.actor.p50_us())
+    }
+
+    /// toolrt no-op p50 over the p50 of the actor floor with toolrt's own number of hops.
+    pub fn ratio_noop_vs_actor_floor_same_hops(&self) -> f64 {
+        ratio(self.noop.p50_us(), self.actor_same_hops.p50_us())
     }
 
     /// toolrt no-op p50 over the inline floor's p50.
@@ -108,6 +115,14 @@ impl Report {
             ),
         );
         row(
+            &format!("actor floor p50, {} hops", super::floors::NOOP_HOPS),
+            us(self.actor_same_hops.p50_us()),
+            &format!(
+                "p99 {:.2} µs, the stages toolrt messages for a no-op call",
+                self.actor_same_hops.p99_us()
+            ),
+        );
+        row(
             "toolrt no-op p50",
             us(self.noop.p50_us()),
             &format!("{} calls, one in flight, 100 rules", self.noop.len()),
@@ -117,6 +132,11 @@ impl Report {
             "ratio no-op / actor floor",
             x(self.ratio_noop_vs_actor_floor()),
             "goal ≤ 1.3",
+        );
+        row(
+            &format!("ratio no-op / {}-hop floor", super::floors::NOOP_HOPS),
+            x(self.ratio_noop_vs_actor_floor_same_hops()),
+            "",
         );
         row(
             "ratio no-op / inline",
@@ -219,6 +239,9 @@ impl Report {
             "actor_floor_p50_us": self.actor.p50_us(),
             "actor_floor_p99_us": self.actor.p99_us(),
             "actor_floor_stages": super::floors::FLOOR_STAGES,
+            "actor_floor_same_hops_p50_us": self.actor_same_hops.p50_us(),
+            "actor_floor_same_hops": super::floors::NOOP_HOPS,
+            "ratio_noop_vs_actor_floor_same_hops": self.ratio_noop_vs_actor_floor_same_hops(),
             "noop_p50_us": self.noop.p50_us(),
             "noop_p99_us": self.noop.p99_us(),
             "noop_mean_us": self.noop.mean_us(),

@@ -113,19 +113,14 @@ pub fn plan(output: &ToolOutput, class: BudgetClass, limits: &Limits) -> Plan {
 
 /// Decides how to present an output whose success limit is `success_limit` (pure).
 pub fn plan_within(output: &ToolOutput, success_limit: usize, limits: &Limits) -> Plan {
+    if clearly_inline(output, success_limit, limits) {
+        return Plan::Inline;
+    }
     let success = output.status == ToolStatus::Success;
-    let limit = if success {
-        success_limit
-    } else {
-        limits.error_chars.min(success_limit)
-    };
+    let limit = char_limit(output, success_limit, limits);
     let (chars, lines) = match &output.full_output {
         Some(FullOutput { chars, lines, .. }) => (*chars, *lines),
         None => {
-            // Fast path: byte length bounds char count.
-            if output.content.len() <= limit {
-                return Plan::Inline;
-            }
             let chars = output.content.chars().count() as u64;
             if chars as usize <= limit {
                 return Plan::Inline;
@@ -167,6 +162,22 @@ pub fn plan_within(output: &ToolOutput, success_limit: usize, limits: &Limits) -
             notice,
         },
     }
+}
+
+/// The character limit that applies to this output: failures get the smaller error budget.
+fn char_limit(output: &ToolOutput, success_limit: usize, limits: &Limits) -> usize {
+    if output.status == ToolStatus::Success {
+        success_limit
+    } else {
+        limits.error_chars.min(success_limit)
+    }
+}
+
+/// True when an output is inline without counting anything: held wholly in memory and no longer
+/// in bytes than the limit in characters (a character is at least one byte).
+pub fn clearly_inline(output: &ToolOutput, success_limit: usize, limits: &Limits) -> bool {
+    output.full_output.is_none()
+        && output.content.len() <= char_limit(output, success_limit, limits)
 }
 
 /// Lines in a text (a last line without a newline counts).
@@ -344,6 +355,7 @@ impl Actor for BudgetActor {
 #[derive(Clone)]
 pub struct Budget {
     actor: ActorRef<BudgetMsg>,
+    limits: Arc<Limits>,
 }
 
 impl Budget {
@@ -352,11 +364,20 @@ impl Budget {
         limits: Limits,
         dir: PathBuf,
     ) -> Result<(Self, tokio::task::JoinHandle<()>), ractor::SpawnErr> {
+        let shared = Arc::new(limits.clone());
         let (actor, handle) = Actor::spawn(None, BudgetActor, (limits, dir)).await?;
-        Ok((Self { actor }, handle))
+        Ok((
+            Self {
+                actor,
+                limits: shared,
+            },
+            handle,
+        ))
     }
 
-    /// Shapes an output into result content.
+    /// Shapes an output into result content. An output that is clearly within budget needs no
+    /// shaping and is answered here; only one that may need cutting or a file goes to the stage
+    /// (as a hook stage with no hooks is skipped, a round trip with nothing to do is saved).
     pub async fn shape(
         &self,
         id: Arc<str>,
@@ -364,6 +385,17 @@ impl Budget {
         class: BudgetClass,
         tool: Arc<str>,
     ) -> Result<Shaped, StageFault> {
+        if clearly_inline(
+            &output,
+            success_limit_for(&tool, class, &self.limits),
+            &self.limits,
+        ) {
+            return Ok(Shaped {
+                outcome: outcome_of(output.status),
+                content: output.content,
+                output_file: None,
+            });
+        }
         request("budget", &self.actor, |reply| BudgetMsg::Shape {
             id,
             output,
