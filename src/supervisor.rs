@@ -612,7 +612,7 @@ async fn drive(
     let ctx = ToolContext {
         tool_use_id: id.clone(),
         cancel: cancel.clone(),
-        progress: progress_sink(&p.emitter, id),
+        progress: ProgressSink::to_client(p.emitter.clone(), id.clone()),
         session: p.session.clone(),
     };
     let class = prepared.entry.tool.budget_class();
@@ -772,17 +772,6 @@ async fn recheck_input(
                 problems.join("\n- ")
             ),
         )
-    })
-}
-
-fn progress_sink(emitter: &Emitter, id: &Arc<str>) -> ProgressSink {
-    let emitter = emitter.clone();
-    let id = id.clone();
-    ProgressSink::new(move |data| {
-        emitter.send(ServerMessage::event(
-            "progress",
-            json!({"tool_use_id": &*id, "data": data}),
-        ));
     })
 }
 

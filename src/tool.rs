@@ -81,25 +81,55 @@ pub enum BudgetClass {
 /// Where progress updates of a running call go (`progress` events on the wire).
 #[derive(Clone)]
 pub struct ProgressSink {
-    emit: Arc<dyn Fn(Value) + Send + Sync>,
+    to: ProgressTo,
+}
+
+/// Where updates go. The client case is a variant rather than a closure so that a call's sink
+/// costs no allocation: most calls never report progress.
+#[derive(Clone)]
+enum ProgressTo {
+    Client {
+        emitter: crate::emit::Emitter,
+        id: Arc<str>,
+    },
+    Function(Arc<dyn Fn(Value) + Send + Sync>),
+    Nowhere,
 }
 
 impl ProgressSink {
     /// A sink calling `emit` with each update's `data`.
     pub fn new(emit: impl Fn(Value) + Send + Sync + 'static) -> Self {
         Self {
-            emit: Arc::new(emit),
+            to: ProgressTo::Function(Arc::new(emit)),
+        }
+    }
+
+    /// A sink that sends each update to the client as a `progress` event of call `id`.
+    pub fn to_client(emitter: crate::emit::Emitter, id: Arc<str>) -> Self {
+        Self {
+            to: ProgressTo::Client { emitter, id },
         }
     }
 
     /// A sink that drops every update.
     pub fn discard() -> Self {
-        Self::new(|_| {})
+        Self {
+            to: ProgressTo::Nowhere,
+        }
     }
 
     /// Report progress; `data` becomes the event's `data` field.
     pub fn send(&self, data: Value) {
-        (self.emit)(data)
+        match &self.to {
+            ProgressTo::Client { emitter, id } => {
+                emitter.send(crate::protocol::ServerMessage::event(
+                    "progress",
+                    serde_json::json!({"tool_use_id": &**id, "data": data}),
+                ));
+            }
+            ProgressTo::Function(emit) => emit(data),
+            ProgressTo::Nowhere => {}
+        }
     }
 }
 

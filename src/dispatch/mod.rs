@@ -154,9 +154,16 @@ impl Dispatcher {
             return;
         };
         let id: Arc<str> = Arc::from(call.id.as_str());
-        let cancel = self.root.child_token();
+        // A token of its own rather than a child of the root: a child costs a lock on the
+        // root's list of children when it is made and again when it is dropped. `cancel_all`
+        // reaches every registered call through the map; a call registered after it has gone
+        // through the map sees the root cancelled here.
+        let cancel = CancellationToken::new();
         if !self.register(&id, cancel.clone(), None) {
             return self.refuse_duplicate(&id);
+        }
+        if self.root.is_cancelled() {
+            cancel.cancel();
         }
         let slot = ResultSlot::new(
             id,
