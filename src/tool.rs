@@ -196,6 +196,8 @@ pub trait Tool: Send + Sync + 'static {
         Ok(())
     }
 
-    /// Run the call.
+    /// Run the call. Do blocking work (file I/O, CPU-heavy work) on the blocking pool: on a
+    /// current-thread runtime the execute stage gives `call` its first poll on its own task,
+    /// so a first poll that blocks holds up every other call's execution.
     async fn call(&self, input: Input, ctx: ToolContext) -> ToolOutput;
 }
