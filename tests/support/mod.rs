@@ -9,6 +9,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+mod procfs;
+pub(crate) use procfs::*;
+
 /// A project directory, a home and an output directory in one temp dir.
 pub(crate) struct Sandbox {
     pub dir: tempfile::TempDir,
@@ -54,6 +57,17 @@ impl Sandbox {
     }
 }
 
+/// Where a started server's stderr goes.
+pub(crate) enum Stderr {
+    /// Read in full and handed back by [`Server::finish`].
+    Capture,
+    /// Shared with the test process, so it shows up live.
+    Inherit,
+}
+
+/// Answers some server messages (a `permission_request`, say) as they arrive.
+pub(crate) type Responder = Box<dyn FnMut(&Value) -> Option<Value> + Send>;
+
 /// A running `toolrt` process.
 pub(crate) struct Server {
     pub child: Child,
@@ -61,10 +75,16 @@ pub(crate) struct Server {
     rx: mpsc::Receiver<Value>,
     pub seen: Vec<Value>,
     stderr: mpsc::Receiver<String>,
+    responder: Option<Responder>,
 }
 
 pub(crate) fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_toolrt")
+}
+
+/// A command for the `toolrt` binary under test, to be started with [`Server::spawn`].
+pub(crate) fn command() -> Command {
+    Command::new(bin())
 }
 
 impl Server {
@@ -75,15 +95,20 @@ impl Server {
 
     /// Starts `toolrt` with `args` in `cwd` and the given `$HOME`.
     pub(crate) fn start_with_home(args: &[String], cwd: &Path, home: &Path) -> Self {
-        let mut child = Command::new(bin())
-            .args(args)
-            .current_dir(cwd)
-            .env("HOME", home)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("start toolrt");
+        let mut cmd = command();
+        cmd.args(args).current_dir(cwd).env("HOME", home);
+        Self::spawn(cmd, Stderr::Capture)
+    }
+
+    /// Spawns `cmd` (from [`command`]) with piped stdin and stdout; every stdout line must be
+    /// one JSON object.
+    pub(crate) fn spawn(mut cmd: Command, stderr: Stderr) -> Self {
+        cmd.stdin(Stdio::piped()).stdout(Stdio::piped());
+        match stderr {
+            Stderr::Capture => cmd.stderr(Stdio::piped()),
+            Stderr::Inherit => cmd.stderr(Stdio::inherit()),
+        };
+        let mut child = cmd.spawn().expect("start toolrt");
         let stdout = child.stdout.take().unwrap();
         let (tx, rx) = mpsc::channel();
         std::thread::spawn(move || {
@@ -97,13 +122,15 @@ impl Server {
                 }
             }
         });
-        let stderr = child.stderr.take().unwrap();
+        // With stderr inherited the sender is dropped here, and `finish` reports "".
         let (etx, erx) = mpsc::channel();
-        std::thread::spawn(move || {
-            let mut all = String::new();
-            let _ = std::io::Read::read_to_string(&mut BufReader::new(stderr), &mut all);
-            let _ = etx.send(all);
-        });
+        if let Some(stderr) = child.stderr.take() {
+            std::thread::spawn(move || {
+                let mut all = String::new();
+                let _ = std::io::Read::read_to_string(&mut BufReader::new(stderr), &mut all);
+                let _ = etx.send(all);
+            });
+        }
         let stdin = child.stdin.take();
         Self {
             child,
@@ -111,7 +138,18 @@ impl Server {
             rx,
             seen: Vec::new(),
             stderr: erx,
+            responder: None,
         }
+    }
+
+    /// From now on, every message `responder` returns a line for is answered with that line
+    /// as soon as it is read.
+    pub(crate) fn respond_with(&mut self, responder: Responder) {
+        self.responder = Some(responder);
+    }
+
+    pub(crate) fn pid(&self) -> u32 {
+        self.child.id()
     }
 
     pub(crate) fn send(&mut self, v: Value) {
@@ -119,23 +157,38 @@ impl Server {
     }
 
     pub(crate) fn send_raw(&mut self, line: &str) {
+        self.try_send(line).expect("write to toolrt's stdin");
+    }
+
+    /// Writes one line; an error (the server already exited, say) is returned, not a panic.
+    pub(crate) fn try_send(&mut self, line: &str) -> std::io::Result<()> {
         let stdin = self.stdin.as_mut().expect("stdin open");
-        writeln!(stdin, "{line}").unwrap();
-        stdin.flush().unwrap();
+        writeln!(stdin, "{line}")?;
+        stdin.flush()
     }
 
     pub(crate) fn tool_use(&mut self, id: &str, name: &str, input: Value) {
         self.send(json!({"type": "tool_use", "id": id, "name": name, "input": input}));
     }
 
+    /// Reads one message into `seen`, answering it if the responder has a reply.
+    fn next(&mut self, timeout: Duration) -> Result<Value, mpsc::RecvTimeoutError> {
+        let v = self.rx.recv_timeout(timeout)?;
+        if let Some(reply) = self.responder.as_mut().and_then(|r| r(&v))
+            && let Some(stdin) = self.stdin.as_mut()
+        {
+            // The server may be gone already; its exit status tells the test.
+            let _ = writeln!(stdin, "{reply}").and_then(|()| stdin.flush());
+        }
+        self.seen.push(v.clone());
+        Ok(v)
+    }
+
     /// The next message (also kept in `seen`); None once stdout is closed. Panics after
     /// `timeout`.
     pub(crate) fn recv(&mut self, timeout: Duration) -> Option<Value> {
-        match self.rx.recv_timeout(timeout) {
-            Ok(v) => {
-                self.seen.push(v.clone());
-                Some(v)
-            }
+        match self.next(timeout) {
+            Ok(v) => Some(v),
             Err(mpsc::RecvTimeoutError::Disconnected) => None,
             Err(mpsc::RecvTimeoutError::Timeout) => {
                 panic!("no message within {timeout:?}; seen: {:#?}", self.seen)
@@ -150,20 +203,39 @@ impl Server {
         timeout: Duration,
         pred: impl Fn(&Value) -> bool,
     ) -> Value {
-        if let Some(v) = self.seen.iter().find(|v| pred(v)) {
-            return v.clone();
+        let i = self.position(what, timeout, pred);
+        self.seen[i].clone()
+    }
+
+    /// Like [`Server::wait_for`], but removes the message from `seen`, so the next wait for
+    /// the same kind of message finds a later one.
+    pub(crate) fn take_for(
+        &mut self,
+        what: &str,
+        timeout: Duration,
+        pred: impl Fn(&Value) -> bool,
+    ) -> Value {
+        let i = self.position(what, timeout, pred);
+        self.seen.remove(i)
+    }
+
+    /// The index in `seen` of the first message matching `pred`, reading more as needed.
+    fn position(&mut self, what: &str, timeout: Duration, pred: impl Fn(&Value) -> bool) -> usize {
+        if let Some(i) = self.seen.iter().position(&pred) {
+            return i;
         }
         let deadline = Instant::now() + timeout;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
-            match self.rx.recv_timeout(left) {
-                Ok(v) => {
-                    self.seen.push(v.clone());
-                    if pred(&v) {
-                        return v;
-                    }
+            match self.next(left) {
+                Ok(v) if pred(&v) => return self.seen.len() - 1,
+                Ok(_) => {}
+                Err(mpsc::RecvTimeoutError::Timeout) => {
+                    panic!("timed out waiting for {what}; seen: {:#?}", self.seen)
                 }
-                Err(_) => panic!("timed out waiting for {what}; seen: {:#?}", self.seen),
+                Err(mpsc::RecvTimeoutError::Disconnected) => {
+                    panic!("toolrt closed stdout before {what}; seen: {:#?}", self.seen)
+                }
             }
         }
     }
@@ -283,13 +355,7 @@ pub(crate) fn run_status(args: &[&str], cwd: &Path) -> (Option<i32>, String) {
 
 /// Whether a process with this pid is alive (not a zombie).
 pub(crate) fn pid_alive(pid: i32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => !stat
-            .split(") ")
-            .nth(1)
-            .is_some_and(|rest| rest.starts_with('Z')),
-        Err(_) => false,
-    }
+    !process_gone(pid.try_into().expect("a pid is positive"))
 }
 
 /// Waits until a file exists (a command under test signals it has started).
