@@ -1,5 +1,6 @@
 //! Bash, TaskOutput and TaskStop through `toolrt serve`.
 
+mod support;
 mod tools_common;
 
 use std::time::Duration;

@@ -1,5 +1,6 @@
 //! Read, Write, Edit, read-state tracking and rewind through `toolrt serve`.
 
+mod support;
 mod tools_common;
 
 use serde_json::json;

@@ -1,5 +1,6 @@
 //! Glob and Grep through `toolrt serve`.
 
+mod support;
 mod tools_common;
 
 use std::path::Path;

@@ -1,5 +1,6 @@
 //! WebFetch through `toolrt serve`, against a tiny HTTP server on 127.0.0.1 run by the test.
 
+mod support;
 mod tools_common;
 
 use std::io::{Read, Write};

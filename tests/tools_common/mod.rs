@@ -1,25 +1,26 @@
 //! Drives the real `toolrt serve` binary over NDJSON for the built-in tool tests: a temp
-//! working dir and output dir, lines in, parsed lines out.
+//! working dir and output dir, lines in, parsed lines out. The process itself is a
+//! [`crate::support::Server`]; the test file declares `mod support;` beside this module.
 #![allow(dead_code)]
 
-use std::io::{BufRead, BufReader, Write};
-use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
-use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
-use std::time::{Duration, Instant};
+use std::path::PathBuf;
+use std::process::ExitStatus;
+use std::time::Duration;
 
 use serde_json::{Value, json};
+
+#[allow(unused_imports)] // only the Bash tests read pids
+pub(crate) use crate::support::read_pid;
+use crate::support::{Stderr, status_kib, wait_gone_within};
 
 /// How long any single wait may take before the test fails (the 200 MB test passes its own).
 pub(crate) const WAIT: Duration = Duration::from_secs(60);
 
+/// A `toolrt serve` in bypassPermissions mode on its own temp dirs.
 pub(crate) struct Server {
+    // Declared first so the process is killed before its directories are removed.
+    inner: crate::support::Server,
     pub(crate) dir: tempfile::TempDir,
-    child: Child,
-    stdin: Option<ChildStdin>,
-    lines: Receiver<Value>,
-    /// Lines read but not yet asked for.
-    seen: Vec<Value>,
 }
 
 impl Server {
@@ -44,38 +45,17 @@ impl Server {
     }
 
     fn start_in(dir: tempfile::TempDir, extra: &[&str]) -> Server {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_toolrt"))
-            .arg("serve")
+        let mut cmd = crate::support::command();
+        cmd.arg("serve")
             .arg("--cwd")
             .arg(dir.path().join("work"))
             .arg("--output-dir")
             .arg(dir.path().join("out"))
             .args(["--permission-mode", "bypassPermissions"])
-            .args(extra)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("start toolrt serve");
-        let stdout = child.stdout.take().unwrap();
-        let (tx, lines) = channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                let v: Value = serde_json::from_str(&line)
-                    .unwrap_or_else(|e| panic!("stdout line is not JSON ({e}): {line}"));
-                if tx.send(v).is_err() {
-                    break;
-                }
-            }
-        });
-        Server {
-            stdin: child.stdin.take(),
-            child,
-            dir,
-            lines,
-            seen: Vec::new(),
-        }
+            .args(extra);
+        // The server's own log shows live beside a failing tool test.
+        let inner = crate::support::Server::spawn(cmd, Stderr::Inherit);
+        Server { inner, dir }
     }
 
     pub(crate) fn cwd(&self) -> PathBuf {
@@ -87,13 +67,11 @@ impl Server {
     }
 
     pub(crate) fn pid(&self) -> u32 {
-        self.child.id()
+        self.inner.pid()
     }
 
     pub(crate) fn send(&mut self, msg: Value) {
-        let stdin = self.stdin.as_mut().expect("stdin still open");
-        writeln!(stdin, "{msg}").unwrap();
-        stdin.flush().unwrap();
+        self.inner.send(msg);
     }
 
     /// Sends one `tool_use` and waits for its result.
@@ -102,30 +80,14 @@ impl Server {
         self.result(id)
     }
 
-    /// Waits for the first line satisfying `pred` (earlier unmatched lines are kept).
+    /// Waits for the first line satisfying `pred` and takes it (other lines are kept).
     pub(crate) fn wait_for(
         &mut self,
         timeout: Duration,
         what: &str,
         pred: impl Fn(&Value) -> bool,
     ) -> Value {
-        if let Some(i) = self.seen.iter().position(&pred) {
-            return self.seen.remove(i);
-        }
-        let deadline = Instant::now() + timeout;
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            match self.lines.recv_timeout(left) {
-                Ok(v) if pred(&v) => return v,
-                Ok(v) => self.seen.push(v),
-                Err(RecvTimeoutError::Timeout) => {
-                    panic!("timed out waiting for {what}; saw {:?}", self.seen)
-                }
-                Err(RecvTimeoutError::Disconnected) => {
-                    panic!("toolrt closed stdout before {what}; saw {:?}", self.seen)
-                }
-            }
-        }
+        self.inner.take_for(what, timeout, pred)
     }
 
     /// The `tool_result` of `id`.
@@ -133,29 +95,17 @@ impl Server {
         self.result_within(id, WAIT)
     }
 
+    /// The `tool_result` of `id`, waiting at most `timeout`.
     pub(crate) fn result_within(&mut self, id: &str, timeout: Duration) -> Value {
-        let id = id.to_string();
         self.wait_for(timeout, &format!("the result of {id}"), |v| {
-            v["type"] == "tool_result" && v["tool_use_id"] == id.as_str()
+            crate::support::is_result(v, id)
         })
     }
 
     /// Closes stdin (EOF = shutdown) and returns every line not yet taken plus the exit status.
-    pub(crate) fn finish(mut self) -> (Vec<Value>, ExitStatus) {
-        drop(self.stdin.take());
-        let mut rest = std::mem::take(&mut self.seen);
-        while let Ok(v) = self.lines.recv_timeout(WAIT) {
-            rest.push(v);
-        }
-        let status = self.child.wait().unwrap();
-        (rest, status)
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+    pub(crate) fn finish(self) -> (Vec<Value>, ExitStatus) {
+        let done = self.inner.finish();
+        (done.messages, done.status)
     }
 }
 
@@ -180,50 +130,12 @@ pub(crate) fn assert_outcome(result: &Value, outcome: &str) {
     );
 }
 
-/// Whether a process is gone (or a zombie).
-pub(crate) fn process_gone(pid: u32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Err(_) => true,
-        Ok(stat) => stat
-            .rsplit(')')
-            .next()
-            .is_some_and(|r| r.trim_start().starts_with('Z')),
-    }
-}
-
 /// Polls until `pid` is gone, at most 3 s (SIGKILL delivery is asynchronous).
 pub(crate) fn wait_gone(pid: u32) -> bool {
-    let deadline = Instant::now() + Duration::from_secs(3);
-    while Instant::now() < deadline {
-        if process_gone(pid) {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    false
-}
-
-/// Reads a pid a shell command wrote to `file`, polling up to 3 s.
-pub(crate) fn read_pid(file: &Path) -> u32 {
-    let deadline = Instant::now() + Duration::from_secs(3);
-    loop {
-        if let Some(pid) = std::fs::read_to_string(file)
-            .ok()
-            .and_then(|s| s.trim().parse().ok())
-        {
-            return pid;
-        }
-        assert!(Instant::now() < deadline, "no pid in {}", file.display());
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    wait_gone_within(pid, Duration::from_secs(3))
 }
 
 /// Peak resident memory of a process in kB (VmHWM).
 pub(crate) fn vm_hwm_kb(pid: u32) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .unwrap()
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap()
+    status_kib(pid, "VmHWM")
 }
