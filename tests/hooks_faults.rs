@@ -2,22 +2,14 @@
 //! through `toolrt serve`. Every call must still get exactly one result.
 
 mod hooks_support;
+mod support;
 
 use std::time::{Duration, Instant};
 
 use hooks_support::*;
 use serde_json::{Value, json};
-
-fn process_gone(pid: i32) -> bool {
-    // Killed and reparented: until PID 1 reaps it, it is a zombie, dead all the same.
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Err(_) => true,
-        Ok(stat) => stat
-            .rsplit(')')
-            .next()
-            .is_some_and(|rest| rest.trim_start().starts_with(['Z', 'X'])),
-    }
-}
+// Killed and reparented, a hook's child is a zombie until PID 1 reaps it: dead all the same.
+use support::{process_gone, status_kib};
 
 #[test]
 fn a_hanging_hook_is_killed_with_its_children_and_the_call_proceeds() {
@@ -40,7 +32,7 @@ fn a_hanging_hook_is_killed_with_its_children_and_the_call_proceeds() {
     assert!(r["content"].as_str().unwrap().contains("proceeded"));
     let run = s.finish();
     assert_eq!(run.hook_ends("PreToolUse")[0]["outcome"], "timeout");
-    let pid: i32 = std::fs::read_to_string(&pidfile)
+    let pid: u32 = std::fs::read_to_string(&pidfile)
         .unwrap()
         .trim()
         .parse()
@@ -57,16 +49,7 @@ fn a_hanging_hook_is_killed_with_its_children_and_the_call_proceeds() {
 
 /// (VmHWM, VmRSS) of a process, in KiB.
 fn memory_kib(pid: u32) -> (u64, u64) {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    let field = |name: &str| -> u64 {
-        status
-            .lines()
-            .find(|l| l.starts_with(name))
-            .and_then(|l| l.split_whitespace().nth(1))
-            .and_then(|n| n.parse().ok())
-            .unwrap()
-    };
-    (field("VmHWM:"), field("VmRSS:"))
+    (status_kib(pid, "VmHWM"), status_kib(pid, "VmRSS"))
 }
 
 #[test]

@@ -2,6 +2,7 @@
 //! (COMPAT.md §4.2–§4.4), through `toolrt serve`.
 
 mod hooks_support;
+mod support;
 
 use hooks_support::*;
 use serde_json::json;
@@ -83,7 +84,7 @@ fn permission_request_exit_2_is_ignored() {
     let hooks = json!({"PermissionRequest": [group("Bash", &[&hook])]});
     fx.settings(json!({ "hooks": hooks }));
     let mut s = fx.serve("default");
-    s.answer = allow_all();
+    s.answer(allow_all());
     let run = s.run(&[bash("a1", "touch made")]);
     assert_eq!(
         run.permission_requests().len(),

@@ -2,6 +2,7 @@
 //! protocol (§4.3) and merging (§4.4) for PreToolUse, through `toolrt serve`.
 
 mod hooks_support;
+mod support;
 
 use std::time::{Duration, Instant};
 
@@ -535,7 +536,7 @@ fn ask_asks_the_client() {
     let hook = fx.json_hook(pre_decision("ask", "please confirm"));
     fx.settings(json!({"hooks": {"PreToolUse": [group("Bash", &[&hook])]}}));
     let mut s = fx.serve("default");
-    s.answer = allow_all();
+    s.answer(allow_all());
     // `echo` is read-only: without the hook it would run unasked.
     let run = s.run(&[bash("a1", "echo hi")]);
     let reqs = run.permission_requests();
@@ -675,7 +676,7 @@ fn decisions_combine_deny_over_defer_over_ask_over_allow() {
         let refs: Vec<&str> = cmds.iter().map(String::as_str).collect();
         fx.settings(json!({"hooks": {"PreToolUse": [group("Bash", &refs)]}}));
         let mut s = fx.serve("default");
-        s.answer = allow_all();
+        s.answer(allow_all());
         let run = s.run(&[bash("a1", "touch made")]);
         assert_eq!(run.outcome("a1"), *outcome, "{decisions:?}");
         assert_eq!(run.permission_requests().len(), *asks, "{decisions:?}");

@@ -1,19 +1,18 @@
 //! Shared harness of the black-box hook tests: temp dirs, hook scripts, and a `toolrt serve`
-//! session driven over NDJSON exactly as PROTOCOL.md describes it.
+//! session driven over NDJSON exactly as PROTOCOL.md describes it. The process itself is a
+//! [`crate::support::Server`]; the test file declares `mod support;` beside this module.
 
 #![allow(dead_code)] // each test file uses a different part of the harness
 
 use std::cell::Cell;
-use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
-use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use tempfile::TempDir;
+
+use crate::support::{Server, Stderr};
 
 /// How long any one wait may take before the test fails instead of hanging.
 pub(crate) const DEADLINE: Duration = Duration::from_secs(60);
@@ -187,62 +186,41 @@ pub(crate) fn allow_all() -> Answer {
     )
 }
 
-/// A running `toolrt serve`.
+/// A running `toolrt serve`, answering every `permission_request` with [`Session::answer`].
 pub(crate) struct Session {
-    child: Child,
-    stdin: Option<ChildStdin>,
-    lines_rx: Receiver<Option<Value>>,
-    stderr: Option<JoinHandle<String>>,
-    pub(crate) lines: Vec<Value>,
-    pub(crate) answer: Answer,
-    eof: bool,
+    server: Server,
+    /// Call ids sent whose results `finish` waits for.
     pending: Vec<String>,
 }
 
 impl Session {
+    /// Starts `toolrt` with `args`, denying every permission request.
     pub(crate) fn start(args: &[String]) -> Self {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_toolrt"))
-            .args(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("toolrt starts");
-        let stdout = child.stdout.take().unwrap();
-        let (tx, lines_rx) = channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                let v: Value = serde_json::from_str(&line)
-                    .unwrap_or_else(|e| panic!("stdout line is not JSON ({e}): {line}"));
-                assert!(v.is_object(), "stdout line is not an object: {line}");
-                if tx.send(Some(v)).is_err() {
-                    return;
-                }
-            }
-            let _ = tx.send(None);
-        });
-        let mut stderr = child.stderr.take().unwrap();
-        let stderr = std::thread::spawn(move || {
-            let mut s = String::new();
-            let _ = stderr.read_to_string(&mut s);
-            s
-        });
-        Self {
-            stdin: child.stdin.take(),
-            child,
-            lines_rx,
-            stderr: Some(stderr),
-            lines: Vec::new(),
-            answer: deny_all(),
-            eof: false,
+        let mut cmd = crate::support::command();
+        cmd.args(args);
+        let mut session = Self {
+            server: Server::spawn(cmd, Stderr::Capture),
             pending: Vec::new(),
-        }
+        };
+        session.answer(deny_all());
+        session
+    }
+
+    /// From now on, answer `permission_request` lines with `answer`.
+    pub(crate) fn answer(&mut self, answer: Answer) {
+        self.server.respond_with(Box::new(move |line| {
+            (line["type"] == "permission_request").then(|| answer(line))
+        }));
+    }
+
+    /// Every line read so far.
+    pub(crate) fn lines(&self) -> &[Value] {
+        &self.server.seen
     }
 
     /// The server's process id (for /proc readings).
     pub(crate) fn pid(&self) -> u32 {
-        self.child.id()
+        self.server.pid()
     }
 
     /// Writes one line; remembers the call ids it introduces.
@@ -256,75 +234,21 @@ impl Session {
             }
             _ => {}
         }
-        if let Some(stdin) = self.stdin.as_mut() {
-            // A server that already exited (bad settings) makes this fail; the caller checks
-            // the exit status.
-            let _ = writeln!(stdin, "{v}");
-            let _ = stdin.flush();
-        }
+        // A server that already exited (bad settings) makes this fail; the caller checks
+        // the exit status.
+        let _ = self.server.try_send(&v.to_string());
     }
 
     /// Reads lines (answering permission requests) until one satisfies `pred`; returns it.
     pub(crate) fn wait_for(&mut self, what: &str, pred: impl Fn(&Value) -> bool) -> Value {
-        if let Some(found) = self.lines.iter().find(|l| pred(l)) {
-            return found.clone();
-        }
-        let deadline = Instant::now() + DEADLINE;
-        loop {
-            let Some(line) = self.next_line(deadline) else {
-                panic!(
-                    "stdout ended before {what}; lines so far: {:#?}",
-                    self.lines
-                );
-            };
-            if pred(&line) {
-                return line;
-            }
-        }
+        self.server.wait_for(what, DEADLINE, pred)
     }
 
     /// The `tool_result` of call `id`, waiting for it.
     pub(crate) fn result(&mut self, id: &str) -> Value {
         self.wait_for(&format!("the result of {id}"), |l| {
-            l["type"] == "tool_result" && l["tool_use_id"] == id
+            crate::support::is_result(l, id)
         })
-    }
-
-    fn has_result(&self, id: &str) -> bool {
-        self.lines
-            .iter()
-            .any(|l| l["type"] == "tool_result" && l["tool_use_id"] == id)
-    }
-
-    fn next_line(&mut self, deadline: Instant) -> Option<Value> {
-        if self.eof {
-            return None;
-        }
-        let left = deadline.saturating_duration_since(Instant::now());
-        match self.lines_rx.recv_timeout(left) {
-            Ok(Some(line)) => {
-                if line["type"] == "permission_request" {
-                    let reply = (self.answer)(&line);
-                    if let Some(stdin) = self.stdin.as_mut() {
-                        let _ = writeln!(stdin, "{reply}");
-                        let _ = stdin.flush();
-                    }
-                }
-                self.lines.push(line.clone());
-                Some(line)
-            }
-            Ok(None) | Err(RecvTimeoutError::Disconnected) => {
-                self.eof = true;
-                None
-            }
-            Err(RecvTimeoutError::Timeout) => {
-                let _ = self.child.kill();
-                panic!(
-                    "no output for {DEADLINE:?}; lines so far: {:#?}",
-                    self.lines
-                );
-            }
-        }
     }
 
     /// Waits for the result of every call sent, closes stdin (EOF = shutdown), reads to the
@@ -334,21 +258,23 @@ impl Session {
             // A server that refused to start (bad settings) prints nothing; the caller checks
             // its exit code.
             let deadline = Instant::now() + DEADLINE;
-            while !self.has_result(&id) {
-                if self.next_line(deadline).is_none() {
+            while !self
+                .server
+                .seen
+                .iter()
+                .any(|l| crate::support::is_result(l, &id))
+            {
+                let left = deadline.saturating_duration_since(Instant::now());
+                if self.server.recv(left).is_none() {
                     break;
                 }
             }
         }
-        self.stdin = None;
-        let deadline = Instant::now() + DEADLINE;
-        while self.next_line(deadline).is_some() {}
-        let status = self.child.wait().unwrap();
-        let stderr = self.stderr.take().unwrap().join().unwrap_or_default();
+        let done = self.server.finish();
         Run {
-            lines: std::mem::take(&mut self.lines),
-            code: status.code(),
-            stderr,
+            lines: done.messages,
+            code: done.status.code(),
+            stderr: done.stderr,
         }
     }
 
@@ -358,14 +284,6 @@ impl Session {
             self.send(v);
         }
         self.finish()
-    }
-}
-
-impl Drop for Session {
-    fn drop(&mut self) {
-        // A failed assertion must not leave a server running.
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 
