@@ -1,6 +1,9 @@
 //! A hook printing 50 MB must not grow toolrt's memory past a few MB. Alone in its own test
 //! binary so no other test's allocations disturb the peak-RSS reading.
 
+#[path = "support/procfs.rs"]
+mod procfs;
+
 use std::sync::Arc;
 
 use serde_json::{Value, json};
@@ -17,16 +20,10 @@ impl IfFilter for NoFilter {
 
 /// (VmHWM, VmRSS) of this process in KiB.
 fn memory_kib() -> (u64, u64) {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap();
-    let field = |name: &str| -> u64 {
-        status
-            .lines()
-            .find(|l| l.starts_with(name))
-            .and_then(|l| l.split_whitespace().nth(1))
-            .and_then(|n| n.parse().ok())
-            .unwrap()
-    };
-    (field("VmHWM:"), field("VmRSS:"))
+    (
+        procfs::status_kib("self", "VmHWM"),
+        procfs::status_kib("self", "VmRSS"),
+    )
 }
 
 #[test]

@@ -1,9 +1,13 @@
 //! The hook runner with real processes: sh and python3 hook scripts written into temp dirs.
 
+#[path = "support/procfs.rs"]
+mod procfs;
+
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use procfs::process_gone;
 use serde_json::{Map, Value, json};
 use tempfile::TempDir;
 use tokio_util::sync::CancellationToken;
@@ -168,17 +172,6 @@ async fn identical_commands_run_once() {
     assert_eq!(h.ends().len(), 1);
 }
 
-fn process_gone(pid: i32) -> bool {
-    // A killed child reparented to a PID 1 that does not reap stays a zombie: dead all the same.
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Err(_) => true,
-        Ok(stat) => stat
-            .rsplit(')')
-            .next()
-            .is_some_and(|rest| rest.trim_start().starts_with(['Z', 'X'])),
-    }
-}
-
 #[tokio::test]
 async fn hanging_hook_is_killed_with_its_child_at_timeout() {
     let scratch = TempDir::new().unwrap();
@@ -199,7 +192,7 @@ async fn hanging_hook_is_killed_with_its_child_at_timeout() {
     let end = &h.ends()[0];
     assert_eq!(end["outcome"], "timeout");
     assert_eq!(end["exit_code"], Value::Null);
-    let pid: i32 = std::fs::read_to_string(&pidfile)
+    let pid: u32 = std::fs::read_to_string(&pidfile)
         .unwrap()
         .trim()
         .parse()
@@ -225,7 +218,7 @@ async fn a_child_holding_the_pipes_after_the_shell_exits_is_killed_and_the_answe
     assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
     assert_eq!(r.permission, Some(HookPermission::Deny));
     assert_eq!(h.ends()[0]["outcome"], "success");
-    let pid: i32 = std::fs::read_to_string(&pidfile)
+    let pid: u32 = std::fs::read_to_string(&pidfile)
         .unwrap()
         .trim()
         .parse()

@@ -169,12 +169,7 @@ async fn cancel_kills_the_group_and_streams_progress() {
 }
 
 fn vm_hwm_kb() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap()
+    status_kib("self", "VmHWM")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

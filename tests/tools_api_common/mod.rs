@@ -11,6 +11,12 @@ use toolrt::session::{Guard, Session};
 use toolrt::tool::{ProgressSink, Tool, ToolContext, ToolOutput};
 use toolrt::tools::{ToolState, builtin_tools};
 
+// The /proc checks are shared with the binary-level tests; nothing else of that harness is.
+#[path = "../support/procfs.rs"]
+mod procfs;
+#[allow(unused_imports)] // not every test file that includes this module uses both
+pub(crate) use procfs::{process_gone, status_kib};
+
 /// A working dir and an output dir that live as long as the value.
 pub(crate) struct Env {
     pub(crate) dir: tempfile::TempDir,
@@ -114,17 +120,6 @@ impl Guard for TestGuard {
     }
     fn fetch_allowed(&self, url: &str) -> bool {
         !url.contains("denied")
-    }
-}
-
-/// Whether a process is gone (or a zombie waiting for its reaper).
-pub(crate) fn process_gone(pid: u32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Err(_) => true,
-        Ok(stat) => stat
-            .rsplit(')')
-            .next()
-            .is_some_and(|rest| rest.trim_start().starts_with('Z')),
     }
 }
 
