@@ -7,7 +7,7 @@ use std::sync::Arc;
 use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
-use toolrt::tool::ToolStatus;
+use toolrt::tool::{ToolOutput, ToolStatus};
 use tools_api_common::*;
 
 /// Serves a few fixed routes until the test ends; returns the base URL.
@@ -66,18 +66,24 @@ async fn serve() -> String {
     base
 }
 
+/// Runs WebFetch on `url` with `prompt` in `e`'s session, as the pipeline would.
+async fn fetch(e: &Env, url: &str, prompt: &str) -> Result<ToolOutput, String> {
+    call(
+        &e.session,
+        "WebFetch",
+        "w",
+        json!({"url": url, "prompt": prompt}),
+    )
+    .await
+}
+
 #[tokio::test]
 async fn fetches_html_as_markdown_through_redirects() {
     let base = serve().await;
     let e = env_with(|s| s.guard = Arc::new(TestGuard));
-    let out = call(
-        &e.session,
-        "WebFetch",
-        "w",
-        json!({"url": format!("{base}/abs"), "prompt": "find the title"}),
-    )
-    .await
-    .unwrap();
+    let out = fetch(&e, &format!("{base}/abs"), "find the title")
+        .await
+        .unwrap();
     assert_eq!(out.status, ToolStatus::Success, "{}", out.content);
     assert!(
         out.content
@@ -92,14 +98,7 @@ async fn fetches_html_as_markdown_through_redirects() {
     );
     assert!(!out.content.contains("p{}"));
 
-    let out = call(
-        &e.session,
-        "WebFetch",
-        "w",
-        json!({"url": format!("{base}/plain"), "prompt": "p"}),
-    )
-    .await
-    .unwrap();
+    let out = fetch(&e, &format!("{base}/plain"), "p").await.unwrap();
     assert!(out.content.ends_with("just text"));
     assert!(tool("WebFetch").is_concurrency_safe(&Default::default()));
 }
@@ -108,14 +107,7 @@ async fn fetches_html_as_markdown_through_redirects() {
 async fn redirect_to_denied_host_is_refused() {
     let base = serve().await;
     let e = env_with(|s| s.guard = Arc::new(TestGuard));
-    let out = call(
-        &e.session,
-        "WebFetch",
-        "w",
-        json!({"url": format!("{base}/denied"), "prompt": "p"}),
-    )
-    .await
-    .unwrap();
+    let out = fetch(&e, &format!("{base}/denied"), "p").await.unwrap();
     assert_eq!(out.status, ToolStatus::Failed);
     assert!(
         out.content
@@ -129,66 +121,24 @@ async fn redirect_to_denied_host_is_refused() {
 async fn limits_and_errors() {
     let base = serve().await;
     let e = env();
-    let out = call(
-        &e.session,
-        "WebFetch",
-        "w",
-        json!({"url": format!("{base}/loop"), "prompt": "p"}),
-    )
-    .await
-    .unwrap();
+    let out = fetch(&e, &format!("{base}/loop"), "p").await.unwrap();
     assert!(
         out.content.contains("more than 10 redirects"),
         "{}",
         out.content
     );
-    let out = call(
-        &e.session,
-        "WebFetch",
-        "w",
-        json!({"url": format!("{base}/big"), "prompt": "p"}),
-    )
-    .await
-    .unwrap();
+    let out = fetch(&e, &format!("{base}/big"), "p").await.unwrap();
     assert_eq!(out.status, ToolStatus::Success);
     assert!(out.content.ends_with("the rest was not fetched.]"));
     assert!(out.content.len() < 10 * 1024 * 1024 + 1000);
-    let out = call(
-        &e.session,
-        "WebFetch",
-        "w",
-        json!({"url": format!("{base}/missing"), "prompt": "p"}),
-    )
-    .await
-    .unwrap();
+    let out = fetch(&e, &format!("{base}/missing"), "p").await.unwrap();
     assert_eq!(out.status, ToolStatus::Failed);
     assert!(out.content.starts_with("HTTP 404"), "{}", out.content);
-    let out = call(
-        &e.session,
-        "WebFetch",
-        "w",
-        json!({"url": format!("{base}/image"), "prompt": "p"}),
-    )
-    .await
-    .unwrap();
+    let out = fetch(&e, &format!("{base}/image"), "p").await.unwrap();
     assert!(out.content.contains("not text"), "{}", out.content);
-    let err = call(
-        &e.session,
-        "WebFetch",
-        "w",
-        json!({"url": "file:///etc/passwd", "prompt": "p"}),
-    )
-    .await
-    .unwrap_err();
+    let err = fetch(&e, "file:///etc/passwd", "p").await.unwrap_err();
     assert!(err.contains("only http"), "{err}");
-    let err = call(
-        &e.session,
-        "WebFetch",
-        "w",
-        json!({"url": "::nonsense", "prompt": "p"}),
-    )
-    .await
-    .unwrap_err();
+    let err = fetch(&e, "::nonsense", "p").await.unwrap_err();
     assert!(err.contains("not a valid URL"), "{err}");
 }
 
@@ -197,14 +147,7 @@ async fn https_to_a_plain_http_server_fails_clearly() {
     let base = serve().await;
     let e = env();
     let url = base.replace("http://", "https://");
-    let out = call(
-        &e.session,
-        "WebFetch",
-        "w",
-        json!({"url": format!("{url}/page"), "prompt": "p"}),
-    )
-    .await
-    .unwrap();
+    let out = fetch(&e, &format!("{url}/page"), "p").await.unwrap();
     assert_eq!(out.status, ToolStatus::Failed);
     assert!(
         out.content
