@@ -17,8 +17,7 @@ fn permission_decision(decision: serde_json::Value) -> serde_json::Value {
 fn permission_request_input_has_no_tool_use_id() {
     let fx = Fixture::new();
     let (logger, log) = fx.logger("perm");
-    let hooks = json!({"PermissionRequest": [group("Bash", &[&logger])]});
-    let run = fx.run(hooks, "default", &[bash("a1", "touch made")]);
+    let run = fx.run_bash_hooks("PermissionRequest", &[&logger], "default", "touch made");
     assert_eq!(
         run.outcome("a1"),
         "denied",
@@ -53,8 +52,7 @@ fn permission_request_runs_only_when_the_decision_is_ask() {
 fn permission_request_allow_skips_the_client() {
     let fx = Fixture::new();
     let hook = fx.json_hook(permission_decision(json!({"behavior": "allow"})));
-    let hooks = json!({"PermissionRequest": [group("Bash", &[&hook])]});
-    let run = fx.run(hooks, "default", &[bash("a1", "touch made")]);
+    let run = fx.run_bash_hooks("PermissionRequest", &[&hook], "default", "touch made");
     assert_eq!(run.outcome("a1"), "success");
     assert!(run.permission_requests().is_empty());
     assert!(fx.cwd().join("made").exists());
@@ -66,8 +64,7 @@ fn permission_request_deny_message_reaches_the_model() {
     let hook = fx.json_hook(permission_decision(
         json!({"behavior": "deny", "message": "ask the on-call first"}),
     ));
-    let hooks = json!({"PermissionRequest": [group("Bash", &[&hook])]});
-    let run = fx.run(hooks, "default", &[bash("a1", "touch made")]);
+    let run = fx.run_bash_hooks("PermissionRequest", &[&hook], "default", "touch made");
     assert_eq!(run.outcome("a1"), "denied");
     assert!(
         run.content("a1").contains("ask the on-call first"),
@@ -81,11 +78,8 @@ fn permission_request_deny_message_reaches_the_model() {
 fn permission_request_exit_2_is_ignored() {
     let fx = Fixture::new();
     let hook = fx.stderr_hook("would block elsewhere", 2);
-    let hooks = json!({"PermissionRequest": [group("Bash", &[&hook])]});
-    fx.settings(json!({ "hooks": hooks }));
-    let mut s = fx.serve("default");
-    s.answer(allow_all());
-    let run = s.run(&[bash("a1", "touch made")]);
+    let settings = json!({"hooks": {"PermissionRequest": [group("Bash", &[&hook])]}});
+    let run = fx.run_allowing(settings, "default", &[bash("a1", "touch made")]);
     assert_eq!(
         run.permission_requests().len(),
         1,
@@ -100,8 +94,7 @@ fn permission_request_updated_input_is_used_and_rechecked_against_deny_rules() {
     let ok = fx.json_hook(permission_decision(
         json!({"behavior": "allow", "updatedInput": {"command": "touch rewritten"}}),
     ));
-    let hooks = json!({"PermissionRequest": [group("Bash", &[&ok])]});
-    let run = fx.run(hooks, "default", &[bash("a1", "touch original")]);
+    let run = fx.run_bash_hooks("PermissionRequest", &[&ok], "default", "touch original");
     assert_eq!(run.outcome("a1"), "success");
     assert!(fx.cwd().join("rewritten").exists());
     assert!(!fx.cwd().join("original").exists());
@@ -126,8 +119,12 @@ fn permission_request_updated_input_is_used_and_rechecked_against_deny_rules() {
 fn post_tool_use_input_fields() {
     let fx = Fixture::new();
     let (logger, log) = fx.logger("post");
-    let hooks = json!({"PostToolUse": [group("Bash", &[&logger])]});
-    let run = fx.run(hooks, "bypassPermissions", &[bash("a1", "echo hello-post")]);
+    let run = fx.run_bash_hooks(
+        "PostToolUse",
+        &[&logger],
+        "bypassPermissions",
+        "echo hello-post",
+    );
     assert_eq!(run.outcome("a1"), "success");
     let input = &log_lines(&log)[0]["input"];
     assert_eq!(input["hook_event_name"], "PostToolUse");
@@ -146,11 +143,11 @@ fn post_tool_use_input_fields() {
 fn post_tool_use_exit_2_puts_stderr_beside_the_kept_result() {
     let fx = Fixture::new();
     let hook = fx.stderr_hook("lint: 3 problems", 2);
-    let hooks = json!({"PostToolUse": [group("Bash", &[&hook])]});
-    let run = fx.run(
-        hooks,
+    let run = fx.run_bash_hooks(
+        "PostToolUse",
+        &[&hook],
         "bypassPermissions",
-        &[bash("a1", "echo kept-output")],
+        "echo kept-output",
     );
     assert_eq!(run.outcome("a1"), "success");
     let content = run.content("a1");
@@ -165,11 +162,11 @@ fn post_tool_use_decision_block_reason_and_additional_context() {
     let block = fx.json_hook(json!({"decision": "block", "reason": "tests now fail"}));
     let ctx = fx.json_hook(json!({"hookSpecificOutput": {
         "hookEventName": "PostToolUse", "additionalContext": "coverage dropped"}}));
-    let hooks = json!({"PostToolUse": [group("Bash", &[&block, &ctx])]});
-    let run = fx.run(
-        hooks,
+    let run = fx.run_bash_hooks(
+        "PostToolUse",
+        &[&block, &ctx],
         "bypassPermissions",
-        &[bash("a1", "echo kept-output")],
+        "echo kept-output",
     );
     let content = run.content("a1");
     assert!(content.contains("kept-output"), "{content}");
@@ -179,42 +176,31 @@ fn post_tool_use_decision_block_reason_and_additional_context() {
 
 #[test]
 fn post_tool_use_updated_tool_output_replaces_the_content() {
-    let fx = Fixture::new();
-    let hook = fx.json_hook(json!({"hookSpecificOutput": {
-        "hookEventName": "PostToolUse", "updatedToolOutput": "[redacted by policy]"}}));
-    let hooks = json!({"PostToolUse": [group("Bash", &[&hook])]});
-    let run = fx.run(
-        hooks,
-        "bypassPermissions",
-        &[bash("a1", "echo secret-value")],
-    );
-    let content = run.content("a1");
-    assert!(content.contains("[redacted by policy]"), "{content}");
-    assert!(!content.contains("secret-value"), "{content}");
-
-    let fx = Fixture::new();
-    let hook = fx.json_hook(json!({"hookSpecificOutput": {
-        "hookEventName": "PostToolUse", "updatedToolOutput": {"lines": 1}}}));
-    let hooks = json!({"PostToolUse": [group("Bash", &[&hook])]});
-    let run = fx.run(
-        hooks,
-        "bypassPermissions",
-        &[bash("a1", "echo secret-value")],
-    );
-    let content = run.content("a1");
-    assert!(
-        content.contains(r#"{"lines":1}"#),
-        "JSON is serialised: {content}"
-    );
-    assert!(!content.contains("secret-value"));
+    // A string replaces the content as it is; JSON is serialised.
+    for (output, shown) in [
+        (json!("[redacted by policy]"), "[redacted by policy]"),
+        (json!({"lines": 1}), r#"{"lines":1}"#),
+    ] {
+        let fx = Fixture::new();
+        let hook = fx.json_hook(json!({"hookSpecificOutput": {
+            "hookEventName": "PostToolUse", "updatedToolOutput": output}}));
+        let run = fx.run_bash_hooks(
+            "PostToolUse",
+            &[&hook],
+            "bypassPermissions",
+            "echo secret-value",
+        );
+        let content = run.content("a1");
+        assert!(content.contains(shown), "{shown}: {content}");
+        assert!(!content.contains("secret-value"), "{shown}: {content}");
+    }
 }
 
 #[test]
 fn post_tool_use_continue_false_stops() {
     let fx = Fixture::new();
     let hook = fx.json_hook(json!({"continue": false, "stopReason": "enough for today"}));
-    let hooks = json!({"PostToolUse": [group("Bash", &[&hook])]});
-    let run = fx.run(hooks, "bypassPermissions", &[bash("a1", "echo hi")]);
+    let run = fx.run_bash_hooks("PostToolUse", &[&hook], "bypassPermissions", "echo hi");
     assert_eq!(run.outcome("a1"), "stopped");
     let stops = run.events("stop");
     assert_eq!(stops.len(), 1);
@@ -226,8 +212,7 @@ fn long_hook_output_is_saved_to_a_file_with_a_preview() {
     let fx = Fixture::new();
     let long = format!("START{}END", "z".repeat(20_000));
     let hook = fx.stderr_hook(&long, 2);
-    let hooks = json!({"PostToolUse": [group("Bash", &[&hook])]});
-    let run = fx.run(hooks, "bypassPermissions", &[bash("a1", "echo hi")]);
+    let run = fx.run_bash_hooks("PostToolUse", &[&hook], "bypassPermissions", "echo hi");
     let content = run.content("a1");
     assert!(
         content.chars().count() < 15_000,
@@ -283,11 +268,11 @@ fn post_tool_use_failure_exit_2_stderr_is_feedback_but_block_and_rewrite_are_not
     let exit2 = fx.stderr_hook("see the runbook", 2);
     let rewrite = fx.json_hook(json!({"decision": "block", "reason": "not-for-failures",
         "hookSpecificOutput": {"hookEventName": "PostToolUseFailure", "updatedToolOutput": "replaced"}}));
-    let hooks = json!({"PostToolUseFailure": [group("Bash", &[&exit2, &rewrite])]});
-    let run = fx.run(
-        hooks,
+    let run = fx.run_bash_hooks(
+        "PostToolUseFailure",
+        &[&exit2, &rewrite],
         "bypassPermissions",
-        &[bash("a1", "echo original-failure; exit 3")],
+        "echo original-failure; exit 3",
     );
     assert_eq!(run.outcome("a1"), "failed");
     let content = run.content("a1");

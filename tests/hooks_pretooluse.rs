@@ -58,7 +58,6 @@ fn bad_hook_config_exits_2_naming_file_and_key() {
 #[test]
 fn empty_star_and_missing_matchers_match_every_tool() {
     let fx = Fixture::new();
-    std::fs::write(fx.cwd().join("a.txt"), "hello").unwrap();
     let (l1, log1) = fx.logger("empty");
     let (l2, log2) = fx.logger("star");
     let (l3, log3) = fx.logger("missing");
@@ -67,26 +66,15 @@ fn empty_star_and_missing_matchers_match_every_tool() {
         group("*", &[&l2]),
         {"hooks": [{"type": "command", "command": l3}]},
     ]});
-    let run = fx.run(
-        hooks,
-        "bypassPermissions",
-        &[
-            bash("a1", "echo hi"),
-            call("a2", "Read", json!({"file_path": "a.txt"})),
-        ],
-    );
+    let run = fx.run(hooks, "bypassPermissions", &bash_read_write(&fx)[..2]);
     assert_eq!(run.outcome("a1"), "success");
     assert_eq!(run.outcome("a2"), "success");
     for log in [log1, log2, log3] {
-        let mut tools: Vec<String> = log_lines(&log)
-            .iter()
-            .map(|l| l["input"]["tool_name"].as_str().unwrap().to_owned())
-            .collect();
-        tools.sort();
-        assert_eq!(tools, ["Bash", "Read"], "{}", log.display());
+        assert_eq!(tools_seen(&log), ["Bash", "Read"], "{}", log.display());
     }
 }
 
+/// The tool names a logger hook saw, sorted.
 fn tools_seen(log: &std::path::Path) -> Vec<String> {
     let mut tools: Vec<String> = log_lines(log)
         .iter()
@@ -96,83 +84,66 @@ fn tools_seen(log: &std::path::Path) -> Vec<String> {
     tools
 }
 
+/// Calls `a1` Bash, `a2` Read of `a.txt` (written here) and `a3` Write of `new.txt`.
+fn bash_read_write(fx: &Fixture) -> [Value; 3] {
+    std::fs::write(fx.cwd().join("a.txt"), "hello").unwrap();
+    [
+        bash("a1", "echo hi"),
+        call("a2", "Read", json!({"file_path": "a.txt"})),
+        call(
+            "a3",
+            "Write",
+            json!({"file_path": "new.txt", "content": "x"}),
+        ),
+    ]
+}
+
+/// One logger hook per matcher, then [`bash_read_write`] in bypass mode: the run, and per
+/// matcher (in order) the tools its hook saw.
+fn tools_per_matcher(matchers: &[&str]) -> (Run, Vec<Vec<String>>) {
+    let fx = Fixture::new();
+    let loggers: Vec<(String, std::path::PathBuf)> = (0..matchers.len())
+        .map(|i| fx.logger(&format!("m{i}")))
+        .collect();
+    let groups: Vec<Value> = matchers
+        .iter()
+        .zip(&loggers)
+        .map(|(m, (cmd, _))| group(m, &[cmd]))
+        .collect();
+    let run = fx.run(
+        json!({"PreToolUse": groups}),
+        "bypassPermissions",
+        &bash_read_write(&fx),
+    );
+    let seen = loggers.iter().map(|(_, log)| tools_seen(log)).collect();
+    (run, seen)
+}
+
 #[test]
 fn plain_matchers_are_exact_case_sensitive_names_and_lists() {
-    let fx = Fixture::new();
-    std::fs::write(fx.cwd().join("a.txt"), "hello").unwrap();
-    let (pipe, pipe_log) = fx.logger("pipe");
-    let (comma, comma_log) = fx.logger("comma");
-    let (lower, lower_log) = fx.logger("lower");
-    let (prefix, prefix_log) = fx.logger("prefix");
-    let (mcp, mcp_log) = fx.logger("mcp");
-    let hooks = json!({"PreToolUse": [
-        group("Read|Write", &[&pipe]),
-        group("Bash, Read", &[&comma]),
-        group("bash", &[&lower]),
-        group("Bas", &[&prefix]),
-        group("mcp__memory", &[&mcp]),
-    ]});
-    let run = fx.run(
-        hooks,
-        "bypassPermissions",
-        &[
-            bash("a1", "echo hi"),
-            call("a2", "Read", json!({"file_path": "a.txt"})),
-            call(
-                "a3",
-                "Write",
-                json!({"file_path": "new.txt", "content": "x"}),
-            ),
-        ],
-    );
+    let (run, seen) =
+        tools_per_matcher(&["Read|Write", "Bash, Read", "bash", "Bas", "mcp__memory"]);
     for id in ["a1", "a2", "a3"] {
         assert_eq!(run.outcome(id), "success", "{id}");
     }
-    assert_eq!(tools_seen(&pipe_log), ["Read", "Write"]);
-    assert_eq!(tools_seen(&comma_log), ["Bash", "Read"]);
+    assert_eq!(seen[0], ["Read", "Write"]);
+    assert_eq!(seen[1], ["Bash", "Read"]);
+    assert!(seen[2].is_empty(), "matchers are case-sensitive");
     assert!(
-        tools_seen(&lower_log).is_empty(),
-        "matchers are case-sensitive"
-    );
-    assert!(
-        tools_seen(&prefix_log).is_empty(),
+        seen[3].is_empty(),
         "plain names match exactly, not as prefixes"
     );
-    assert!(tools_seen(&mcp_log).is_empty(), "mcp__memory names no tool");
+    assert!(seen[4].is_empty(), "mcp__memory names no tool");
 }
 
 #[test]
 fn other_matchers_are_unanchored_case_sensitive_regexes() {
-    let fx = Fixture::new();
-    std::fs::write(fx.cwd().join("a.txt"), "hello").unwrap();
-    let (dot, dot_log) = fx.logger("dot");
-    let (anchored, anchored_log) = fx.logger("anchored");
-    let (inner, inner_log) = fx.logger("inner");
-    let (case, case_log) = fx.logger("case");
-    let hooks = json!({"PreToolUse": [
-        group("a.h", &[&dot]),
-        group("^Wr", &[&anchored]),
-        group("ea.$", &[&inner]),
-        group("BASH.*", &[&case]),
-    ]});
-    let run = fx.run(
-        hooks,
-        "bypassPermissions",
-        &[
-            bash("a1", "echo hi"),
-            call("a2", "Read", json!({"file_path": "a.txt"})),
-            call(
-                "a3",
-                "Write",
-                json!({"file_path": "new.txt", "content": "x"}),
-            ),
-        ],
-    );
+    let (run, seen) = tools_per_matcher(&["a.h", "^Wr", "ea.$", "BASH.*"]);
     assert_eq!(run.outcome("a3"), "success");
-    assert_eq!(tools_seen(&dot_log), ["Bash"]);
-    assert_eq!(tools_seen(&anchored_log), ["Write"]);
-    assert_eq!(tools_seen(&inner_log), ["Read"]);
-    assert!(tools_seen(&case_log).is_empty());
+    assert_eq!(seen[0], ["Bash"]);
+    assert_eq!(seen[1], ["Write"]);
+    assert_eq!(seen[2], ["Read"]);
+    assert!(seen[3].is_empty());
 }
 
 #[test]
@@ -238,8 +209,12 @@ fn command_hooks_run_with_sh_in_cwd_with_project_dir_and_no_terminal() {
         "cat > /dev/null; printf '%s' \"$0\" > '{}'",
         shell.display()
     );
-    let hooks = json!({"PreToolUse": [group("Bash", &[&logger, &dollar0])]});
-    let run = fx.run(hooks, "bypassPermissions", &[bash("a1", "echo hi")]);
+    let run = fx.run_bash_hooks(
+        "PreToolUse",
+        &[&logger, &dollar0],
+        "bypassPermissions",
+        "echo hi",
+    );
     assert_eq!(run.outcome("a1"), "success");
     let rec = &log_lines(&log)[0];
     assert!(fx.is_cwd(rec["cwd"].as_str().unwrap()), "{rec}");
@@ -337,8 +312,7 @@ fn file_paths_reach_hooks_absolute() {
 fn exit_0_json_deny_blocks_and_the_model_sees_the_reason() {
     let fx = Fixture::new();
     let hook = fx.json_hook(pre_decision("deny", "use the safe wrapper instead"));
-    let hooks = json!({"PreToolUse": [group("Bash", &[&hook])]});
-    let run = fx.run(hooks, "bypassPermissions", &[bash("a1", "touch made")]);
+    let run = fx.run_bash_hooks("PreToolUse", &[&hook], "bypassPermissions", "touch made");
     assert_eq!(run.outcome("a1"), "denied");
     assert_eq!(run.result("a1")["is_error"], true);
     assert!(
@@ -353,8 +327,7 @@ fn exit_0_json_deny_blocks_and_the_model_sees_the_reason() {
 fn exit_0_non_json_stdout_is_ignored() {
     let fx = Fixture::new();
     let hook = fx.script("cat > /dev/null\necho deny\necho '{\"not\": \"first\"}'");
-    let hooks = json!({"PreToolUse": [group("Bash", &[&hook])]});
-    let run = fx.run(hooks, "bypassPermissions", &[bash("a1", "echo hi")]);
+    let run = fx.run_bash_hooks("PreToolUse", &[&hook], "bypassPermissions", "echo hi");
     assert_eq!(run.outcome("a1"), "success");
     assert_eq!(run.hook_ends("PreToolUse")[0]["outcome"], "success");
 }
@@ -364,8 +337,7 @@ fn exit_0_json_after_leading_whitespace_counts() {
     let fx = Fixture::new();
     let data = fx.write_data(&format!("\n   {}", pre_decision("deny", "ws")));
     let hook = fx.script(&format!("cat > /dev/null\ncat '{data}'"));
-    let hooks = json!({"PreToolUse": [group("Bash", &[&hook])]});
-    let run = fx.run(hooks, "bypassPermissions", &[bash("a1", "echo hi")]);
+    let run = fx.run_bash_hooks("PreToolUse", &[&hook], "bypassPermissions", "echo hi");
     assert_eq!(run.outcome("a1"), "denied");
 }
 
@@ -380,8 +352,7 @@ fn exit_2_blocks_with_stderr_in_every_mode() {
     ] {
         let fx = Fixture::new();
         let hook = fx.stderr_hook("rm is not allowed here", 2);
-        let hooks = json!({"PreToolUse": [group("Bash", &[&hook])]});
-        let run = fx.run(hooks, mode, &[bash("a1", "echo hi")]);
+        let run = fx.run_bash_hooks("PreToolUse", &[&hook], mode, "echo hi");
         assert_eq!(run.outcome("a1"), "denied", "{mode}");
         assert!(
             run.content("a1").contains("rm is not allowed here"),
@@ -402,8 +373,7 @@ fn exit_2_reason_is_the_json_reason_if_any() {
     let hook = fx.script(&format!(
         "cat > /dev/null\ncat '{data}'\necho 'stderr text' >&2\nexit 2"
     ));
-    let hooks = json!({"PreToolUse": [group("Bash", &[&hook])]});
-    let run = fx.run(hooks, "bypassPermissions", &[bash("a1", "echo hi")]);
+    let run = fx.run_bash_hooks("PreToolUse", &[&hook], "bypassPermissions", "echo hi");
     assert_eq!(run.outcome("a1"), "denied");
     assert!(
         run.content("a1").contains("reason from json"),
@@ -417,8 +387,12 @@ fn other_exit_codes_are_non_blocking() {
     let fx = Fixture::new();
     let one = fx.stderr_hook("hook crashed", 1);
     let three = fx.stderr_hook("", 3);
-    let hooks = json!({"PreToolUse": [group("Bash", &[&one, &three])]});
-    let run = fx.run(hooks, "bypassPermissions", &[bash("a1", "echo proceeded")]);
+    let run = fx.run_bash_hooks(
+        "PreToolUse",
+        &[&one, &three],
+        "bypassPermissions",
+        "echo proceeded",
+    );
     assert_eq!(run.outcome("a1"), "success");
     assert!(run.content("a1").contains("proceeded"));
     assert!(
@@ -434,8 +408,7 @@ fn other_exit_codes_are_non_blocking() {
 fn other_exit_with_valid_json_stdout_decides() {
     let fx = Fixture::new();
     let hook = fx.json_hook_exit(pre_decision("deny", "json decides"), 1);
-    let hooks = json!({"PreToolUse": [group("Bash", &[&hook])]});
-    let run = fx.run(hooks, "bypassPermissions", &[bash("a1", "echo hi")]);
+    let run = fx.run_bash_hooks("PreToolUse", &[&hook], "bypassPermissions", "echo hi");
     assert_eq!(run.outcome("a1"), "denied");
     assert!(run.content("a1").contains("json decides"));
 }
@@ -444,8 +417,7 @@ fn other_exit_with_valid_json_stdout_decides() {
 fn continue_false_stops_the_call_and_the_reason_goes_to_the_client() {
     let fx = Fixture::new();
     let hook = fx.json_hook(json!({"continue": false, "stopReason": "budget exhausted XYZ"}));
-    let hooks = json!({"PreToolUse": [group("Bash", &[&hook])]});
-    let run = fx.run(hooks, "bypassPermissions", &[bash("a1", "touch made")]);
+    let run = fx.run_bash_hooks("PreToolUse", &[&hook], "bypassPermissions", "touch made");
     assert_eq!(run.outcome("a1"), "stopped");
     assert_eq!(run.result("a1")["is_error"], true);
     assert!(!fx.cwd().join("made").exists(), "the call must not run");
@@ -489,9 +461,8 @@ if "STOP" in d["tool_input"].get("command", ""):
 fn allow_skips_the_prompt() {
     let fx = Fixture::new();
     let hook = fx.json_hook(pre_decision("allow", "trusted"));
-    let hooks = json!({"PreToolUse": [group("Bash", &[&hook])]});
     // `touch` is no read-only command: in default mode it would ask.
-    let run = fx.run(hooks, "default", &[bash("a1", "touch made")]);
+    let run = fx.run_bash_hooks("PreToolUse", &[&hook], "default", "touch made");
     assert_eq!(run.outcome("a1"), "success");
     assert!(run.permission_requests().is_empty());
     assert!(fx.cwd().join("made").exists());
@@ -534,11 +505,9 @@ fn allow_never_lifts_an_ask_rule() {
 fn ask_asks_the_client() {
     let fx = Fixture::new();
     let hook = fx.json_hook(pre_decision("ask", "please confirm"));
-    fx.settings(json!({"hooks": {"PreToolUse": [group("Bash", &[&hook])]}}));
-    let mut s = fx.serve("default");
-    s.answer(allow_all());
+    let settings = json!({"hooks": {"PreToolUse": [group("Bash", &[&hook])]}});
     // `echo` is read-only: without the hook it would run unasked.
-    let run = s.run(&[bash("a1", "echo hi")]);
+    let run = fx.run_allowing(settings, "default", &[bash("a1", "echo hi")]);
     let reqs = run.permission_requests();
     assert_eq!(reqs.len(), 1);
     assert_eq!(reqs[0]["tool_use_id"], "a1");
@@ -549,8 +518,7 @@ fn ask_asks_the_client() {
 fn defer_yields_deferred_and_nothing_runs() {
     let fx = Fixture::new();
     let hook = fx.json_hook(pre_decision("defer", "later"));
-    let hooks = json!({"PreToolUse": [group("Bash", &[&hook])]});
-    let run = fx.run(hooks, "bypassPermissions", &[bash("a1", "touch made")]);
+    let run = fx.run_bash_hooks("PreToolUse", &[&hook], "bypassPermissions", "touch made");
     assert_eq!(run.outcome("a1"), "deferred");
     assert_eq!(run.result("a1")["is_error"], false);
     assert!(!fx.cwd().join("made").exists());
@@ -631,8 +599,7 @@ fn updated_input_failing_the_schema_blocks_naming_the_hook() {
     let fx = Fixture::new();
     let hook = fx.json_hook(json!({"hookSpecificOutput": {
         "hookEventName": "PreToolUse", "updatedInput": {"cmd": "echo hi"}}}));
-    let hooks = json!({"PreToolUse": [group("Bash", &[&hook])]});
-    let run = fx.run(hooks, "bypassPermissions", &[bash("a1", "echo hi")]);
+    let run = fx.run_bash_hooks("PreToolUse", &[&hook], "bypassPermissions", "echo hi");
     assert_eq!(run.outcome("a1"), "denied");
     let content = run.content("a1");
     assert!(content.contains(&hook), "names the hook: {content}");
@@ -647,8 +614,7 @@ fn additional_context_is_added_beside_the_result() {
     let fx = Fixture::new();
     let hook = fx.json_hook(json!({"hookSpecificOutput": {
         "hookEventName": "PreToolUse", "additionalContext": "remember the style guide"}}));
-    let hooks = json!({"PreToolUse": [group("Bash", &[&hook])]});
-    let run = fx.run(hooks, "bypassPermissions", &[bash("a1", "echo hi")]);
+    let run = fx.run_bash_hooks("PreToolUse", &[&hook], "bypassPermissions", "echo hi");
     assert_eq!(run.outcome("a1"), "success");
     let content = run.content("a1");
     assert!(content.contains("hi"), "{content}");
@@ -674,10 +640,8 @@ fn decisions_combine_deny_over_defer_over_ask_over_allow() {
             .map(|d| fx.json_hook(pre_decision(d, &format!("hook says {d}"))))
             .collect();
         let refs: Vec<&str> = cmds.iter().map(String::as_str).collect();
-        fx.settings(json!({"hooks": {"PreToolUse": [group("Bash", &refs)]}}));
-        let mut s = fx.serve("default");
-        s.answer(allow_all());
-        let run = s.run(&[bash("a1", "touch made")]);
+        let settings = json!({"hooks": {"PreToolUse": [group("Bash", &refs)]}});
+        let run = fx.run_allowing(settings, "default", &[bash("a1", "touch made")]);
         assert_eq!(run.outcome("a1"), *outcome, "{decisions:?}");
         assert_eq!(run.permission_requests().len(), *asks, "{decisions:?}");
     }
@@ -759,8 +723,7 @@ fn a_timed_out_hook_gives_no_decision() {
 fn hook_start_and_hook_end_events() {
     let fx = Fixture::new();
     let long = format!("cat > /dev/null; true # {}", "x".repeat(300));
-    let hooks = json!({"PreToolUse": [group("Bash", &[&long])]});
-    let run = fx.run(hooks, "bypassPermissions", &[bash("a1", "echo hi")]);
+    let run = fx.run_bash_hooks("PreToolUse", &[&long], "bypassPermissions", "echo hi");
     let start = run.events("hook_start");
     let end = run.events("hook_end");
     assert_eq!((start.len(), end.len()), (1, 1));

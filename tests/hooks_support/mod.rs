@@ -143,6 +143,30 @@ with open({log:?}, "a") as f:
         self.settings(json!({ "hooks": hooks }));
         self.serve(mode).run(inputs)
     }
+
+    /// [`Fixture::run`] with one `event` group matching Bash with `hooks`, and one call: `a1`
+    /// running `command`.
+    pub(crate) fn run_bash_hooks(
+        &self,
+        event: &str,
+        hooks: &[&str],
+        mode: &str,
+        command: &str,
+    ) -> Run {
+        self.run(
+            json!({ event: [group("Bash", hooks)] }),
+            mode,
+            &[bash("a1", command)],
+        )
+    }
+
+    /// Writes `settings`, then one session in `mode` that allows every permission request.
+    pub(crate) fn run_allowing(&self, settings: Value, mode: &str, inputs: &[Value]) -> Run {
+        self.settings(settings);
+        let mut session = self.serve(mode);
+        session.answer(allow_all());
+        session.run(inputs)
+    }
 }
 
 /// A Bash call line.
