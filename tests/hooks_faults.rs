@@ -8,8 +8,7 @@ use std::time::{Duration, Instant};
 
 use hooks_support::*;
 use serde_json::{Value, json};
-// Killed and reparented, a hook's child is a zombie until PID 1 reaps it: dead all the same.
-use support::{process_gone, status_kib};
+use support::{read_pid, status_kib, wait_gone_within};
 
 #[test]
 fn a_hanging_hook_is_killed_with_its_children_and_the_call_proceeds() {
@@ -32,17 +31,9 @@ fn a_hanging_hook_is_killed_with_its_children_and_the_call_proceeds() {
     assert!(r["content"].as_str().unwrap().contains("proceeded"));
     let run = s.finish();
     assert_eq!(run.hook_ends("PreToolUse")[0]["outcome"], "timeout");
-    let pid: u32 = std::fs::read_to_string(&pidfile)
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while !process_gone(pid) && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let pid = read_pid(&pidfile);
     assert!(
-        process_gone(pid),
+        wait_gone_within(pid, Duration::from_secs(5)),
         "the hook's child {pid} survived its timeout"
     );
 }
@@ -106,8 +97,7 @@ fn exit_2_with_a_json_allow_blocks() {
     let hook = fx.script(&format!(
         "cat > /dev/null\ncat '{data}'\necho 'blocked by policy' >&2\nexit 2"
     ));
-    let hooks = json!({"PreToolUse": [group("Bash", &[&hook])]});
-    let run = fx.run(hooks, "bypassPermissions", &[bash("a1", "touch made")]);
+    let run = fx.run_bash_hooks("PreToolUse", &[&hook], "bypassPermissions", "touch made");
     assert_eq!(run.outcome("a1"), "denied");
     assert!(
         run.content("a1").contains("blocked by policy"),
@@ -124,8 +114,12 @@ fn a_hook_killed_by_a_signal_is_a_non_blocking_error() {
     // Inline, so `$$` is the `sh -c` shell itself (a script file would run as its child, and
     // the shell would then exit normally with 137).
     let hook = format!("cat > /dev/null; cat '{data}'; kill -9 $$");
-    let hooks = json!({"PreToolUse": [group("Bash", &[&hook])]});
-    let run = fx.run(hooks, "bypassPermissions", &[bash("a1", "echo proceeded")]);
+    let run = fx.run_bash_hooks(
+        "PreToolUse",
+        &[&hook],
+        "bypassPermissions",
+        "echo proceeded",
+    );
     assert_eq!(run.outcome("a1"), "success");
     let end = run.hook_ends("PreToolUse")[0];
     assert_eq!(end["outcome"], "error");

@@ -7,7 +7,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use procfs::process_gone;
+use procfs::{process_gone, read_pid, wait_gone_within};
 use serde_json::{Map, Value, json};
 use tempfile::TempDir;
 use tokio_util::sync::CancellationToken;
@@ -218,16 +218,11 @@ async fn a_child_holding_the_pipes_after_the_shell_exits_is_killed_and_the_answe
     assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
     assert_eq!(r.permission, Some(HookPermission::Deny));
     assert_eq!(h.ends()[0]["outcome"], "success");
-    let pid: u32 = std::fs::read_to_string(&pidfile)
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while !process_gone(pid) && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    assert!(process_gone(pid), "straggler {pid} survived");
+    let pid = read_pid(Path::new(&pidfile));
+    assert!(
+        wait_gone_within(pid, Duration::from_secs(5)),
+        "straggler {pid} survived"
+    );
 }
 
 #[tokio::test]
