@@ -1,12 +1,13 @@
 //! `TaskOutput`: the status and output of a background task, optionally waiting for it to end.
 
+use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use async_trait::async_trait;
 use serde_json::{Value, json};
 
-use super::background::{TaskStatus, read_windows};
+use super::background::{Task, TaskStatus, read_windows};
 use super::{bool_field, str_field, u64_field};
 use crate::call::Input;
 use crate::session::Session;
@@ -23,11 +24,15 @@ const WINDOW_BYTES: u64 = 30_000;
 #[derive(Debug, Default)]
 pub struct TaskOutput;
 
-/// The "unknown task" text shared by TaskOutput and TaskStop.
-pub(crate) fn check_task_id(input: &Input, session: &Session) -> Result<(), String> {
+/// The task a TaskOutput or TaskStop input names, with its id, or the "unknown task" text
+/// both tools give (naming the tasks there are).
+pub(crate) fn find_task<'a>(
+    input: &'a Input,
+    session: &Session,
+) -> Result<(&'a str, Arc<Task>), String> {
     let id = str_field(input, "task_id").unwrap_or_default();
-    if session.tools.tasks.get(id).is_some() {
-        return Ok(());
+    if let Some(task) = session.tools.tasks.get(id) {
+        return Ok((id, task));
     }
     let ids = session.tools.tasks.ids();
     Err(if ids.is_empty() {
@@ -72,17 +77,13 @@ impl Tool for TaskOutput {
     }
 
     fn validate(&self, input: &Input, session: &Session) -> Result<(), String> {
-        check_task_id(input, session)
+        find_task(input, session).map(|_| ())
     }
 
     async fn call(&self, input: Input, ctx: ToolContext) -> ToolOutput {
-        let id = str_field(&input, "task_id").unwrap_or_default();
-        let Some(task) = ctx.session.tools.tasks.get(id) else {
-            return ToolOutput::failed(
-                check_task_id(&input, &ctx.session)
-                    .err()
-                    .unwrap_or_default(),
-            );
+        let (id, task) = match find_task(&input, &ctx.session) {
+            Ok(found) => found,
+            Err(unknown) => return ToolOutput::failed(unknown),
         };
         let mut status = task.status();
         if bool_field(&input, "block", true) && status == TaskStatus::Running {

@@ -6,8 +6,7 @@ use async_trait::async_trait;
 use serde_json::{Value, json};
 
 use super::background::TaskStatus;
-use super::str_field;
-use super::task_output::check_task_id;
+use super::task_output::find_task;
 use crate::call::Input;
 use crate::session::Session;
 use crate::tool::{Tool, ToolContext, ToolOutput};
@@ -39,17 +38,13 @@ impl Tool for TaskStop {
     }
 
     fn validate(&self, input: &Input, session: &Session) -> Result<(), String> {
-        check_task_id(input, session)
+        find_task(input, session).map(|_| ())
     }
 
     async fn call(&self, input: Input, ctx: ToolContext) -> ToolOutput {
-        let id = str_field(&input, "task_id").unwrap_or_default();
-        let Some(task) = ctx.session.tools.tasks.get(id) else {
-            return ToolOutput::failed(
-                check_task_id(&input, &ctx.session)
-                    .err()
-                    .unwrap_or_default(),
-            );
+        let (id, task) = match find_task(&input, &ctx.session) {
+            Ok(found) => found,
+            Err(unknown) => return ToolOutput::failed(unknown),
         };
         let before = task.status();
         if before != TaskStatus::Running {
