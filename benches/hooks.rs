@@ -4,21 +4,14 @@
 //! Run: `cargo bench --bench hooks`. With `CI` set, fewer samples. For the p50 ratio printed
 //! directly, see `examples/hook_latency.rs`.
 
-use std::sync::Arc;
+#[path = "support/hook_setup.rs"]
+mod hook_setup;
+
 use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
-use toolrt::hooks::{HookConfig, HookEnv, HookRunner, IfFilter, ToolHookCall};
-
-struct NoFilter;
-
-impl IfFilter for NoFilter {
-    fn matches(&self, _: &str, _: &str, _: &Map<String, Value>) -> bool {
-        true
-    }
-}
+use toolrt::hooks::ToolHookCall;
 
 fn bench(c: &mut Criterion) {
     let rt = tokio::runtime::Builder::new_multi_thread()
@@ -27,27 +20,8 @@ fn bench(c: &mut Criterion) {
         .build()
         .unwrap();
     let dir = std::env::temp_dir();
-    let mut config = HookConfig::new();
-    config
-        .add_settings_file(
-            std::path::Path::new("bench.json"),
-            &json!({"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "true"}]}]}),
-            &|_| Ok(()),
-        )
-        .unwrap();
-    let runner = HookRunner::new(
-        Arc::new(config),
-        HookEnv {
-            cwd: dir.clone(),
-            project_dir: dir.clone(),
-            session_id: "bench".into(),
-            env_scrub: vec!["*_TOKEN".into()],
-            output_dir: dir.clone(),
-        },
-        Arc::new(NoFilter),
-        Arc::new(|_| {}),
-    );
-    let input = json!({"command": "ls"}).as_object().cloned().unwrap();
+    let runner = hook_setup::runner(&dir);
+    let input = hook_setup::input();
     let bash = ToolHookCall {
         tool_name: "Bash",
         tool_input: &input,
@@ -73,16 +47,7 @@ fn bench(c: &mut Criterion) {
     g.bench_function("bare_sh_c_true", |b| {
         b.iter(|| {
             // Inside the runtime: tokio spawns the child as soon as `output()` is called.
-            rt.block_on(async {
-                tokio::process::Command::new("sh")
-                    .arg("-c")
-                    .arg("true")
-                    .current_dir(&dir)
-                    .stdin(std::process::Stdio::piped())
-                    .output()
-                    .await
-                    .unwrap()
-            })
+            rt.block_on(hook_setup::bare_sh_true(&dir))
         })
     });
     g.finish();

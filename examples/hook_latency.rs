@@ -5,20 +5,13 @@
 //! Prints p50/p90 of each and the p50 ratio, e.g.
 //! `bare sh -c true: p50 1.02 ms …` / `PreToolUse hook true: p50 1.08 ms …` / `ratio 1.06`.
 
-use std::sync::Arc;
+#[path = "../benches/support/hook_setup.rs"]
+mod hook_setup;
+
 use std::time::{Duration, Instant};
 
-use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
-use toolrt::hooks::{HookConfig, HookEnv, HookRunner, IfFilter, ToolHookCall};
-
-struct NoFilter;
-
-impl IfFilter for NoFilter {
-    fn matches(&self, _: &str, _: &str, _: &Map<String, Value>) -> bool {
-        true
-    }
-}
+use toolrt::hooks::ToolHookCall;
 
 fn percentile(sorted: &[Duration], p: f64) -> Duration {
     sorted[((sorted.len() - 1) as f64 * p).round() as usize]
@@ -40,27 +33,8 @@ async fn main() {
         .and_then(|s| s.parse().ok())
         .unwrap_or(default_iters);
     let dir = std::env::temp_dir();
-    let mut config = HookConfig::new();
-    config
-        .add_settings_file(
-            std::path::Path::new("bench.json"),
-            &json!({"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "true"}]}]}),
-            &|_| Ok(()),
-        )
-        .expect("valid hooks");
-    let runner = HookRunner::new(
-        Arc::new(config),
-        HookEnv {
-            cwd: dir.clone(),
-            project_dir: dir.clone(),
-            session_id: "bench".into(),
-            env_scrub: vec!["*_TOKEN".into()],
-            output_dir: dir.clone(),
-        },
-        Arc::new(NoFilter),
-        Arc::new(|_| {}),
-    );
-    let input = json!({"command": "ls -la"}).as_object().cloned().unwrap();
+    let runner = hook_setup::runner(&dir);
+    let input = hook_setup::input();
     let call = ToolHookCall {
         tool_name: "Bash",
         tool_input: &input,
@@ -78,14 +52,7 @@ async fn main() {
     let mut skipped = Vec::with_capacity(iters);
     for i in 0..iters + 20 {
         let t = Instant::now();
-        let out = tokio::process::Command::new("sh")
-            .arg("-c")
-            .arg("true")
-            .current_dir(&dir)
-            .stdin(std::process::Stdio::piped())
-            .output()
-            .await
-            .expect("sh runs");
+        let out = hook_setup::bare_sh_true(&dir).await;
         let b = t.elapsed();
         assert!(out.status.success());
         let t = Instant::now();
