@@ -9,6 +9,7 @@
 //! actors through their typed handles, never lets a stage call the next, and owns the call's
 //! [`ResultSlot`], so even its own failure still answers the call.
 
+use std::future::Future;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -431,18 +432,10 @@ async fn drive(
     // PreToolUse hooks.
     let mut hook_verdict = None;
     if p.hooks.has(HookEvent::PreToolUse) {
-        let (input, pre) = p
-            .hooks
-            .pre_tool_use(facts(
-                p,
-                &tool,
-                std::mem::take(&mut prepared.input),
-                id,
-                cancel,
-            ))
-            .await
-            .map_err(fault)?;
-        prepared.input = input;
+        let pre = lend(&mut prepared.input, |input| {
+            p.hooks.pre_tool_use(facts(p, &tool, input, id, cancel))
+        })
+        .await?;
         if cancel.is_cancelled() {
             return Err(cancelled());
         }
@@ -490,18 +483,16 @@ async fn drive(
     let mut rounds = 0;
     let mut recheck = false;
     loop {
-        let (input, decision) = p
-            .permission
-            .decide(Query {
+        let decision = lend(&mut prepared.input, |input| {
+            p.permission.decide(Query {
                 tool: tool.clone(),
-                input: std::mem::take(&mut prepared.input),
+                input,
                 mode: p.mode,
                 hook: hook_verdict.clone(),
                 recheck,
             })
-            .await
-            .map_err(fault)?;
-        prepared.input = input;
+        })
+        .await?;
         match decision.behavior {
             Behavior::Allow => break,
             Behavior::Deny => return Err((Outcome::Denied, decision.message(&tool))),
@@ -517,18 +508,11 @@ async fn drive(
                     ));
                 }
                 if p.hooks.has(HookEvent::PermissionRequest) {
-                    let (input, answer) = p
-                        .hooks
-                        .permission_request(facts(
-                            p,
-                            &tool,
-                            std::mem::take(&mut prepared.input),
-                            id,
-                            cancel,
-                        ))
-                        .await
-                        .map_err(fault)?;
-                    prepared.input = input;
+                    let answer = lend(&mut prepared.input, |input| {
+                        p.hooks
+                            .permission_request(facts(p, &tool, input, id, cancel))
+                    })
+                    .await?;
                     if let Some(reason) = answer.stop {
                         return Err(stopped(p, id, batch, "PermissionRequest", reason));
                     }
@@ -708,6 +692,17 @@ async fn drive(
     let mut result = ToolResult::new(String::new(), shaped.outcome, shaped.content);
     result.output_file = shaped.output_file;
     Ok(result)
+}
+
+/// Lends the call's input to a stage request: it travels in the message (no copy) and comes
+/// back with the answer.
+async fn lend<T, F>(input: &mut Input, request: impl FnOnce(Input) -> F) -> Result<T, Early>
+where
+    F: Future<Output = Result<(Input, T), crate::stage::StageFault>>,
+{
+    let (back, answer) = request(std::mem::take(input)).await.map_err(fault)?;
+    *input = back;
+    Ok(answer)
 }
 
 async fn acquire_slot(p: &Pipeline, cancel: &CancellationToken) -> Option<OwnedSemaphorePermit> {
