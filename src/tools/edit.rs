@@ -4,7 +4,7 @@ use async_trait::async_trait;
 use serde_json::{Value, json};
 
 use super::read::number_line;
-use super::write::{check_fresh, commit, target};
+use super::write::{check_fresh, commit, target, target_to_check};
 use super::{absolutize_field, bool_field, str_field};
 use crate::call::Input;
 use crate::session::Session;
@@ -135,11 +135,9 @@ impl Tool for Edit {
     }
 
     fn validate(&self, input: &Input, session: &Session) -> Result<(), String> {
-        let path = target(input, session);
-        if session.guard.write_denied(&path) {
-            // The permission stage denies it; a validation message would send the model to read it.
+        let Some(path) = target_to_check(input, session) else {
             return Ok(());
-        }
+        };
         let old = str_field(input, "old_string").unwrap_or_default();
         let new = str_field(input, "new_string").unwrap_or_default();
         if old == new {

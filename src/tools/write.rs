@@ -23,6 +23,14 @@ pub(crate) fn target(input: &Input, session: &Session) -> PathBuf {
     )
 }
 
+/// The target Write and Edit validation looks at, or None when a rule denies writing it: the
+/// permission stage then denies the call, and a validation message would send the model to
+/// read the file first.
+pub(crate) fn target_to_check(input: &Input, session: &Session) -> Option<PathBuf> {
+    let path = target(input, session);
+    (!session.guard.write_denied(&path)).then_some(path)
+}
+
 /// The read-before-change rule shared by Write and Edit, for a file that exists.
 pub(crate) fn check_fresh(path: &Path, session: &Session) -> Result<(), String> {
     if session.tools.require_read_before_edit {
@@ -88,11 +96,9 @@ impl Tool for Write {
     }
 
     fn validate(&self, input: &Input, session: &Session) -> Result<(), String> {
-        let path = target(input, session);
-        if session.guard.write_denied(&path) {
-            // The permission stage denies it; a validation message would send the model to read it.
+        let Some(path) = target_to_check(input, session) else {
             return Ok(());
-        }
+        };
         match std::fs::metadata(&path) {
             Ok(m) if m.is_dir() => Err(format!(
                 "{} is a directory; give the path of a file to write",
