@@ -95,16 +95,7 @@ fn bad_aliases_are_startup_errors_naming_them() {
         (r#"{"aliases": ["Bash"]}"#, "aliases: expected an object"),
     ] {
         let settings = sb.write("settings.json", body);
-        let (code, stderr) = run_status(
-            &[
-                "serve",
-                "--settings",
-                settings.to_str().unwrap(),
-                "--cwd",
-                sb.cwd.to_str().unwrap(),
-            ],
-            &sb.cwd,
-        );
+        let (code, stderr) = serve_status(&sb.cwd, &["--settings", settings.to_str().unwrap()]);
         assert_eq!(code, Some(2), "{body}");
         assert!(stderr.contains(needle), "{body}: {stderr}");
         assert!(stderr.contains("settings.json"), "{stderr}");

@@ -352,30 +352,12 @@ fn webfetch_domains_and_bare_deny() {
 fn malformed_rule_is_exit_2_naming_file_and_key() {
     let fx = Fixture::new();
     let s = fx.settings(json!({ "allow": ["Read", "Bash(ls"] }));
-    let (code, stderr) = run_status(
-        &[
-            "serve",
-            "--settings",
-            s.to_str().unwrap(),
-            "--cwd",
-            fx.cwd.to_str().unwrap(),
-        ],
-        &fx.cwd,
-    );
+    let (code, stderr) = serve_status(&fx.cwd, &["--settings", s.to_str().unwrap()]);
     assert_eq!(code, Some(2), "{stderr}");
     assert!(stderr.contains("settings.json"), "{stderr}");
     assert!(stderr.contains("permissions.allow[1]"), "{stderr}");
     assert!(stderr.contains("unbalanced parentheses"), "{stderr}");
-    let (code, stderr) = run_status(
-        &[
-            "serve",
-            "--allowed-tools",
-            "Bash(ls",
-            "--cwd",
-            fx.cwd.to_str().unwrap(),
-        ],
-        &fx.cwd,
-    );
+    let (code, stderr) = serve_status(&fx.cwd, &["--allowed-tools", "Bash(ls"]);
     assert_eq!(code, Some(2), "{stderr}");
     assert!(stderr.contains("unbalanced parentheses"), "{stderr}");
 }

@@ -77,16 +77,7 @@ fn selected_but_not_allowed_is_a_permission_matter() {
 #[test]
 fn unknown_tool_in_selection_is_a_startup_error() {
     let sb = Sandbox::new();
-    let (code, stderr) = run_status(
-        &[
-            "serve",
-            "--tools",
-            "Read,Teleport",
-            "--cwd",
-            sb.cwd.to_str().unwrap(),
-        ],
-        &sb.cwd,
-    );
+    let (code, stderr) = serve_status(&sb.cwd, &["--tools", "Read,Teleport"]);
     assert_eq!(code, Some(2));
     assert!(stderr.contains("unknown tool \"Teleport\""), "{stderr}");
 }

@@ -27,16 +27,7 @@ fn bad_settings_exit_2_naming_file_and_key() {
         ),
     ] {
         let settings = sb.write("bad.json", body);
-        let (code, stderr) = run_status(
-            &[
-                "serve",
-                "--settings",
-                settings.to_str().unwrap(),
-                "--cwd",
-                sb.cwd.to_str().unwrap(),
-            ],
-            &sb.cwd,
-        );
+        let (code, stderr) = serve_status(&sb.cwd, &["--settings", settings.to_str().unwrap()]);
         assert_eq!(code, Some(2), "{body}: {stderr}");
         assert!(stderr.contains("bad.json"), "{body}: {stderr}");
         assert!(stderr.contains(needle), "{body}: {stderr}");

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use crate::support::Server;
 #[allow(unused_imports)] // not every test file that includes this module calls it
-pub(crate) use crate::support::run_status;
+pub(crate) use crate::support::serve_status;
 
 /// How long one run may take before the test fails instead of hanging.
 const RUN_TIMEOUT: Duration = Duration::from_secs(90);

@@ -353,6 +353,16 @@ pub(crate) fn run_status(args: &[&str], cwd: &Path) -> (Option<i32>, String) {
     )
 }
 
+/// Runs `toolrt serve <args> --cwd <cwd>` in `cwd` with no stdin and returns (exit code,
+/// stderr): how the start-up error tests see a refused configuration.
+pub(crate) fn serve_status(cwd: &Path, args: &[&str]) -> (Option<i32>, String) {
+    let cwd_arg = cwd.display().to_string();
+    let mut all = vec!["serve"];
+    all.extend_from_slice(args);
+    all.extend_from_slice(&["--cwd", &cwd_arg]);
+    run_status(&all, cwd)
+}
+
 /// Whether a process with this pid is alive (not a zombie).
 pub(crate) fn pid_alive(pid: i32) -> bool {
     !process_gone(pid.try_into().expect("a pid is positive"))
