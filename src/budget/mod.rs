@@ -257,7 +257,8 @@ pub struct BudgetActor;
 
 /// What it owns.
 pub struct BudgetState {
-    limits: Limits,
+    /// The same limits the handle checks against.
+    limits: Arc<Limits>,
     dir: PathBuf,
     seq: Arc<AtomicU64>,
 }
@@ -265,7 +266,7 @@ pub struct BudgetState {
 impl Actor for BudgetActor {
     type Msg = BudgetMsg;
     type State = BudgetState;
-    type Arguments = (Limits, PathBuf);
+    type Arguments = (Arc<Limits>, PathBuf);
 
     async fn pre_start(
         &self,
@@ -364,15 +365,9 @@ impl Budget {
         limits: Limits,
         dir: PathBuf,
     ) -> Result<(Self, tokio::task::JoinHandle<()>), ractor::SpawnErr> {
-        let shared = Arc::new(limits.clone());
-        let (actor, handle) = Actor::spawn(None, BudgetActor, (limits, dir)).await?;
-        Ok((
-            Self {
-                actor,
-                limits: shared,
-            },
-            handle,
-        ))
+        let limits = Arc::new(limits);
+        let (actor, handle) = Actor::spawn(None, BudgetActor, (limits.clone(), dir)).await?;
+        Ok((Self { actor, limits }, handle))
     }
 
     /// Shapes an output into result content. An output that is clearly within budget needs no
