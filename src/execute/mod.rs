@@ -68,21 +68,23 @@ impl Actor for ExecuteActor {
         } = msg;
         // The future owns its tool, so it can move to a task of its own if it has to; `call`
         // itself runs inside the first poll, so even a panic before its future exists is caught.
-        let owner = tool.clone();
-        let mut running =
-            Box::pin(AssertUnwindSafe(async move { owner.call(input, ctx).await }).catch_unwind());
+        let mut running = Box::pin(async move {
+            let result = AssertUnwindSafe(async { tool.call(input, ctx).await })
+                .catch_unwind()
+                .await;
+            output_of(&*tool, result)
+        });
         if state.first_poll_here {
             // Quick tools finish on their first poll and are answered without a task. A tool
             // that is not done has registered this actor's waker; that wake-up is spurious and
             // harmless once its own task has polled it again.
-            if let Poll::Ready(result) = poll_fn(|cx| Poll::Ready(running.poll_unpin(cx))).await {
-                let _ = reply.send(output_of(&*tool, result));
+            if let Poll::Ready(output) = poll_fn(|cx| Poll::Ready(running.poll_unpin(cx))).await {
+                let _ = reply.send(output);
                 return Ok(());
             }
         }
         tokio::spawn(async move {
-            let result = running.await;
-            let _ = reply.send(output_of(&*tool, result));
+            let _ = reply.send(running.await);
         });
         Ok(())
     }
@@ -94,7 +96,7 @@ fn output_of(tool: &dyn Tool, result: std::thread::Result<ToolOutput>) -> ToolOu
         ToolOutput::failed(format!(
             "The {} tool failed with an internal error: {}",
             tool.name(),
-            panic_message(&panic)
+            panic_message(&*panic)
         ))
     })
 }
@@ -142,5 +144,109 @@ impl Executor {
     /// Stops the actor.
     pub fn stop(&self) {
         self.actor.stop(None);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::future::Future;
+    use std::pin::Pin;
+
+    use serde_json::{Value, json};
+    use tokio_util::sync::CancellationToken;
+
+    use super::*;
+    use crate::session::Session;
+    use crate::tool::{ProgressSink, ToolStatus};
+
+    /// Panics as its input says: inside its first poll, or in `call` itself before any future
+    /// exists (possible for a hand-written `call`); otherwise yields once, then succeeds.
+    struct Unruly;
+
+    impl Tool for Unruly {
+        fn name(&self) -> &str {
+            "Unruly"
+        }
+
+        fn description(&self) -> &str {
+            "test tool"
+        }
+
+        fn input_schema(&self) -> Value {
+            json!({"type": "object"})
+        }
+
+        // Written out as `#[async_trait]` expands it, so that it can panic before any future.
+        fn call<'life0, 'async_trait>(
+            &'life0 self,
+            input: Input,
+            _ctx: ToolContext,
+        ) -> Pin<Box<dyn Future<Output = ToolOutput> + Send + 'async_trait>>
+        where
+            'life0: 'async_trait,
+            Self: 'async_trait,
+        {
+            if input.contains_key("panic_in_call") {
+                panic!("before any future");
+            }
+            Box::pin(async move {
+                if input.contains_key("panic_in_poll") {
+                    panic!("in the first poll");
+                }
+                tokio::task::yield_now().await;
+                ToolOutput::success("done")
+            })
+        }
+    }
+
+    fn ctx() -> ToolContext {
+        ToolContext {
+            tool_use_id: Arc::from("t"),
+            cancel: CancellationToken::new(),
+            progress: ProgressSink::discard(),
+            session: Arc::new(Session::new(std::env::temp_dir(), std::env::temp_dir())),
+        }
+    }
+
+    async fn run(executor: &Executor, input: Value) -> ToolOutput {
+        let Value::Object(input) = input else {
+            panic!("an object")
+        };
+        executor
+            .run(Arc::new(Unruly), input, ctx())
+            .await
+            .expect("the stage answers")
+    }
+
+    async fn panics_fail_the_call_and_spare_the_stage() {
+        let (executor, _) = Executor::spawn().await.expect("stage starts");
+        for (input, why) in [
+            (json!({"panic_in_call": true}), "before any future"),
+            (json!({"panic_in_poll": true}), "in the first poll"),
+        ] {
+            let out = run(&executor, input).await;
+            assert_eq!(out.status, ToolStatus::Failed);
+            assert_eq!(
+                out.content,
+                format!("The Unruly tool failed with an internal error: panicked: {why}")
+            );
+        }
+        // Still serving, and a tool that is not done on its first poll completes.
+        let out = run(&executor, json!({})).await;
+        assert_eq!(
+            (out.status, out.content.as_str()),
+            (ToolStatus::Success, "done")
+        );
+        executor.stop();
+    }
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn on_one_thread() {
+        panics_fail_the_call_and_spare_the_stage().await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn on_two_threads() {
+        panics_fail_the_call_and_spare_the_stage().await;
     }
 }
