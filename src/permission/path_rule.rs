@@ -183,45 +183,35 @@ fn resolve_into(lexical: &Path, out: &mut Vec<PathBuf>, depth: usize) {
         normalize(&base)
     };
     loop {
-        match symlink_free(existing) {
+        let real = match symlink_free(existing) {
             // Nothing to follow: the path is its own resolution, and it is already in `out`.
             Some(true) if tail.is_empty() => return,
-            Some(true) => {
-                let full = with_tail(existing.to_path_buf(), &tail);
-                if !out.contains(&full) {
-                    out.push(full);
-                }
-                return;
-            }
+            Some(true) => Some(existing.to_path_buf()),
             // A component is missing and none before it is a symlink, so this path is not a
-            // dangling symlink either: go on with its parent.
-            Some(false) => match (existing.parent(), existing.file_name()) {
-                (Some(parent), Some(name)) => {
-                    tail.push(name);
-                    existing = parent;
-                    continue;
+            // dangling symlink either: on to its parent.
+            Some(false) => None,
+            None => {
+                let real = std::fs::canonicalize(existing).ok();
+                let dangling = real.is_none()
+                    && std::fs::symlink_metadata(existing).is_ok_and(|m| m.is_symlink());
+                if dangling {
+                    if let Ok(target) = std::fs::read_link(existing) {
+                        let base = existing.parent().unwrap_or(Path::new("/"));
+                        let full = with_tail(base.join(target), &tail);
+                        if !out.contains(&full) {
+                            out.push(full.clone());
+                            resolve_into(&full, out, depth + 1);
+                        }
+                    }
+                    return;
                 }
-                _ => return,
-            },
-            None => {}
-        }
-        if let Ok(real) = std::fs::canonicalize(existing) {
+                real
+            }
+        };
+        if let Some(real) = real {
             let full = with_tail(real, &tail);
             if !out.contains(&full) {
                 out.push(full);
-            }
-            return;
-        }
-        let dangling =
-            std::fs::symlink_metadata(existing).is_ok_and(|m| m.file_type().is_symlink());
-        if dangling {
-            if let Ok(target) = std::fs::read_link(existing) {
-                let base = existing.parent().unwrap_or(Path::new("/"));
-                let full = with_tail(base.join(target), &tail);
-                if !out.contains(&full) {
-                    out.push(full.clone());
-                    resolve_into(&full, out, depth + 1);
-                }
             }
             return;
         }
