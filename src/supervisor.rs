@@ -1,9 +1,10 @@
 //! The per-call supervisor: the only place that knows the stage order.
 //!
 //! # Order
-//! resolve → alias → registry → coerce → schema → validate (validate stage) → PreToolUse hooks
-//! → permission (→ permission_request → back to the decision) → execute → PostToolUse /
-//! PostToolUseFailure hooks → output budget → one `tool_result`.
+//! resolve → alias → registry → coerce → schema → (a batch call's turn) → the tool's own
+//! validation (validate stage) → PreToolUse hooks → permission (→ permission_request → back to
+//! the decision) → execute → PostToolUse / PostToolUseFailure hooks → output budget → one
+//! `tool_result`. Only what cannot depend on earlier calls of the batch comes before the turn.
 //!
 //! One supervisor is [`spawn`]ed per call, as a task of its own. It messages the long-lived stage
 //! actors through their typed handles, never lets a stage call the next, and owns the call's
@@ -31,7 +32,7 @@ use crate::permission::{Behavior, HookVerdict, Mode, Permission, Query};
 use crate::protocol::{PermissionResponse, ServerMessage};
 use crate::session::Session;
 use crate::tool::{ProgressSink, ToolContext, ToolStatus};
-use crate::validate::{Prepared, Validator};
+use crate::validate::{Checks, Prepared, Validator};
 
 /// How long a cancelled tool gets to stop by itself before its call is answered `cancelled`
 /// without waiting further.
@@ -232,7 +233,8 @@ impl<'a> Lap<'a> {
 
 /// Where a call of a batch waits for its turn.
 pub struct Gate {
-    /// Tells the batch runner whether the call is concurrency-safe (dropped: finished early).
+    /// Tells the batch runner whether the call is concurrency-safe; a call refused before its
+    /// turn counts as safe (it runs nothing). Dropped: cancelled before its turn.
     pub ready: oneshot::Sender<bool>,
     /// Fires when the call may run.
     pub go: oneshot::Receiver<()>,
@@ -405,24 +407,43 @@ async fn drive(
     }
     let mut lap = Lap::new(p.clock.as_ref(), Some(since));
     lap.mark(Stage::Queue);
-    // Validate stage. Validation is short and never waits on anything outside toolrt, so a
-    // cancel is looked at when it is done rather than raced against it.
-    let prepared = p.validator.prepare(call).await.map_err(fault)?;
+    // Validate stage, in two halves for a call of a batch: what cannot depend on the calls before
+    // it (the tool exists, coercion, schema, concurrency-safety) before its turn, and the tool's
+    // own validation (read-before-edit, freshness, Edit's match count, task ids) at its turn,
+    // after every earlier call it could depend on. A lone call has nothing to wait for and takes
+    // both halves in one request. Validation is short and never waits on anything outside
+    // toolrt, so a cancel is looked at when it is done rather than raced against it.
+    let checks = if gate.is_some() {
+        Checks::Input
+    } else {
+        Checks::All
+    };
+    let checked = p.validator.prepare(call, checks).await.map_err(fault)?;
     if cancel.is_cancelled() {
         return Err(cancelled());
     }
-    let mut prepared = prepared.map_err(|rej| (rej.outcome, rej.content))?;
     lap.mark(Stage::Validate);
 
-    // Batch order: wait for our turn.
-    if let Some(Gate { ready, go }) = gate {
-        let _ = ready.send(prepared.concurrency_safe);
-        tokio::select! {
-            biased;
-            r = go => if r.is_err() { return Err(cancelled()) },
-            _ = cancel.cancelled() => return Err(cancelled()),
+    // Batch order: wait for our turn. A call refused above runs nothing, so it takes its turn
+    // as a concurrency-safe call would: it is answered then, never before an earlier call that
+    // is not concurrency-safe has finished.
+    let mut prepared = match gate {
+        None => checked.map_err(|rej| (rej.outcome, rej.content))?,
+        Some(Gate { ready, go }) => {
+            let _ = ready.send(checked.as_ref().map_or(true, |c| c.concurrency_safe));
+            tokio::select! {
+                biased;
+                r = go => if r.is_err() { return Err(cancelled()) },
+                _ = cancel.cancelled() => return Err(cancelled()),
+            }
+            let checked = checked.map_err(|rej| (rej.outcome, rej.content))?;
+            lap.restart();
+            let (prepared, verdict) = p.validator.validate(checked).await.map_err(fault)?;
+            verdict.map_err(|rej| (rej.outcome, rej.content))?;
+            lap.mark(Stage::Validate);
+            prepared
         }
-    }
+    };
 
     lap.restart();
     let mut slot_permit = acquire_slot(p, cancel).await.ok_or_else(cancelled)?;

@@ -191,7 +191,8 @@ pub trait Tool: Send + Sync + 'static {
     fn normalize(&self, _input: &mut Input, _session: &Session) {}
 
     /// Tool-specific checks after schema validation; the error text goes to the model as a
-    /// `validation_error`.
+    /// `validation_error`. For a call of a batch this runs at the call's turn, after every
+    /// earlier call it could depend on, so it may look at files and session state.
     fn validate(&self, _input: &Input, _session: &Session) -> Result<(), String> {
         Ok(())
     }

@@ -82,3 +82,226 @@ fn empty_batch_starts_and_ends() {
     assert_eq!(done.events("batch_start").len(), 1);
     assert_eq!(done.events("batch_end")[0]["ids"], json!([]));
 }
+
+/// The position of `id`'s result among the messages.
+fn result_at(done: &Finished, id: &str) -> usize {
+    done.messages
+        .iter()
+        .position(|v| is_result(v, id))
+        .unwrap_or_else(|| panic!("no result for {id}: {:#?}", done.messages))
+}
+
+fn content<'a>(done: &'a Finished, id: &str) -> &'a str {
+    done.result(id)["content"].as_str().unwrap_or("")
+}
+
+fn assert_success(done: &Finished, ids: &[&str]) {
+    for id in ids {
+        assert_eq!(
+            done.result(id)["outcome"],
+            "success",
+            "{id}: {}",
+            done.result(id)
+        );
+    }
+}
+
+#[test]
+fn read_then_edit_in_one_batch_sees_the_read() {
+    let sb = Sandbox::new();
+    sb.write("f.txt", "alpha\nbeta\n");
+    let done = run_lines(
+        &sb,
+        &["--permission-mode", "acceptEdits"],
+        &[json!({"type": "batch", "id": "b", "calls": [
+            {"id": "r1", "name": "Read", "input": {"file_path": "f.txt"}},
+            {"id": "e", "name": "Edit", "input": {"file_path": "f.txt", "old_string": "beta", "new_string": "gamma"}},
+            {"id": "r2", "name": "Read", "input": {"file_path": "f.txt"}}
+        ]})],
+    );
+    assert_success(&done, &["r1", "e", "r2"]);
+    assert!(content(&done, "r1").contains("beta"));
+    assert!(content(&done, "r2").contains("gamma"));
+    assert!(!content(&done, "r2").contains("beta"));
+    // The Edit is exclusive: its result comes after the Read before it and before the one after.
+    assert!(result_at(&done, "r1") < result_at(&done, "e"));
+    assert!(result_at(&done, "e") < result_at(&done, "r2"));
+    assert_eq!(
+        std::fs::read_to_string(sb.path("f.txt")).unwrap(),
+        "alpha\ngamma\n"
+    );
+}
+
+#[test]
+fn write_then_edit_then_read_a_new_file() {
+    let sb = Sandbox::new();
+    let done = run_lines(
+        &sb,
+        &["--permission-mode", "acceptEdits"],
+        &[json!({"type": "batch", "id": "b", "calls": [
+            {"id": "w", "name": "Write", "input": {"file_path": "new/n.txt", "content": "one\ntwo\n"}},
+            {"id": "e", "name": "Edit", "input": {"file_path": "new/n.txt", "old_string": "two", "new_string": "three"}},
+            {"id": "r", "name": "Read", "input": {"file_path": "new/n.txt"}}
+        ]})],
+    );
+    assert_success(&done, &["w", "e", "r"]);
+    assert!(content(&done, "r").contains("three"));
+    assert!(result_at(&done, "w") < result_at(&done, "e"));
+    assert!(result_at(&done, "e") < result_at(&done, "r"));
+}
+
+#[test]
+fn two_edits_in_one_batch_after_an_earlier_read() {
+    let sb = Sandbox::new();
+    sb.write("f.txt", "v1\n");
+    let mut server = sb.serve(&["--permission-mode", "acceptEdits"]);
+    server.tool_use("r", "Read", json!({"file_path": "f.txt"}));
+    assert_eq!(server.result("r")["outcome"], "success");
+    // The second Edit's old_string exists only after the first Edit: its match count must be
+    // taken at its turn.
+    server.send(json!({"type": "batch", "id": "b", "calls": [
+        {"id": "e1", "name": "Edit", "input": {"file_path": "f.txt", "old_string": "v1", "new_string": "v2"}},
+        {"id": "e2", "name": "Edit", "input": {"file_path": "f.txt", "old_string": "v2", "new_string": "v3"}}
+    ]}));
+    let done = server.finish();
+    assert_success(&done, &["e1", "e2"]);
+    assert!(result_at(&done, "e1") < result_at(&done, "e2"));
+    assert_eq!(std::fs::read_to_string(sb.path("f.txt")).unwrap(), "v3\n");
+}
+
+#[test]
+fn write_then_bash_cat_sees_the_file() {
+    let sb = Sandbox::new();
+    let done = run_lines(
+        &sb,
+        &["--permission-mode", "acceptEdits"],
+        &[json!({"type": "batch", "id": "b", "calls": [
+            {"id": "w", "name": "Write", "input": {"file_path": "a.txt", "content": "made by w\n"}},
+            {"id": "cat", "name": "Bash", "input": {"command": "cat a.txt"}}
+        ]})],
+    );
+    assert_success(&done, &["w", "cat"]);
+    assert_eq!(content(&done, "cat"), "made by w\n");
+    assert!(result_at(&done, "w") < result_at(&done, "cat"));
+}
+
+#[test]
+fn a_long_mixed_batch_keeps_every_dependency() {
+    let sb = Sandbox::new();
+    sb.write("chain.txt", "start\n");
+    // Each step: a command changes the file behind toolrt's back (so any earlier Read is stale),
+    // a few safe calls look at it (a Read, a Grep, a Glob, a read-only Bash), and an Edit needs
+    // both that Read (read-before-edit, freshness) and the command's line (its match count).
+    let steps = 12;
+    let mut calls = Vec::new();
+    for i in 1..=steps {
+        calls.push(json!({"id": format!("a{i}"), "name": "Bash", "input": {"command": format!("echo line{i} >> chain.txt")}}));
+        calls.push(
+            json!({"id": format!("r{i}"), "name": "Read", "input": {"file_path": "chain.txt"}}),
+        );
+        calls.push(json!({"id": format!("g{i}"), "name": "Grep", "input": {"pattern": format!("line{i}$"), "output_mode": "content"}}));
+        calls.push(json!({"id": format!("l{i}"), "name": "Glob", "input": {"pattern": "*.txt"}}));
+        calls.push(
+            json!({"id": format!("c{i}"), "name": "Bash", "input": {"command": "cat chain.txt"}}),
+        );
+        calls.push(json!({"id": format!("e{i}"), "name": "Edit", "input": {"file_path": "chain.txt", "old_string": format!("line{i}\n"), "new_string": format!("edited{i}\n")}}));
+    }
+    let done = run_lines(
+        &sb,
+        &["--permission-mode", "bypassPermissions"],
+        &[json!({"type": "batch", "id": "long", "calls": calls})],
+    );
+    assert!(done.status.success());
+    let mut expected = String::from("start\n");
+    for i in 1..=steps {
+        let line = format!("line{i}");
+        for safe in ["r", "g", "c"] {
+            let id = format!("{safe}{i}");
+            assert_success(&done, &[&id]);
+            assert!(
+                content(&done, &id).contains(&line),
+                "{id} must see {line}: {}",
+                content(&done, &id)
+            );
+        }
+        assert_success(
+            &done,
+            &[&format!("a{i}"), &format!("l{i}"), &format!("e{i}")],
+        );
+        // The command is answered before the step's safe calls, they before the Edit, and the
+        // Edit before the next step's command.
+        let (a, e) = (
+            result_at(&done, &format!("a{i}")),
+            result_at(&done, &format!("e{i}")),
+        );
+        for safe in ["r", "g", "l", "c"] {
+            let at = result_at(&done, &format!("{safe}{i}"));
+            assert!(a < at && at < e, "{safe}{i} out of order");
+        }
+        if i < steps {
+            assert!(e < result_at(&done, &format!("a{}", i + 1)));
+        }
+        expected.push_str(&format!("edited{i}\n"));
+    }
+    assert_eq!(
+        std::fs::read_to_string(sb.path("chain.txt")).unwrap(),
+        expected
+    );
+}
+
+#[test]
+fn a_refused_call_is_answered_at_its_turn() {
+    let sb = Sandbox::new();
+    // The Bash command is not read-only, so it runs alone; the calls after it, refused before
+    // they could run, are still answered only after it.
+    let done = run_lines(
+        &sb,
+        &["--permission-mode", "bypassPermissions"],
+        &[json!({"type": "batch", "id": "b", "calls": [
+            {"id": "slow", "name": "Bash", "input": {"command": "sleep 0.3; echo done > s.txt"}},
+            {"id": "nope", "name": "Nope", "input": {}},
+            {"id": "schema", "name": "Read", "input": {"file_path": 7}},
+            {"id": "edit", "name": "Edit", "input": {"file_path": "s.txt", "old_string": "x", "new_string": "y"}}
+        ]})],
+    );
+    assert_eq!(done.result("nope")["outcome"], "unavailable");
+    assert_eq!(done.result("schema")["outcome"], "schema_error");
+    // Validated at its turn: the file exists by then, but was never read.
+    assert_eq!(done.result("edit")["outcome"], "validation_error");
+    assert!(content(&done, "edit").contains("has not been read"));
+    let slow = result_at(&done, "slow");
+    for id in ["nope", "schema", "edit"] {
+        assert!(slow < result_at(&done, id), "{id} answered before slow");
+    }
+}
+
+#[test]
+fn a_permission_decision_sees_a_link_made_by_an_earlier_call() {
+    let sb = Sandbox::new();
+    let secret = sb.dir.path().join("secret.txt");
+    std::fs::write(&secret, "top secret\n").unwrap();
+    // The link is inside the workspace but points outside it: reading it needs approval, and
+    // nobody can approve in `run`-like mode. Decided before the link existed, the Read would
+    // have been allowed as a workspace read.
+    let done = run_lines(
+        &sb,
+        &[
+            "--allowed-tools",
+            "Bash(ln *)",
+            "--permission-prompt",
+            "none",
+        ],
+        &[json!({"type": "batch", "id": "b", "calls": [
+            {"id": "ln", "name": "Bash", "input": {"command": format!("ln -s {} link.txt", secret.display())}},
+            {"id": "r", "name": "Read", "input": {"file_path": "link.txt"}}
+        ]})],
+    );
+    assert_success(&done, &["ln"]);
+    assert_eq!(
+        done.result("r")["outcome"],
+        "denied",
+        "{}",
+        done.result("r")
+    );
+    assert!(!content(&done, "r").contains("top secret"));
+}

@@ -294,7 +294,7 @@ impl Dispatcher {
                 pipeline: self.pipeline.clone(),
             });
             let Ok(safe) = ready_rx.await else {
-                // Finished before its turn (rejected, or cancelled).
+                // Cancelled before its turn.
                 continue;
             };
             if safe {

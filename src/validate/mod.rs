@@ -1,6 +1,13 @@
 //! Validate stage: resolve → alias → registry → coerce → schema → the tool's own validation.
 //!
-//! [`prepare`] is the pure function; [`ValidatorActor`] owns the registry and runs it for the
+//! The stage has two halves because a call of a batch must not be judged on a state from before
+//! the earlier calls of its batch ran. [`check`] (resolve, alias, registry, coercion, schema,
+//! concurrency-safety) depends on nothing but the call, so it may run before the call's turn;
+//! [`validate_tool`] (the tool's own validation: read-before-edit, freshness, Edit's match count,
+//! task ids) looks at the session and the files, so it runs at the call's turn. [`prepare`] is
+//! both at once, for a call with nothing to wait for.
+//!
+//! These are pure functions; [`ValidatorActor`] owns the registry and runs them for the
 //! supervisors; [`Validator`] is the typed handle they call.
 
 pub mod coerce;
@@ -45,8 +52,29 @@ pub struct Rejection {
     pub content: String,
 }
 
-/// Runs the validate stage on a call.
+/// How much of the validate stage one request runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Checks {
+    /// Only what cannot depend on other calls: [`check`].
+    Input,
+    /// Everything: [`prepare`].
+    All,
+}
+
+/// Runs the whole validate stage on a call: [`check`], then [`validate_tool`].
 pub fn prepare(
+    registry: &Registry,
+    session: &Session,
+    call: ToolCall,
+) -> Result<Prepared, Rejection> {
+    let prepared = check(registry, session, call)?;
+    validate_tool(&prepared, session)?;
+    Ok(prepared)
+}
+
+/// The half of the validate stage that depends on nothing but the call: resolve, alias,
+/// registry, coercion, schema, and whether the call is concurrency-safe.
+pub fn check(
     registry: &Registry,
     session: &Session,
     call: ToolCall,
@@ -78,19 +106,25 @@ pub fn prepare(
             problems.join("\n- ")
         ),
     })?;
-    entry
-        .tool
-        .validate(&input, session)
-        .map_err(|message| Rejection {
-            outcome: Outcome::ValidationError,
-            content: message,
-        })?;
     let concurrency_safe = entry.tool.is_concurrency_safe(&input);
     Ok(Prepared {
         entry,
         input,
         concurrency_safe,
     })
+}
+
+/// The half of the validate stage that looks at the session and the files: the tool's own
+/// validation. Run at the call's turn, after every earlier call it could depend on.
+pub fn validate_tool(prepared: &Prepared, session: &Session) -> Result<(), Rejection> {
+    prepared
+        .entry
+        .tool
+        .validate(&prepared.input, session)
+        .map_err(|message| Rejection {
+            outcome: Outcome::ValidationError,
+            content: message,
+        })
 }
 
 /// Coerces, normalises and schema-checks an input for a known tool; on failure, one line per
@@ -130,8 +164,10 @@ pub fn check_input(
 
 /// Messages of the validate stage.
 pub enum ValidateMsg {
-    /// Run [`prepare`] on a call.
-    Prepare(ToolCall, RpcReplyPort<Result<Prepared, Rejection>>),
+    /// Run [`check`] (`Checks::Input`) or [`prepare`] (`Checks::All`) on a call.
+    Prepare(ToolCall, Checks, RpcReplyPort<Result<Prepared, Rejection>>),
+    /// Run [`validate_tool`] on a checked call; the call comes back with the verdict.
+    Validate(Prepared, RpcReplyPort<(Prepared, Result<(), Rejection>)>),
     /// Check a rewritten input for a tool: coercion, schema, the tool's validation.
     Recheck(
         Arc<ToolEntry>,
@@ -169,8 +205,15 @@ impl Actor for ValidatorActor {
         state: &mut ValidatorState,
     ) -> Result<(), ActorProcessingErr> {
         match msg {
-            ValidateMsg::Prepare(call, reply) => {
-                let _ = reply.send(prepare(&state.registry, &state.session, call));
+            ValidateMsg::Prepare(call, checks, reply) => {
+                let _ = reply.send(match checks {
+                    Checks::Input => check(&state.registry, &state.session, call),
+                    Checks::All => prepare(&state.registry, &state.session, call),
+                });
+            }
+            ValidateMsg::Validate(prepared, reply) => {
+                let verdict = validate_tool(&prepared, &state.session);
+                let _ = reply.send((prepared, verdict));
             }
             ValidateMsg::Recheck(entry, input, reply) => {
                 let result = check_input(&entry, &state.session, input).and_then(|input| {
@@ -208,10 +251,26 @@ impl Validator {
         Ok((Self { actor }, handle))
     }
 
-    /// Resolve, coerce and validate a call.
-    pub async fn prepare(&self, call: ToolCall) -> Result<Result<Prepared, Rejection>, StageFault> {
+    /// Resolve, coerce and schema-check a call, and with `Checks::All` also run the tool's own
+    /// validation.
+    pub async fn prepare(
+        &self,
+        call: ToolCall,
+        checks: Checks,
+    ) -> Result<Result<Prepared, Rejection>, StageFault> {
         request("validate", &self.actor, |port| {
-            ValidateMsg::Prepare(call, port)
+            ValidateMsg::Prepare(call, checks, port)
+        })
+        .await
+    }
+
+    /// The tool's own validation of a call checked with `Checks::Input`, at its turn.
+    pub async fn validate(
+        &self,
+        prepared: Prepared,
+    ) -> Result<(Prepared, Result<(), Rejection>), StageFault> {
+        request("validate", &self.actor, |port| {
+            ValidateMsg::Validate(prepared, port)
         })
         .await
     }
