@@ -33,7 +33,9 @@ pub enum Command {
         args: RuntimeArgs,
     },
     /// Print the permission decision for one call and what decided it, without running it.
-    /// Exit status: 0 allow, 1 deny, 3 ask (2: bad flags, settings or input).
+    /// Checks that need a session (read-before-edit, task ids) are reported, not made.
+    /// Exit status: 0 allow, 1 deny, 3 ask (2: bad flags, settings or input, unknown tool,
+    /// schema error).
     Explain {
         /// The tool name (an alias resolves as in `serve`).
         tool: String,

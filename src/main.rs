@@ -119,10 +119,16 @@ fn explain(tool: &str, input: &str, args: toolrt::cli::RuntimeArgs) -> ExitCode 
             tool,
             input,
             decision,
+            at_run_time,
         }) => {
             println!("tool: {tool}");
             println!("input: {}", serde_json::Value::Object(input));
-            println!("{}", decision.explain());
+            print!("{}", decision.explain());
+            if let Some(check) = at_run_time {
+                println!(
+                    "checked at run time, not here: the tool's own validation needs the session's state; in a session that has done nothing yet it would say: {check}"
+                );
+            }
             ExitCode::from(match decision.behavior {
                 Behavior::Allow => 0,
                 Behavior::Deny => 1,

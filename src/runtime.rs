@@ -176,13 +176,19 @@ pub enum Explained {
         input: crate::call::Input,
         /// The decision.
         decision: crate::permission::Decision,
+        /// What the tool's own validation would say in a session that has done nothing yet,
+        /// when it refuses: it depends on the session (read-before-edit, task ids), so it is
+        /// made when the call runs and is no part of the decision.
+        at_run_time: Option<String>,
     },
     /// The call would not reach the permission stage: its outcome and why.
     Rejected(crate::validate::Rejection),
 }
 
-/// Decides one call the way the pipeline would (validate stage, then the permission decision,
-/// no hooks), without running anything.
+/// Decides one call the way the pipeline would (the validate stage's input checks, then the
+/// permission decision, no hooks), without running anything. The tool's own validation needs
+/// a session's state, so it decides nothing here; what it would say in a fresh session is
+/// reported beside the decision.
 pub fn explain(
     config: &Config,
     tool: &str,
@@ -191,11 +197,19 @@ pub fn explain(
     let cwd = std::fs::canonicalize(&config.cwd)
         .map_err(|e| StartError::Io(format!("--cwd {}: {e}", config.cwd.display())))?;
     let (policy, registry) = build_policy_and_registry(config, &cwd)?;
-    let session = Session::new(cwd, std::env::temp_dir());
+    let mut session = Session::new(cwd, std::env::temp_dir());
+    session.tools = crate::tools::ToolState::new(
+        config.settings.require_read_before_edit,
+        std::env::temp_dir(),
+    );
+    session.guard = policy.clone();
     let call = crate::call::ToolCall::new("explain", tool, input);
-    match crate::validate::prepare(&registry, &session, call) {
+    match crate::validate::check(&registry, &session, call) {
         Err(rejection) => Ok(Explained::Rejected(rejection)),
         Ok(prepared) => {
+            let at_run_time = crate::validate::validate_tool(&prepared, &session)
+                .err()
+                .map(|r| r.content);
             let decision = policy.decide(&crate::permission::DecisionRequest {
                 tool: prepared.tool_name(),
                 input: &prepared.input,
@@ -206,6 +220,7 @@ pub fn explain(
                 tool: prepared.tool_name().to_string(),
                 input: prepared.input,
                 decision,
+                at_run_time,
             })
         }
     }

@@ -248,7 +248,10 @@ impl Decision {
     /// and the verdict on every subcommand.
     pub fn explain(&self) -> String {
         let mut out = format!("decision: {}\n", self.behavior.as_str());
-        out.push_str(&format!("decided by: {}\n", self.decided_by.describe()));
+        out.push_str(&format!(
+            "decided by: {}\n",
+            reason(self.behavior, &self.decided_by, self.mode)
+        ));
         out.push_str(&format!("mode: {}\n", self.mode));
         if !self.subcommands.is_empty() {
             out.push_str("subcommands:\n");
@@ -258,10 +261,109 @@ impl Decision {
                     i + 1,
                     s.command,
                     s.behavior.as_str(),
-                    s.decided_by.describe()
+                    reason(s.behavior, &s.decided_by, self.mode)
                 ));
             }
         }
         out
+    }
+}
+
+/// Why a verdict is what it is, in words that agree with the verdict: where the mode turned
+/// "no rule allows it" into an allow (bypass) or a deny (plan, dontAsk), the mode is named.
+fn reason(behavior: Behavior, by: &DecidedBy, mode: Mode) -> String {
+    let unsettled = matches!(by, DecidedBy::NoRule | DecidedBy::Unparseable);
+    match (behavior, mode) {
+        (Behavior::Allow, _) if unsettled => {
+            format!("the permission mode {mode}, although {}", by.describe())
+        }
+        (Behavior::Deny, Mode::Plan) if unsettled || *by == DecidedBy::Mode(Mode::Plan) => {
+            "the permission mode plan, which allows only reads".into()
+        }
+        (Behavior::Deny, Mode::DontAsk)
+            if !matches!(
+                by,
+                DecidedBy::Rule {
+                    kind: RuleKind::Deny,
+                    ..
+                } | DecidedBy::Hook { .. }
+            ) =>
+        {
+            format!(
+                "{}, so it would need approval, and the permission mode dontAsk denies whatever needs approval",
+                by.describe()
+            )
+        }
+        _ => by.describe(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reasons_agree_with_their_verdict() {
+        let rule = |kind| DecidedBy::Rule {
+            text: "Bash(rm *)".into(),
+            source: "command line".into(),
+            kind,
+        };
+        for (behavior, by, mode, want) in [
+            (
+                Behavior::Allow,
+                DecidedBy::NoRule,
+                Mode::BypassPermissions,
+                "the permission mode bypassPermissions, although no rule allows it",
+            ),
+            (
+                Behavior::Allow,
+                DecidedBy::Unparseable,
+                Mode::BypassPermissions,
+                "the permission mode bypassPermissions, although the command could not be analysed safely",
+            ),
+            (
+                Behavior::Deny,
+                DecidedBy::NoRule,
+                Mode::Plan,
+                "the permission mode plan, which allows only reads",
+            ),
+            (
+                Behavior::Deny,
+                DecidedBy::Mode(Mode::Plan),
+                Mode::Plan,
+                "the permission mode plan, which allows only reads",
+            ),
+            (
+                Behavior::Deny,
+                DecidedBy::NoRule,
+                Mode::DontAsk,
+                "no rule allows it, so it would need approval, and the permission mode dontAsk denies whatever needs approval",
+            ),
+            (
+                Behavior::Deny,
+                rule(RuleKind::Deny),
+                Mode::DontAsk,
+                "the deny rule `Bash(rm *)` on the command line",
+            ),
+            (
+                Behavior::Ask,
+                DecidedBy::NoRule,
+                Mode::Default,
+                "no rule allows it",
+            ),
+            (
+                Behavior::Allow,
+                rule(RuleKind::Allow),
+                Mode::Default,
+                "the allow rule `Bash(rm *)` on the command line",
+            ),
+        ] {
+            assert_eq!(
+                reason(behavior, &by, mode),
+                want,
+                "{behavior:?} {by:?} {mode}"
+            );
+        }
     }
 }
