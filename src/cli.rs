@@ -6,7 +6,7 @@ use clap::{Args, Parser, Subcommand};
 
 use crate::permission::Mode;
 use crate::registry::Selection;
-use crate::runtime::Config;
+use crate::runtime::{Config, OutputDir};
 use crate::settings::Settings;
 use crate::supervisor::AskPolicy;
 
@@ -111,9 +111,13 @@ pub struct RuntimeArgs {
     /// Concurrency-safe calls of one batch running at once.
     #[arg(long = "max-parallel", value_name = "N", default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
     pub max_parallel: u32,
-    /// Where externalized outputs are written (default: a fresh temp dir).
+    /// Where output files are written, kept after exit (default:
+    /// $XDG_STATE_HOME/toolrt/sessions/<session id>, else ~/.local/state/toolrt/sessions/…).
     #[arg(long = "output-dir", value_name = "DIR")]
     pub output_dir: Option<PathBuf>,
+    /// Write output files to a fresh temporary folder deleted at exit; notices say so.
+    #[arg(long = "temp-output-dir", conflicts_with = "output_dir")]
+    pub temp_output_dir: bool,
     /// Who answers an ask: "client" (a permission_request) or "none" (deny).
     #[arg(long = "permission-prompt", value_name = "WHO", default_value = "client", value_parser = ["client", "none"])]
     pub permission_prompt: String,
@@ -137,7 +141,11 @@ impl RuntimeArgs {
                 .map_err(|e| format!("cannot read the current directory: {e}"))?,
         };
         let mut config = Config::new(cwd);
-        config.output_dir = self.output_dir;
+        config.output_dir = match (self.output_dir, self.temp_output_dir) {
+            (Some(dir), _) => OutputDir::At(dir),
+            (None, true) => OutputDir::Temporary,
+            (None, false) => OutputDir::Default,
+        };
         config.settings = settings;
         config.selection = Selection::parse(&self.tools);
         config.allowed_tools = self.allowed_tools;

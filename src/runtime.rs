@@ -1,7 +1,7 @@
 //! Assembling a runtime: settings, registry, policy, stage actors, dispatcher. This is the
 //! library's entry point; `toolrt serve` and `toolrt run` are thin loops over it.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -21,13 +21,32 @@ use crate::supervisor::{AskPolicy, Pipeline};
 use crate::tool::Tool;
 use crate::validate::Validator;
 
+/// Where a session's output files go: externalized results, long Bash output, background
+/// tasks' output, checkpoints. This session's folder is readable by Read, Glob and Grep without
+/// a rule (its `checkpoints` folder excepted), so a result that points to a file there can be
+/// read back.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum OutputDir {
+    /// A folder of the session's own, kept after it ends: `$XDG_STATE_HOME/toolrt/sessions/<session
+    /// id>`, or `~/.local/state/toolrt/sessions/<session id>` without `$XDG_STATE_HOME`. Created
+    /// when the first file is written.
+    #[default]
+    Default,
+    /// This folder (`--output-dir`), created if missing and kept. It becomes toolrt's own, so it
+    /// may not be the root, the home folder or a folder holding it, or a folder holding the cwd.
+    At(PathBuf),
+    /// A fresh temporary folder deleted when the runtime is dropped (`--temp-output-dir`);
+    /// notices that point into it say so.
+    Temporary,
+}
+
 /// How to build a runtime.
 #[derive(Clone)]
 pub struct Config {
     /// Working directory and workspace root.
     pub cwd: PathBuf,
-    /// Where externalized outputs go (None: a fresh temp dir).
-    pub output_dir: Option<PathBuf>,
+    /// Where output files go.
+    pub output_dir: OutputDir,
     /// Settings files, loaded and merged.
     pub settings: Settings,
     /// `--tools`.
@@ -61,7 +80,7 @@ impl Config {
     pub fn new(cwd: PathBuf) -> Self {
         Self {
             cwd,
-            output_dir: None,
+            output_dir: OutputDir::Default,
             settings: Settings {
                 require_read_before_edit: true,
                 ..Default::default()
@@ -125,14 +144,71 @@ pub enum StartError {
     Spawn(&'static str),
 }
 
+/// The session's output folder, and the temporary folder to delete at the end when it is one.
+fn output_folder(
+    choice: &OutputDir,
+    session_id: &str,
+    cwd: &Path,
+) -> Result<(PathBuf, Option<tempfile::TempDir>), StartError> {
+    match choice {
+        OutputDir::Default => Ok((default_output_dir(session_id), None)),
+        OutputDir::Temporary => {
+            let tmp = tempfile::Builder::new()
+                .prefix("toolrt-out-")
+                .tempdir()
+                .map_err(|e| {
+                    StartError::Io(format!("cannot create a temporary output folder: {e}"))
+                })?;
+            Ok((tmp.path().to_path_buf(), Some(tmp)))
+        }
+        OutputDir::At(dir) => {
+            let err =
+                |why: String| StartError::Io(format!("--output-dir {}: {why}", dir.display()));
+            std::fs::create_dir_all(dir).map_err(|e| err(e.to_string()))?;
+            let abs = std::fs::canonicalize(dir).map_err(|e| err(e.to_string()))?;
+            let home = std::fs::canonicalize(crate::paths::home_dir())
+                .unwrap_or_else(|_| crate::paths::home_dir());
+            // Its files are readable without asking: it must not hand out more than outputs.
+            let holds = |p: &Path| p.starts_with(&abs);
+            if abs == Path::new("/") || holds(&home) || (holds(cwd) && abs != cwd) {
+                return Err(err(
+                    "toolrt's output folder is readable without asking, so it may not be the \
+                     root, the home folder or a folder holding it, or a folder holding the \
+                     working directory; give it a folder of its own"
+                        .into(),
+                ));
+            }
+            Ok((abs, None))
+        }
+    }
+}
+
+/// `$XDG_STATE_HOME/toolrt/sessions/<id>`, else `~/.local/state/toolrt/sessions/<id>`; without
+/// a usable home, under the system's temporary folder (still kept after the session).
+pub fn default_output_dir(session_id: &str) -> PathBuf {
+    let state = std::env::var_os("XDG_STATE_HOME")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .or_else(|| {
+            let home = crate::paths::home_dir();
+            (home != Path::new("/")).then(|| home.join(".local/state"))
+        })
+        .unwrap_or_else(|| std::env::temp_dir().join("toolrt-state"));
+    state.join("toolrt/sessions").join(session_id)
+}
+
 /// Compiles the permission policy and the tool registry of a config (shared by `start` and
 /// `explain`). Policy warnings (unknown keys) go to stderr through `tracing`.
 fn build_policy_and_registry(
     config: &Config,
-    cwd: &std::path::Path,
+    cwd: &Path,
+    output_dir: Option<&Path>,
 ) -> Result<(Arc<Policy>, Registry), StartError> {
     let settings = &config.settings;
     let mut policy = PolicyBuilder::new(cwd.to_path_buf(), crate::paths::home_dir());
+    if let Some(dir) = output_dir {
+        policy.add_output_dir(dir);
+    }
     for (file, permissions) in settings.sections("permissions") {
         policy.add_settings_file(file, permissions)?;
     }
@@ -196,7 +272,12 @@ pub fn explain(
 ) -> Result<Explained, StartError> {
     let cwd = std::fs::canonicalize(&config.cwd)
         .map_err(|e| StartError::Io(format!("--cwd {}: {e}", config.cwd.display())))?;
-    let (policy, registry) = build_policy_and_registry(config, &cwd)?;
+    // Only a folder given by name is known before a session starts.
+    let output_dir = match &config.output_dir {
+        OutputDir::At(dir) => std::fs::canonicalize(dir).ok(),
+        _ => None,
+    };
+    let (policy, registry) = build_policy_and_registry(config, &cwd, output_dir.as_deref())?;
     let mut session = Session::new(cwd, std::env::temp_dir());
     session.tools = crate::tools::ToolState::new(
         config.settings.require_read_before_edit,
@@ -247,36 +328,20 @@ impl Runtime {
                 cwd.display()
             )));
         }
-        let (output_dir, temp_output) = match &config.output_dir {
-            Some(dir) => {
-                std::fs::create_dir_all(dir)
-                    .map_err(|e| StartError::Io(format!("--output-dir {}: {e}", dir.display())))?;
-                (
-                    std::path::absolute(dir).unwrap_or_else(|_| dir.clone()),
-                    None,
-                )
-            }
-            None => {
-                let tmp = tempfile::Builder::new()
-                    .prefix("toolrt-out-")
-                    .tempdir()
-                    .map_err(|e| {
-                        StartError::Io(format!("cannot create an output directory: {e}"))
-                    })?;
-                (tmp.path().to_path_buf(), Some(tmp))
-            }
-        };
+        let mut session = Session::new(cwd.clone(), PathBuf::new());
+        let (output_dir, temp_output) = output_folder(&config.output_dir, &session.id, &cwd)?;
+        session.output_dir = output_dir.clone();
         let settings = &config.settings;
 
-        let (policy, registry) = build_policy_and_registry(&config, &cwd)?;
+        let (policy, registry) = build_policy_and_registry(&config, &cwd, Some(&output_dir))?;
 
-        let mut session = Session::new(cwd, output_dir.clone());
         session.env_scrub = settings.env_scrub.clone();
         session.tools = crate::tools::ToolState::new(
             settings.require_read_before_edit,
             output_dir.join("checkpoints"),
         );
         session.guard = policy.clone();
+        session.limits = Arc::new(settings.limits.clone());
         let session = Arc::new(session);
 
         let (emitter, rx) = Emitter::channel();
@@ -326,7 +391,7 @@ impl Runtime {
         let (executor, _) = Executor::spawn()
             .await
             .map_err(|_| StartError::Spawn("execute"))?;
-        let (budget, _) = Budget::spawn(settings.limits.clone(), output_dir)
+        let (budget, _) = Budget::spawn(settings.limits.clone(), output_dir, temp_output.is_some())
             .await
             .map_err(|_| StartError::Spawn("budget"))?;
         let mut pipeline = Pipeline::new(

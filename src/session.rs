@@ -51,6 +51,9 @@ pub struct Session {
     pub guard: Arc<dyn Guard>,
     /// Per-session state of the built-in tools.
     pub tools: crate::tools::ToolState,
+    /// The output budget: a tool that bounds its own output (Read) keeps within it, so the
+    /// budget never has to cut what the tool already chose to return.
+    pub limits: Arc<crate::settings::Limits>,
 }
 
 impl Session {
@@ -64,6 +67,7 @@ impl Session {
             env_scrub: Vec::new(),
             guard: Arc::new(AllowAll),
             tools: crate::tools::ToolState::default(),
+            limits: Arc::default(),
         }
     }
 }

@@ -51,7 +51,7 @@ pub struct SettingsFile {
     pub root: Map<String, Value>,
 }
 
-/// Output-budget limits in characters (COMPAT.md §5), configurable under `limits`.
+/// Output-budget limits in characters (docs/SEMANTICS.md §6), configurable under `limits`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Limits {
     /// A successful Bash result over this is externalized (`limits.bash_chars`).

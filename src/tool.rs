@@ -67,7 +67,7 @@ impl ToolOutput {
     }
 }
 
-/// Which output budget applies to a tool (COMPAT.md §5).
+/// Which output budget applies to a tool (docs/SEMANTICS.md §6).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BudgetClass {
     /// Bash: 30,000 characters on success.

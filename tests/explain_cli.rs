@@ -61,12 +61,20 @@ fn task_tools_are_decided_and_their_task_id_is_checked_at_run_time() {
         let (status, out, err) = explain(&sb, &[tool, r#"{"task_id": "bg-7"}"#]);
         assert_eq!(status, 0, "{tool}: {out}{err}");
         assert!(out.contains("decision: allow\ndecided by: a built-in default"));
-        assert!(out.contains("checked at run time") && out.contains("bg-7"), "{out}");
+        assert!(
+            out.contains("checked at run time") && out.contains("bg-7"),
+            "{out}"
+        );
     }
     // A deny rule still decides.
     let (status, out, _) = explain(
         &sb,
-        &["--disallowed-tools", "TaskStop", "TaskStop", r#"{"task_id": "bg-7"}"#],
+        &[
+            "--disallowed-tools",
+            "TaskStop",
+            "TaskStop",
+            r#"{"task_id": "bg-7"}"#,
+        ],
     );
     // A bare-name deny removes the tool: it does not exist, so there is nothing to decide.
     assert_eq!(status, 2, "{out}");
@@ -103,14 +111,21 @@ fn the_words_agree_with_the_verdict() {
     );
     assert_eq!(status, 0);
     assert!(
-        out.contains("1. rm -f x: allow (the permission mode bypassPermissions, although no rule allows it)"),
+        out.contains(
+            "1. rm -f x: allow (the permission mode bypassPermissions, although no rule allows it)"
+        ),
         "{out}"
     );
     assert!(!out.contains("allow (no rule allows it)"), "{out}");
 
     let (status, out, _) = explain(
         &sb,
-        &["--permission-mode", "plan", "Bash", r#"{"command": "touch a && ls"}"#],
+        &[
+            "--permission-mode",
+            "plan",
+            "Bash",
+            r#"{"command": "touch a && ls"}"#,
+        ],
     );
     assert_eq!(status, 1);
     assert!(
@@ -124,7 +139,12 @@ fn the_words_agree_with_the_verdict() {
 
     let (status, out, _) = explain(
         &sb,
-        &["--permission-mode", "dontAsk", "Bash", r#"{"command": "touch a"}"#],
+        &[
+            "--permission-mode",
+            "dontAsk",
+            "Bash",
+            r#"{"command": "touch a"}"#,
+        ],
     );
     assert_eq!(status, 1);
     assert!(
@@ -144,7 +164,10 @@ fn what_never_reaches_the_decision_exits_2() {
     let sb = Sandbox::new();
     let (status, out, _) = explain(&sb, &["Nope", "{}"]);
     assert_eq!(status, 2);
-    assert!(out.starts_with("unavailable: No such tool available: Nope"), "{out}");
+    assert!(
+        out.starts_with("unavailable: No such tool available: Nope"),
+        "{out}"
+    );
     let (status, out, _) = explain(&sb, &["Read", r#"{"file_path": 3}"#]);
     assert_eq!(status, 2);
     assert!(out.starts_with("schema_error: "), "{out}");

@@ -1,5 +1,5 @@
 //! Black-box: PermissionRequest, PostToolUse, PostToolUseFailure and PostToolBatch hooks
-//! (COMPAT.md §4.2–§4.4), through `toolrt serve`.
+//! (docs/SEMANTICS.md §4.3–§4.4), through `toolrt serve`.
 
 mod hooks_support;
 mod support;

@@ -1,5 +1,5 @@
-//! Black-box: hook configuration (COMPAT.md §4.1), input (§4.2), the exit-code and output
-//! protocol (§4.3) and merging (§4.4) for PreToolUse, through `toolrt serve`.
+//! Black-box: hook configuration (docs/SEMANTICS.md §4.1), input (§4.3), the exit-code and output
+//! protocol and merging (§4.4) for PreToolUse, through `toolrt serve`.
 
 mod hooks_support;
 mod support;
@@ -232,7 +232,7 @@ fn command_hooks_run_with_sh_in_cwd_with_project_dir_and_no_terminal() {
     assert_eq!(std::fs::read_to_string(&shell).unwrap(), "sh");
 }
 
-// ---------- §4.2 input ----------
+// ---------- §4.3 input ----------
 
 #[test]
 fn pretooluse_input_fields() {
@@ -306,7 +306,7 @@ fn file_paths_reach_hooks_absolute() {
     }
 }
 
-// ---------- §4.3 output ----------
+// ---------- §4.4 output ----------
 
 #[test]
 fn exit_0_json_deny_blocks_and_the_model_sees_the_reason() {

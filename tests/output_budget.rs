@@ -40,7 +40,7 @@ fn large_bash_output_is_externalized_whole() {
 }
 
 #[test]
-fn large_read_is_externalized_and_failures_keep_head_and_tail() {
+fn a_large_read_stays_within_budget_and_failures_keep_head_and_tail() {
     let sb = Sandbox::new();
     let line = "x".repeat(100);
     let body: String = (0..600).map(|i| format!("{i:05} {line}\n")).collect();
@@ -53,9 +53,13 @@ fn large_read_is_externalized_and_failures_keep_head_and_tail() {
             json!({"type": "tool_use", "id": "f", "name": "Bash", "input": {"command": "seq 1 20000; echo LAST; exit 4"}}),
         ],
     );
+    // Read keeps within its own budget: never cut or moved to a file, it says where to read on.
     let r = done.result("r");
-    let file = std::fs::read_to_string(r["output_file"].as_str().unwrap()).unwrap();
-    assert!(file.contains("00000 x") && file.contains("00599 x"));
+    assert_eq!(r["outcome"], "success");
+    assert!(r.get("output_file").is_none(), "{r}");
+    let content = r["content"].as_str().unwrap();
+    assert!(content.chars().count() <= 50_000);
+    assert!(content.contains("00000 x") && content.contains("Read on with offset="));
     let f = done.result("f");
     assert_eq!(f["outcome"], "failed");
     let content = f["content"].as_str().unwrap();
@@ -95,19 +99,32 @@ fn limits_are_configurable() {
 fn per_tool_limits_override_the_class_limit() {
     let sb = Sandbox::new();
     sb.write("a.txt", &"line\n".repeat(100));
-    let settings = sb.write("s.json", r#"{"limits": {"per_tool": {"Read": 100}}}"#);
+    let settings = sb.write(
+        "s.json",
+        r#"{"limits": {"per_tool": {"Grep": 100, "Read": 300}}}"#,
+    );
     let done = run_lines(
         &sb,
         &["--settings", settings.to_str().unwrap()],
-        &[json!({"type": "tool_use", "id": "r", "name": "Read", "input": {"file_path": "a.txt"}})],
+        &[
+            json!({"type": "tool_use", "id": "g", "name": "Grep", "input": {"pattern": "line", "output_mode": "content"}}),
+            json!({"type": "tool_use", "id": "r", "name": "Read", "input": {"file_path": "a.txt"}}),
+        ],
     );
-    let r = done.result("r");
-    assert_eq!(r["outcome"], "success");
-    assert!(r["output_file"].is_string(), "{r}");
+    let g = done.result("g");
+    assert_eq!(g["outcome"], "success");
+    assert!(g["output_file"].is_string(), "{g}");
     assert!(
-        r["content"]
+        g["content"]
             .as_str()
             .unwrap()
             .starts_with("Output too large")
     );
+    // Read's per-tool budget is Read's own limit: it returns less, inline.
+    let r = done.result("r");
+    assert_eq!(r["outcome"], "success");
+    assert!(r.get("output_file").is_none(), "{r}");
+    let content = r["content"].as_str().unwrap();
+    assert!(content.chars().count() <= 300, "{content}");
+    assert!(content.contains("Read on with offset="), "{content}");
 }

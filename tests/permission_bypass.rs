@@ -125,7 +125,7 @@ fn protected_path_attempts_in_accept_edits_are_denied_and_nothing_is_written() {
     }
     let run = fx.run(&s, &["--permission-mode", "acceptEdits"], &calls, "deny");
     // A Write over an existing file that was never read may be refused earlier, as a
-    // validation_error (COMPAT §5); that too proves nothing was written.
+    // validation_error (docs/TOOLS.md, read-before-edit); that too proves nothing was written.
     let existing: Vec<String> = ids
         .iter()
         .filter(|(id, input)| {

@@ -1,4 +1,4 @@
-//! Permission rules through `toolrt serve`, one fixture per rule family and mode (COMPAT.md
+//! Permission rules through `toolrt serve`, one fixture per rule family and mode (docs/SEMANTICS.md
 //! §1–3): what runs, what is denied, what asks (every ask answered with deny), and proof on the
 //! file system that nothing denied ran.
 

@@ -1,6 +1,6 @@
 //! Output-budget stage: a result over its limit is written whole to a file and the model gets a
 //! notice (size, path) and a preview; a failure keeps its head and tail. Nothing is dropped
-//! silently (COMPAT.md §5).
+//! silently (docs/SEMANTICS.md §6).
 //!
 //! [`plan`] is the pure decision; [`BudgetActor`] carries it out (file writes happen off the
 //! actor, on the blocking pool).
@@ -57,12 +57,17 @@ pub struct Notice {
     pub tail: Option<String>,
 }
 
+/// What a notice adds after the path of a file in a temporary output folder.
+const TEMPORARY: &str = " (a temporary folder: deleted when this toolrt session ends)";
+
 impl Notice {
-    /// The content the model sees: the notice first, then the preview.
-    pub fn render(&self, path: &Path) -> String {
+    /// The content the model sees: the notice first, then the preview. `temporary`: the file
+    /// is in a folder deleted when the session ends, and the notice says so.
+    pub fn render(&self, path: &Path, temporary: bool) -> String {
+        let kept = if temporary { TEMPORARY } else { "" };
         match &self.tail {
             None => format!(
-                "Output too large ({} characters, {} lines); the full output was saved to {}\nRead that file (with offset/limit) to see the rest.\n\nPreview (first {} characters):\n{}",
+                "Output too large ({} characters, {} lines); the full output was saved to {}{kept}\nRead that file (with offset/limit) to see the rest.\n\nPreview (first {} characters):\n{}",
                 self.chars,
                 self.lines,
                 path.display(),
@@ -74,7 +79,7 @@ impl Notice {
                     .chars
                     .saturating_sub((self.head.chars().count() + tail.chars().count()) as u64);
                 format!(
-                    "Output too large ({} characters, {} lines); the full output was saved to {}\n\n{}\n\n... [{} characters omitted] ...\n\n{}",
+                    "Output too large ({} characters, {} lines); the full output was saved to {}{kept}\n\n{}\n\n... [{} characters omitted] ...\n\n{}",
                     self.chars,
                     self.lines,
                     path.display(),
@@ -260,22 +265,25 @@ pub struct BudgetState {
     /// The same limits the handle checks against.
     limits: Arc<Limits>,
     dir: PathBuf,
+    /// Whether `dir` is deleted when the session ends.
+    temporary: bool,
     seq: Arc<AtomicU64>,
 }
 
 impl Actor for BudgetActor {
     type Msg = BudgetMsg;
     type State = BudgetState;
-    type Arguments = (Arc<Limits>, PathBuf);
+    type Arguments = (Arc<Limits>, PathBuf, bool);
 
     async fn pre_start(
         &self,
         _me: ActorRef<BudgetMsg>,
-        (limits, dir): Self::Arguments,
+        (limits, dir, temporary): Self::Arguments,
     ) -> Result<BudgetState, ActorProcessingErr> {
         Ok(BudgetState {
             limits,
             dir,
+            temporary,
             seq: Arc::new(AtomicU64::new(0)),
         })
     }
@@ -313,7 +321,7 @@ impl Actor for BudgetActor {
             } => {
                 let _ = reply.send(Shaped {
                     outcome,
-                    content: notice.render(&path),
+                    content: notice.render(&path, state.temporary),
                     output_file: Some(path),
                 });
             }
@@ -323,6 +331,7 @@ impl Actor for BudgetActor {
                     .dir
                     .join(file_name(&id, state.seq.fetch_add(1, Ordering::Relaxed)));
                 let dir = state.dir.clone();
+                let temporary = state.temporary;
                 // Writing may take a while for a big output: off the actor, so other calls'
                 // small outputs are not held up behind it.
                 tokio::task::spawn_blocking(move || {
@@ -331,7 +340,7 @@ impl Actor for BudgetActor {
                     let shaped = match written {
                         Ok(()) => Shaped {
                             outcome,
-                            content: notice.render(&path),
+                            content: notice.render(&path, temporary),
                             output_file: Some(path),
                         },
                         Err(e) => Shaped {
@@ -360,13 +369,16 @@ pub struct Budget {
 }
 
 impl Budget {
-    /// Spawns the stage actor.
+    /// Spawns the stage actor, writing into `dir` (`temporary`: a folder deleted when the
+    /// session ends).
     pub async fn spawn(
         limits: Limits,
         dir: PathBuf,
+        temporary: bool,
     ) -> Result<(Self, tokio::task::JoinHandle<()>), ractor::SpawnErr> {
         let limits = Arc::new(limits);
-        let (actor, handle) = Actor::spawn(None, BudgetActor, (limits.clone(), dir)).await?;
+        let (actor, handle) =
+            Actor::spawn(None, BudgetActor, (limits.clone(), dir, temporary)).await?;
         Ok((Self { actor, limits }, handle))
     }
 
@@ -447,7 +459,7 @@ mod tests {
         let Plan::External { notice, .. } = plan(&out, BudgetClass::Shell, &limits()) else {
             panic!()
         };
-        let text = notice.render(Path::new("/o/x.txt"));
+        let text = notice.render(Path::new("/o/x.txt"), false);
         assert!(
             text.starts_with(
                 "Output too large (151 characters, 1 lines); the full output was saved to /o/x.txt"

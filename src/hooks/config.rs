@@ -1,4 +1,4 @@
-//! The `hooks` settings: parsing, validation and the matcher (COMPAT.md §4.1).
+//! The `hooks` settings: parsing, validation and the matcher (docs/SEMANTICS.md §4.1).
 //!
 //! Everything here is pure: a settings value goes in, pre-indexed handlers (or an error naming
 //! the file and key) come out. Regexes are compiled once, at load.
@@ -96,7 +96,7 @@ pub enum Matcher {
 }
 
 impl Matcher {
-    /// Parses a matcher string as COMPAT.md §4.1 says; the error is the regex compiler's.
+    /// Parses a matcher string as docs/SEMANTICS.md §4.1 says; the error is the regex compiler's.
     pub fn parse(raw: &str) -> Result<Self, String> {
         if raw.is_empty() || raw == "*" {
             return Ok(Matcher::All);
@@ -465,7 +465,7 @@ mod tests {
 
     #[test]
     fn matcher_table() {
-        // (matcher, tool, matches) — one row per statement of COMPAT.md §4.1.
+        // (matcher, tool, matches) — one row per statement of docs/SEMANTICS.md §4.1.
         let rows: &[(&str, &str, bool)] = &[
             // "", "*" match everything.
             ("", "Bash", true),

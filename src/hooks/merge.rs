@@ -1,4 +1,4 @@
-//! Combining the outputs of every hook of one event into one result (COMPAT.md §4.4).
+//! Combining the outputs of every hook of one event into one result (docs/SEMANTICS.md §4.4).
 //!
 //! Inputs arrive in configuration order, whatever order the hooks finished in, so every merge
 //! here is deterministic. `shorten` is applied to each hook-supplied text the model or client

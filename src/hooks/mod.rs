@@ -1,5 +1,5 @@
 //! Hooks: users' own commands (and library users' Rust functions) that see each call before and
-//! after it runs and may block, rewrite, ask, defer, stop or comment (COMPAT.md §4).
+//! after it runs and may block, rewrite, ask, defer, stop or comment (docs/SEMANTICS.md §4).
 //!
 //! The pipeline calls one [`HookRunner`] method per event; each selects the matching hooks
 //! (pre-indexed per event, so an event with no hooks costs nothing), runs them all in parallel,

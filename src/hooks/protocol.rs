@@ -1,5 +1,5 @@
-//! The hook protocol: what a hook reads on stdin (COMPAT.md §4.2) and how its exit code and
-//! stdout are read (§4.3). Pure functions only.
+//! The hook protocol: what a hook reads on stdin (docs/SEMANTICS.md §4.3) and how its exit code and
+//! stdout are read (§4.4). Pure functions only.
 
 use async_trait::async_trait;
 use serde_json::{Map, Value};
@@ -372,7 +372,7 @@ pub(crate) fn post_verdict(event: HookEvent, out: &HookOutput) -> PostVerdict {
     v
 }
 
-/// The fields every event's input starts with (§4.2).
+/// The fields every event's input starts with (docs/SEMANTICS.md §4.3).
 pub(crate) fn base_input(
     session_id: &str,
     cwd: &str,

@@ -50,7 +50,7 @@ pub(crate) struct Sub {
     pub(crate) allow_view: Option<String>,
     /// `find -exec/-delete` or an exec wrapper: a rule with a wildcard never allows it.
     pub(crate) prefix_forbidden: bool,
-    /// In the read-only set (§2.3), ignoring redirects.
+    /// In the read-only set (SEMANTICS.md §3.3), ignoring redirects.
     pub(crate) read_only: bool,
     /// A shell (`sh -c`, `eval`) whose script was analysed into its own subcommands, so this one
     /// needs no allow of its own.
@@ -105,7 +105,7 @@ pub(crate) fn analyse(command: &str) -> Analysis {
 }
 
 /// Whether a command may run concurrently with others: it parses, every subcommand is in the
-/// read-only set (§2.3) and nothing is redirected to a file other than `/dev/null`.
+/// read-only set (SEMANTICS.md §3.3) and nothing is redirected to a file other than `/dev/null`.
 pub fn is_concurrency_safe(command: &str) -> bool {
     let a = analyse(command);
     !a.unanalysable()
@@ -1023,7 +1023,7 @@ fn peel_for_allow<'a>(prog: &str, args: &'a [ShellWord]) -> Option<&'a [ShellWor
     Some(rest)
 }
 
-/// The read-only set of COMPAT §2.3, exactly.
+/// The read-only set of docs/SEMANTICS.md §3.3, exactly.
 fn read_only(words: &[ShellWord]) -> bool {
     let Some(first) = words.first() else {
         return false;

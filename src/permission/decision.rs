@@ -3,7 +3,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-/// A permission mode (§1), with its wire name.
+/// A permission mode (SEMANTICS.md §3.1), with its wire name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum Mode {
     /// Ask for anything not allowed by a rule or a built-in default.
@@ -15,7 +15,7 @@ pub enum Mode {
     Plan,
     /// Turn every ask into a deny.
     DontAsk,
-    /// Allow everything except what is never auto-approved (§2.6).
+    /// Allow everything except what is never auto-approved (SEMANTICS.md §3.6).
     BypassPermissions,
 }
 
@@ -59,7 +59,7 @@ impl FromStr for Mode {
     }
 }
 
-/// A PreToolUse hook's verdict (§2.1 step 1).
+/// A PreToolUse hook's verdict (SEMANTICS.md §3.1 step 1).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum HookVerdict {
     /// Skip the final prompt; never lifts a deny or ask rule.
@@ -137,7 +137,7 @@ pub enum DecidedBy {
     Mode(Mode),
     /// A built-in default: a workspace read, the read-only Bash set, a tool needing no permission.
     Default,
-    /// §2.6: protected paths and critical `rm` targets.
+    /// SEMANTICS.md §3.6: protected paths and critical `rm` targets.
     NeverAutoApproved {
         /// What made it so, without echoing the input.
         why: String,

@@ -1,4 +1,4 @@
-//! `WebFetch(domain:host)` patterns (§2.5).
+//! `WebFetch(domain:host)` patterns (SEMANTICS.md §3.5).
 
 /// A compiled host pattern.
 #[derive(Debug, Clone, PartialEq, Eq)]

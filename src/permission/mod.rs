@@ -1,5 +1,5 @@
 //! The permission engine: settings and flags compiled once into a [`Policy`] that decides every
-//! call as COMPAT.md §1–3 states.
+//! call as docs/SEMANTICS.md §1–3 states.
 //!
 //! # Layout
 //! - `rule`: the rule grammar (`Tool`, `Tool(specifier)`), parsed once, printed back verbatim.

@@ -1,4 +1,4 @@
-//! Path specifiers (§2.4): anchors, gitignore-style globs, symlinks, protected paths.
+//! Path specifiers (SEMANTICS.md §3.4): anchors, gitignore-style globs, symlinks, protected paths.
 
 use std::path::{Component, Path, PathBuf};
 
@@ -253,7 +253,7 @@ fn symlink_free(_path: &Path) -> Option<bool> {
     None
 }
 
-/// Directories and files whose writes are never auto-approved (§2.6).
+/// Directories and files whose writes are never auto-approved (SEMANTICS.md §3.6).
 pub(crate) fn is_protected(path: &Path) -> bool {
     let parts: Vec<&std::ffi::OsStr> = path
         .components()

@@ -1,8 +1,8 @@
-//! The compiled policy and the decision order of COMPAT §2.1.
+//! The compiled policy and the decision order of docs/SEMANTICS.md §3.1.
 //!
 //! # Order
 //! Per call: the PreToolUse hook verdict (a deny blocks in every mode), deny rules, ask rules,
-//! a hook's ask, never-auto-approved checks (§2.6), the mode, allow rules, built-in defaults, a
+//! a hook's ask, never-auto-approved checks (SEMANTICS.md §3.6), the mode, allow rules, built-in defaults, a
 //! hook's allow, then ask. Deny beats ask beats allow whatever the rules' specificity; `dontAsk`
 //! turns every ask into a deny.
 
@@ -86,6 +86,7 @@ pub struct PolicyBuilder {
     cli_mode: Option<Mode>,
     warnings: Vec<String>,
     default_allowed: HashSet<String>,
+    output_dir: Option<PathBuf>,
 }
 
 impl PolicyBuilder {
@@ -105,6 +106,7 @@ impl PolicyBuilder {
                 .into_iter()
                 .map(String::from)
                 .collect(),
+            output_dir: None,
         }
     }
 
@@ -210,6 +212,13 @@ impl PolicyBuilder {
         self.dirs.push(absolutize(dir, &self.cwd, &self.home));
     }
 
+    /// toolrt's own output folder for this session: Read, Glob and Grep inside it need no rule
+    /// (deny and ask rules still apply), except in its `checkpoints` folder, which holds prior
+    /// contents of changed files.
+    pub fn add_output_dir(&mut self, dir: &Path) {
+        self.output_dir = Some(crate::paths::normalize(dir));
+    }
+
     /// Marks a tool as needing no permission (like `TaskOutput` and `TaskStop`); deny and ask
     /// rules still apply.
     pub fn add_default_allowed_tool(&mut self, tool: &str) {
@@ -297,7 +306,13 @@ impl PolicyBuilder {
                 roots.push(c);
             }
         }
+        let (output_roots, checkpoint_roots) = match &self.output_dir {
+            Some(dir) => (candidates(dir), candidates(&dir.join("checkpoints"))),
+            None => (Vec::new(), Vec::new()),
+        };
         Ok(Policy {
+            output_roots,
+            checkpoint_roots,
             mode: self.cli_mode.or(self.default_mode).unwrap_or_default(),
             cwd: self.cwd,
             home: self.home,
@@ -434,7 +449,7 @@ impl List {
 struct Steps {
     deny: Option<DecidedBy>,
     ask: Option<DecidedBy>,
-    /// §2.6: why, and whether bypass may still allow it.
+    /// SEMANTICS.md §3.6: why, and whether bypass may still allow it.
     never: Option<(String, bool)>,
     /// Plan mode allows it (a read).
     plan_allows: bool,
@@ -460,6 +475,10 @@ pub struct Policy {
     ask: List,
     deny: List,
     default_allowed: HashSet<String>,
+    /// toolrt's output folder, lexical and resolved (reads need no rule) …
+    output_roots: Vec<PathBuf>,
+    /// … except in and above its `checkpoints` folder.
+    checkpoint_roots: Vec<PathBuf>,
 }
 
 impl Policy {
@@ -499,7 +518,7 @@ impl Policy {
         }
     }
 
-    /// Decides one call, in the order of COMPAT §2.1.
+    /// Decides one call, in the order of docs/SEMANTICS.md §3.1.
     pub fn decide(&self, req: &DecisionRequest<'_>) -> Decision {
         let mode = req.mode;
         if let Some(HookVerdict::Deny { reason }) = &req.hook {
@@ -628,6 +647,16 @@ impl Policy {
         cands.iter().all(|c| inside(c, &self.roots))
     }
 
+    /// Inside toolrt's own output folder, and neither in nor above its checkpoints.
+    fn in_output_dir(&self, cands: &[PathBuf]) -> bool {
+        !self.output_roots.is_empty()
+            && cands.iter().all(|c| {
+                inside(c, &self.output_roots)
+                    && !inside(c, &self.checkpoint_roots)
+                    && !self.checkpoint_roots.iter().any(|cp| cp.starts_with(c))
+            })
+    }
+
     /// Rule steps for every tool but Bash.
     fn steps(&self, tool: &str, input: &Map<String, Value>, mode: Mode) -> Steps {
         let mut s = Steps {
@@ -693,7 +722,7 @@ impl Policy {
                     .map(|i| self.by(i));
                 }
                 let in_ws = self.in_workspace(&cands);
-                if is_read && s.allow.is_none() && in_ws {
+                if is_read && s.allow.is_none() && (in_ws || self.in_output_dir(&cands)) {
                     s.allow = Some(DecidedBy::Default);
                 }
                 if is_edit {
@@ -1028,7 +1057,7 @@ impl Policy {
         Some(candidates(&absolutize(p, &self.cwd, &self.home)))
     }
 
-    /// §2.6 critical `rm` targets: `/`, its direct children, home, the cwd and its parents.
+    /// SEMANTICS.md §3.6 critical `rm` targets: `/`, its direct children, home, the cwd and its parents.
     fn critical(&self, t: &Target, a: &Analysis) -> bool {
         let Target::Path(p) = t else { return true };
         let relative = !p.starts_with('/') && !p.starts_with('~');
@@ -1104,7 +1133,7 @@ fn sub_behavior(j: &Steps, mode: Mode, read: bool) -> Behavior {
     }
 }
 
-/// Steps 2–7 of §2.1 once the rules have spoken.
+/// Steps 2–7 of SEMANTICS.md §3.1 once the rules have spoken.
 fn resolve(s: Steps, mode: Mode, hook: Option<&HookVerdict>) -> Decision {
     if let Some(by) = s.deny {
         return Decision::new(Behavior::Deny, by, mode);

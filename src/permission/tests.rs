@@ -1,4 +1,4 @@
-//! Table tests: one row or more per statement of COMPAT.md §1–3.
+//! Table tests: one row or more per statement of docs/SEMANTICS.md §1–3.
 
 use std::path::{Path, PathBuf};
 

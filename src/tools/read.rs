@@ -14,8 +14,9 @@ use crate::tool::{Tool, ToolContext, ToolOutput};
 pub const DEFAULT_LINES: usize = 2_000;
 /// Longer lines are cut to this many characters.
 pub const MAX_LINE_CHARS: usize = 2_000;
-/// At most this many characters per Read (≈ 25,000 tokens).
-pub const MAX_CHARS: usize = 100_000;
+/// What Read adds after the lines of a file that is not valid UTF-8.
+const LOSSY_NOTE: &str =
+    "\n[This file is not valid UTF-8; bytes that are not were shown as \u{FFFD}.]";
 /// Files larger than this are refused whole; Grep or Bash can look at parts.
 const MAX_FILE_BYTES: u64 = 256 * 1024 * 1024;
 
@@ -31,10 +32,10 @@ impl Tool for Read {
 
     fn description(&self) -> &str {
         "Reads a text file and returns its lines numbered like `cat -n` (line number, tab, line). \
-         `offset` is the first line (1-based) and `limit` the number of lines; without them at \
-         most 2000 lines and 100000 characters are returned, with a note saying how to read on. \
-         Lines over 2000 characters are cut. A relative path is taken from the working \
-         directory."
+         `offset` is the first line (1-based) and `limit` the number of lines. Without a limit at \
+         most 2000 lines are returned, and at most as many characters as Read's output budget \
+         (50000 by default); a note at the end says how to read on. Lines over 2000 characters \
+         are cut. A relative path is taken from the working directory."
     }
 
     fn input_schema(&self) -> Value {
@@ -111,14 +112,14 @@ impl Tool for Read {
                 ));
             }
         };
-        match render(&text.text, offset, limit) {
-            Ok(mut out) => {
+        // Read keeps within its own output budget, so what it returns is never cut or moved to
+        // a file by the budget stage (reading that file back would hit the same limit).
+        let budget =
+            crate::budget::success_limit_for(self.name(), self.budget_class(), &ctx.session.limits);
+        let note = if text.lossy { LOSSY_NOTE } else { "" };
+        match render(&text.text, offset, limit, budget, note) {
+            Ok(out) => {
                 ctx.session.tools.read_state.record(&path, &bytes);
-                if text.lossy {
-                    out.push_str(
-                        "\n[This file is not valid UTF-8; bytes that are not were shown as \u{FFFD}.]",
-                    );
-                }
                 ToolOutput::success(out)
             }
             Err(e) => ToolOutput::failed(e),
@@ -182,54 +183,97 @@ pub(crate) fn number_line(out: &mut String, number: usize, line: &str) {
     }
 }
 
-/// Numbers lines `offset..offset+limit` (1-based) of `text`. Without offset and limit, at most
-/// [`DEFAULT_LINES`] lines and [`MAX_CHARS`] characters are returned with a notice saying how to
-/// read on; with either given, going over [`MAX_CHARS`] is an error saying how to ask for less.
+/// Numbers lines `offset..offset+limit` (1-based) of `text` and ends the text with `note`, in
+/// at most `max_chars` characters, note included.
+///
+/// With a `limit`, the window is returned whole, or, when it is longer than `max_chars`, refused
+/// with the `limit` that fits from the same offset (that window is then returned whole). Without
+/// one, at most [`DEFAULT_LINES`] lines are returned, and when the file goes on past them (or
+/// past `max_chars`) a notice saying where to read on follows them — notice included, the text
+/// stays within `max_chars`.
 pub(crate) fn render(
     text: &str,
     offset: Option<usize>,
     limit: Option<usize>,
+    max_chars: usize,
+    note: &str,
 ) -> Result<String, String> {
-    let explicit = offset.is_some() || limit.is_some();
+    let room = max_chars.saturating_sub(note.chars().count());
     let start = offset.unwrap_or(1).max(1);
-    let limit = limit.unwrap_or(DEFAULT_LINES).max(1);
     let total = text.lines().count();
     if start > total {
         return Ok(format!(
             "[The file has {total} lines; offset {start} is past its end. Use an offset of at most {total}.]"
         ));
     }
+    let end = (start - 1)
+        .saturating_add(limit.unwrap_or(DEFAULT_LINES).max(1))
+        .min(total);
+    // Render the window, remembering where each line ends (bytes, and characters so far); stop
+    // once past the room, as nothing later can be shown.
     let mut out = String::new();
+    let mut ends: Vec<(usize, usize)> = Vec::new();
     let mut chars = 0usize;
-    let mut last = start - 1;
-    for (i, line) in text.lines().enumerate().skip(start - 1).take(limit) {
+    for (i, line) in text
+        .lines()
+        .enumerate()
+        .skip(start - 1)
+        .take(end + 1 - start)
+    {
         let before = out.len();
         number_line(&mut out, i + 1, line);
-        let added = out[before..].chars().count();
-        if chars + added > MAX_CHARS {
-            out.truncate(before);
-            if explicit {
-                let fit = (i + 1 - start).max(1);
-                return Err(format!(
-                    "lines {start}–{} come to more than {MAX_CHARS} characters, more than one Read \
-                     returns. Ask for fewer lines (limit={fit} fits from offset {start}) or use Grep \
-                     to find the part you need.",
-                    (start - 1).saturating_add(limit).min(total)
-                ));
-            }
+        chars += out[before..].chars().count();
+        ends.push((out.len(), chars));
+        if chars > room {
             break;
         }
-        chars += added;
-        last = i + 1;
     }
-    if !explicit && last < total {
-        out.push_str(&format!(
-            "\n[Showing lines {start}–{last} of {total}: one Read returns at most {DEFAULT_LINES} \
-             lines and {MAX_CHARS} characters. Read on with offset={} (and a limit), or use Grep \
-             to find what you need.]",
-            last + 1
+    let whole = ends.len() == end + 1 - start && chars <= room;
+    let fitting = |room: usize| ends.iter().take_while(|(_, c)| *c <= room).count();
+    let too_long = || {
+        format!(
+            "line {start} alone comes to more than the {max_chars} characters one Read returns. \
+             Use Grep to find the part you need, or Bash (e.g. `sed -n '{start}p' FILE | cut -c1-1000`)."
+        )
+    };
+    if limit.is_some() && !whole {
+        let fit = fitting(room);
+        if fit == 0 {
+            return Err(too_long());
+        }
+        return Err(format!(
+            "lines {start}–{end} come to more than {max_chars} characters, more than one Read \
+             returns. Ask for fewer lines (limit={fit} fits from offset {start}) or use Grep to \
+             find the part you need."
         ));
     }
+    if limit.is_none() && !(whole && end == total) {
+        let notice = |last: usize| {
+            format!(
+                "\n[Showing lines {start}–{last} of {total}: one Read returns at most \
+                 {DEFAULT_LINES} lines and {max_chars} characters. Read on with offset={} (and a \
+                 limit), or use Grep to find what you need.]",
+                last + 1
+            )
+        };
+        // Room for the longest notice this file can need.
+        let shown = fitting(room.saturating_sub(notice(total).chars().count()));
+        if shown == 0 {
+            // Not even the notice and a line fit (a tiny `limits.per_tool.Read`): a window
+            // without a notice may.
+            return Err(match fitting(room) {
+                0 => too_long(),
+                fit => format!(
+                    "one Read returns at most {max_chars} characters, too few for these lines \
+                     and a note on where to read on. Ask for fewer lines (limit={fit} fits from \
+                     offset {start}) or use Grep to find the part you need."
+                ),
+            });
+        }
+        out.truncate(ends[shown - 1].0);
+        out.push_str(&notice(start - 1 + shown));
+    }
+    out.push_str(note);
     Ok(out)
 }
 
@@ -276,20 +320,25 @@ fn missing_file_message(path: &Path, cwd: &Path) -> String {
 mod tests {
     use super::*;
 
+    const BUDGET: usize = 50_000;
+
     #[test]
     fn numbering_and_windows() {
         let text = "a\nb\r\nc\n";
         assert_eq!(
-            render(text, None, None).unwrap(),
+            render(text, None, None, BUDGET, "").unwrap(),
             "     1\ta\n     2\tb\n     3\tc\n"
         );
-        assert_eq!(render(text, Some(2), Some(1)).unwrap(), "     2\tb\n");
         assert_eq!(
-            render(text, Some(0), Some(5)).unwrap(),
+            render(text, Some(2), Some(1), BUDGET, "").unwrap(),
+            "     2\tb\n"
+        );
+        assert_eq!(
+            render(text, Some(0), Some(5), BUDGET, "").unwrap(),
             "     1\ta\n     2\tb\n     3\tc\n"
         );
         assert!(
-            render(text, Some(9), None)
+            render(text, Some(9), None, BUDGET, "")
                 .unwrap()
                 .contains("past its end")
         );
@@ -298,27 +347,71 @@ mod tests {
     #[test]
     fn long_line_cut() {
         let line = "x".repeat(2500);
-        let out = render(&line, None, None).unwrap();
+        let out = render(&line, None, None, BUDGET, "").unwrap();
         assert!(out.contains("[line cut: 2500 characters in all]"));
         assert_eq!(out.matches('x').count(), MAX_LINE_CHARS);
     }
 
-    #[test]
-    fn default_line_cap_and_char_cap() {
-        let text: String = (1..=2500).map(|i| format!("{i}\n")).collect();
-        let out = render(&text, None, None).unwrap();
-        assert!(out.contains("  2000\t2000\n"));
-        assert!(!out.contains("\t2001\n"));
-        assert!(out.contains("Read on with offset=2001"));
+    /// The first line number after the text's notice, if it has one.
+    fn read_on(out: &str) -> Option<usize> {
+        let at = out.find("Read on with offset=")? + "Read on with offset=".len();
+        out[at..].split(' ').next()?.parse().ok()
+    }
 
-        let wide: String = (0..200)
-            .map(|_| format!("{}\n", "y".repeat(1000)))
+    #[test]
+    fn stopping_early_says_where_to_read_on_within_the_budget() {
+        let short: String = (1..=2500).map(|i| format!("{i}\n")).collect();
+        let wide: String = (1..=200)
+            .map(|i| format!("{i} {}\n", "y".repeat(997)))
             .collect();
-        let out = render(&wide, None, None).unwrap();
-        assert!(out.len() <= MAX_CHARS + 400);
-        assert!(out.contains("Showing lines 1–"));
-        let err = render(&wide, Some(1), Some(200)).unwrap_err();
-        assert!(err.contains("limit="), "{err}");
+        // (text, offset, budget, last line shown, next offset)
+        for (text, offset, budget, last, next) in [
+            (&short, None, BUDGET, 2000, Some(2001)),
+            (&short, Some(400), BUDGET, 2399, Some(2400)),
+            (&short, Some(2001), BUDGET, 2500, None),
+            (&wide, None, BUDGET, 49, Some(50)),
+            (&wide, Some(190), BUDGET, 200, None),
+            (&wide, None, 10_000, 9, Some(10)),
+        ] {
+            let out = render(text, offset, None, budget, "").unwrap();
+            assert!(out.chars().count() <= budget, "{offset:?} {budget}");
+            assert!(
+                out.contains(&format!("{last:>6}\t")),
+                "{offset:?} {budget}: {last}"
+            );
+            assert!(
+                !out.contains(&format!("{:>6}\t", last + 1)),
+                "{offset:?} {budget}"
+            );
+            assert_eq!(read_on(&out), next, "{offset:?} {budget}");
+        }
+    }
+
+    #[test]
+    fn a_limit_over_the_budget_names_a_limit_that_fits() {
+        let wide: String = (1..=200)
+            .map(|i| format!("{i} {}\n", "y".repeat(997)))
+            .collect();
+        for (offset, budget) in [(1, BUDGET), (30, BUDGET), (5, 3_000), (100, 20_000)] {
+            let err = render(&wide, Some(offset), Some(200), budget, "").unwrap_err();
+            let at = err.find("limit=").unwrap() + "limit=".len();
+            let fit: usize = err[at..].split(' ').next().unwrap().parse().unwrap();
+            assert!(err.contains(&format!("from offset {offset}")), "{err}");
+            let out = render(&wide, Some(offset), Some(fit), budget, "").unwrap();
+            assert!(out.chars().count() <= budget);
+            assert!(render(&wide, Some(offset), Some(fit + 1), budget, "").is_err());
+        }
+        // Lines fit, but not with a notice after them: a limit that fits is named.
+        let err = render(&wide, None, None, 1_100, "").unwrap_err();
+        assert!(err.contains("limit=1 fits from offset 1"), "{err}");
+        // Not even one line fits.
+        let err = render(&wide, Some(3), Some(1), 500, "").unwrap_err();
+        assert!(err.contains("line 3 alone"), "{err}");
+        assert!(
+            render(&wide, Some(3), None, 500, "")
+                .unwrap_err()
+                .contains("line 3 alone")
+        );
     }
 
     #[test]
