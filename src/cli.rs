@@ -118,6 +118,9 @@ pub struct RuntimeArgs {
     /// Write output files to a fresh temporary folder deleted at exit; notices say so.
     #[arg(long = "temp-output-dir", conflicts_with = "output_dir")]
     pub temp_output_dir: bool,
+    /// Make a settings key toolrt does not know or ignores an error (exit 2) instead of a warning.
+    #[arg(long = "strict-settings")]
+    pub strict_settings: bool,
     /// Who answers an ask: "client" (a permission_request) or "none" (deny).
     #[arg(long = "permission-prompt", value_name = "WHO", default_value = "client", value_parser = ["client", "none"])]
     pub permission_prompt: String,
@@ -131,10 +134,8 @@ fn parse_mode(s: &str) -> Result<Mode, String> {
 impl RuntimeArgs {
     /// Loads settings and builds the runtime config. Errors are for stderr, exit 2.
     pub fn into_config(self, ask: AskPolicy) -> Result<Config, String> {
+        // Its warnings are printed (or refused, with --strict-settings) when the runtime starts.
         let settings = Settings::load(&self.settings).map_err(|e| e.to_string())?;
-        for warning in &settings.warnings {
-            tracing::warn!("{warning}");
-        }
         let cwd = match self.cwd {
             Some(dir) => dir,
             None => std::env::current_dir()
@@ -151,6 +152,7 @@ impl RuntimeArgs {
         config.allowed_tools = self.allowed_tools;
         config.disallowed_tools = self.disallowed_tools;
         config.permission_mode = self.permission_mode;
+        config.strict_settings = self.strict_settings;
         config.max_in_flight = self.max_in_flight as usize;
         config.max_queued = self.max_queued as usize;
         config.max_parallel = self.max_parallel as usize;

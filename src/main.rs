@@ -15,12 +15,18 @@ use toolrt::supervisor::AskPolicy;
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
+    use std::io::IsTerminal;
+    // Colour codes only for a person at a terminal, and not when NO_COLOR asks for none: a log
+    // file or a supervising program should get plain text.
+    let colour = std::io::stderr().is_terminal()
+        && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("TOOLRT_LOG")
                 .unwrap_or_else(|_| "warn".into()),
         )
+        .with_ansi(colour)
         .with_target(false)
         .init();
     let cli = Cli::parse();

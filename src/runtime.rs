@@ -57,6 +57,9 @@ pub struct Config {
     pub disallowed_tools: Vec<String>,
     /// `--permission-mode`.
     pub permission_mode: Option<Mode>,
+    /// `--strict-settings`: a settings key toolrt does not know or ignores is an error rather
+    /// than a warning.
+    pub strict_settings: bool,
     /// Calls executing at once across batches.
     pub max_in_flight: usize,
     /// Admitted calls waiting beyond those executing.
@@ -89,6 +92,7 @@ impl Config {
             allowed_tools: Vec::new(),
             disallowed_tools: Vec::new(),
             permission_mode: None,
+            strict_settings: false,
             max_in_flight: 64,
             max_queued: 4096,
             max_parallel: 10,
@@ -139,6 +143,9 @@ pub enum StartError {
     /// The working or output directory.
     #[error("{0}")]
     Io(String),
+    /// `--strict-settings`, and settings toolrt would only have warned about (one per line).
+    #[error("{0}")]
+    Strict(String),
     /// An actor could not start.
     #[error("could not start the {0} stage")]
     Spawn(&'static str),
@@ -197,13 +204,34 @@ pub fn default_output_dir(session_id: &str) -> PathBuf {
     state.join("toolrt/sessions").join(session_id)
 }
 
+/// Start-up warnings (settings keys toolrt does not know or ignores): each printed once on
+/// stderr, or, with `strict`, refused all together.
+fn report_warnings(strict: bool, warnings: &[String]) -> Result<(), StartError> {
+    let mut seen = std::collections::HashSet::new();
+    let unique: Vec<&String> = warnings.iter().filter(|w| seen.insert(*w)).collect();
+    if strict && !unique.is_empty() {
+        let mut message =
+            "--strict-settings: toolrt would ignore these settings, so it does not start:"
+                .to_string();
+        for w in unique {
+            message.push_str("\n  ");
+            message.push_str(w);
+        }
+        return Err(StartError::Strict(message));
+    }
+    for w in unique {
+        tracing::warn!("{w}");
+    }
+    Ok(())
+}
+
 /// Compiles the permission policy and the tool registry of a config (shared by `start` and
-/// `explain`). Policy warnings (unknown keys) go to stderr through `tracing`.
+/// `explain`), with the warnings of the settings so far.
 fn build_policy_and_registry(
     config: &Config,
     cwd: &Path,
     output_dir: Option<&Path>,
-) -> Result<(Arc<Policy>, Registry), StartError> {
+) -> Result<(Arc<Policy>, Registry, Vec<String>), StartError> {
     let settings = &config.settings;
     let mut policy = PolicyBuilder::new(cwd.to_path_buf(), crate::paths::home_dir());
     if let Some(dir) = output_dir {
@@ -221,9 +249,8 @@ fn build_policy_and_registry(
     if let Some(mode) = config.permission_mode {
         policy.set_cli_mode(mode);
     }
-    for warning in policy.warnings() {
-        tracing::warn!("{warning}");
-    }
+    let mut warnings = settings.warnings.clone();
+    warnings.extend(policy.warnings().iter().cloned());
     let policy = Arc::new(policy.build()?);
     let mut tools: Vec<Arc<dyn Tool>> = if config.builtins {
         crate::tools::builtin_tools()
@@ -238,7 +265,7 @@ fn build_policy_and_registry(
         &settings.alias_files,
         |name| policy.removes_tool(name),
     )?;
-    Ok((policy, registry))
+    Ok((policy, registry, warnings))
 }
 
 /// What `toolrt explain` found.
@@ -277,7 +304,9 @@ pub fn explain(
         OutputDir::At(dir) => std::fs::canonicalize(dir).ok(),
         _ => None,
     };
-    let (policy, registry) = build_policy_and_registry(config, &cwd, output_dir.as_deref())?;
+    let (policy, registry, warnings) =
+        build_policy_and_registry(config, &cwd, output_dir.as_deref())?;
+    report_warnings(config.strict_settings, &warnings)?;
     let mut session = Session::new(cwd, std::env::temp_dir());
     session.tools = crate::tools::ToolState::new(
         config.settings.require_read_before_edit,
@@ -333,7 +362,8 @@ impl Runtime {
         session.output_dir = output_dir.clone();
         let settings = &config.settings;
 
-        let (policy, registry) = build_policy_and_registry(&config, &cwd, Some(&output_dir))?;
+        let (policy, registry, mut warnings) =
+            build_policy_and_registry(&config, &cwd, Some(&output_dir))?;
 
         session.env_scrub = settings.env_scrub.clone();
         session.tools = crate::tools::ToolState::new(
@@ -352,9 +382,8 @@ impl Runtime {
         for (event, matcher, timeout, hook) in &config.in_process_hooks {
             hook_config.register_fn(*event, matcher, *timeout, hook.clone())?;
         }
-        for warning in hook_config.warnings() {
-            tracing::warn!("{warning}");
-        }
+        warnings.extend(hook_config.warnings().iter().cloned());
+        report_warnings(config.strict_settings, &warnings)?;
         let hooks = if hook_config.is_empty() {
             Hooks::none()
         } else {

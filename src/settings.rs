@@ -97,21 +97,133 @@ pub struct Settings {
     pub env_scrub: Vec<String>,
     /// `tools.requireReadBeforeEdit` (default true).
     pub require_read_before_edit: bool,
-    /// Warnings to print (unknown keys).
+    /// Warnings to print (unknown keys), each once; errors with `--strict-settings`.
     pub warnings: Vec<String>,
 }
 
-/// Top-level keys toolrt knows. Others warn.
-const KNOWN_KEYS: &[&str] = &[
-    "permissions",
-    "hooks",
-    "aliases",
-    "limits",
-    "env",
-    "tools",
-    "mcpServers",
-    "$schema",
-];
+/// What toolrt knows about one settings key's value.
+#[derive(Debug, Clone, Copy)]
+pub enum Known {
+    /// A value whose inside holds no settings keys (a list, a scalar, or a map of names such as
+    /// `aliases`), or whose stage checks its own keys (`hooks`).
+    Value,
+    /// An object whose keys are these, each with what it holds.
+    Object(&'static [(&'static str, Known)]),
+}
+
+/// Every settings key toolrt knows, as a tree. A key missing here warns as unknown, naming the
+/// known key it most resembles (`permissions.alow` → `permissions.allow`), and is an error with
+/// `--strict-settings`. When toolrt learns a key, add it here.
+pub const KNOWN_KEYS: Known = Known::Object(&[
+    ("$schema", Known::Value),
+    (
+        "permissions",
+        Known::Object(&[
+            ("allow", Known::Value),
+            ("ask", Known::Value),
+            ("deny", Known::Value),
+            ("additionalDirectories", Known::Value),
+            ("defaultMode", Known::Value),
+        ]),
+    ),
+    // Events and their handlers: the hook configuration checks its own keys.
+    ("hooks", Known::Value),
+    ("aliases", Known::Value),
+    (
+        "limits",
+        Known::Object(&[
+            ("bash_chars", Known::Value),
+            ("error_chars", Known::Value),
+            ("tool_chars", Known::Value),
+            ("mcp_chars", Known::Value),
+            ("preview_chars", Known::Value),
+            ("per_tool", Known::Value),
+        ]),
+    ),
+    ("env", Known::Object(&[("scrub", Known::Value)])),
+    (
+        "tools",
+        Known::Object(&[("requireReadBeforeEdit", Known::Value)]),
+    ),
+    ("mcpServers", Known::Value),
+]);
+
+impl Known {
+    fn keys(&self) -> &'static [(&'static str, Known)] {
+        match self {
+            Known::Value => &[],
+            Known::Object(keys) => keys,
+        }
+    }
+
+    /// Every known key as a dotted path.
+    fn paths(&self, prefix: &str, out: &mut Vec<String>) {
+        for (key, known) in self.keys() {
+            let path = join_key(prefix, key);
+            known.paths(&path, out);
+            out.push(path);
+        }
+    }
+}
+
+fn join_key(prefix: &str, key: &str) -> String {
+    if prefix.is_empty() {
+        key.to_string()
+    } else {
+        format!("{prefix}.{key}")
+    }
+}
+
+/// The dotted paths of every key of `value` that `known` does not know, below `prefix`.
+fn unknown_keys(value: &Map<String, Value>, known: Known, prefix: &str, out: &mut Vec<String>) {
+    for (key, inner) in value {
+        match known.keys().iter().find(|(k, _)| k == key) {
+            None => out.push(join_key(prefix, key)),
+            Some((_, Known::Object(_))) => {
+                if let Value::Object(map) = inner {
+                    let sub = known.keys().iter().find(|(k, _)| k == key).map(|(_, k)| *k);
+                    if let Some(sub) = sub {
+                        unknown_keys(map, sub, &join_key(prefix, key), out);
+                    }
+                }
+            }
+            Some((_, Known::Value)) => {}
+        }
+    }
+}
+
+/// The known key an unknown one most likely meant: the closest sibling by edit distance, else a
+/// key of that name elsewhere (`defaultMode` at the top level → `permissions.defaultMode`).
+pub fn likely_key(unknown: &str) -> Option<String> {
+    let (prefix, name) = match unknown.rsplit_once('.') {
+        Some((p, n)) => (p, n),
+        None => ("", unknown),
+    };
+    let mut all = Vec::new();
+    KNOWN_KEYS.paths("", &mut all);
+    let lower = name.to_lowercase();
+    let close = |candidate: &str| {
+        let d = strsim::damerau_levenshtein(&lower, &candidate.to_lowercase());
+        // One edit for short names, about one in four for longer ones.
+        (d <= (lower.chars().count() / 4).max(1)).then_some(d)
+    };
+    let siblings = all.iter().filter(|p| match p.rsplit_once('.') {
+        Some((pp, _)) => pp == prefix,
+        None => prefix.is_empty(),
+    });
+    let leaf = |p: &str| p.rsplit_once('.').map_or(p, |(_, n)| n).to_string();
+    siblings
+        .filter_map(|p| close(&leaf(p)).map(|d| (d, p)))
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, p)| p.clone())
+        .or_else(|| {
+            all.iter()
+                .filter(|p| p.as_str() != unknown)
+                .filter_map(|p| close(&leaf(p)).map(|d| (d, p)))
+                .min_by_key(|(d, _)| *d)
+                .map(|(_, p)| p.clone())
+        })
+}
 
 impl Settings {
     /// Loads and merges the given files, in order.
@@ -140,11 +252,16 @@ impl Settings {
         let Value::Object(root) = value else {
             return Err(key_err(path, "(top level)", "expected an object", &value));
         };
-        for key in root.keys() {
-            if !KNOWN_KEYS.contains(&key.as_str()) {
-                self.warnings
-                    .push(format!("{}: unknown key {key:?} ignored", path.display()));
-            }
+        let mut unknown = Vec::new();
+        unknown_keys(&root, KNOWN_KEYS, "", &mut unknown);
+        for key in unknown {
+            let hint = likely_key(&key)
+                .map(|k| format!("; did you mean {k:?}?"))
+                .unwrap_or_default();
+            self.warnings.push(format!(
+                "{}: unknown key {key:?} ignored{hint}",
+                path.display()
+            ));
         }
         for key in ["permissions", "hooks", "mcpServers"] {
             if let Some(v) = root.get(key)
@@ -212,13 +329,8 @@ impl Settings {
                     "tool_chars" => &mut self.limits.tool_chars,
                     "mcp_chars" => &mut self.limits.mcp_chars,
                     "preview_chars" => &mut self.limits.preview_chars,
-                    _ => {
-                        self.warnings.push(format!(
-                            "{}: unknown key \"limits.{key}\" ignored",
-                            path.display()
-                        ));
-                        continue;
-                    }
+                    // Reported with every other unknown key above.
+                    _ => continue,
                 };
                 match val.as_u64() {
                     Some(n) if n > 0 => *slot = n as usize,
@@ -375,6 +487,42 @@ mod tests {
         assert_eq!(s.aliases["Shell"], "Bash");
         assert_eq!(s.warnings.len(), 1);
         assert!(s.warnings[0].contains("\"colour\""));
+        assert!(!s.warnings[0].contains("did you mean"), "{}", s.warnings[0]);
         assert_eq!(s.sections("limits").count(), 2);
+    }
+
+    #[test]
+    fn unknown_keys_name_the_likely_key() {
+        let s = merge(
+            r#"{"permissions": {"alow": [], "allow": []}, "limits": {"bash_char": 3},
+                "tools": {"requireReadBeforEdit": true}, "env": {"scrubb": []},
+                "Permissions": {}, "defaultMode": "plan", "aliases": {"Anything": "Bash"},
+                "mcpServers": {"srv": {"command": "x"}}, "model": "opus"}"#,
+        )
+        .unwrap();
+        let want = [
+            ("permissions.alow", Some("permissions.allow")),
+            ("limits.bash_char", Some("limits.bash_chars")),
+            (
+                "tools.requireReadBeforEdit",
+                Some("tools.requireReadBeforeEdit"),
+            ),
+            ("env.scrubb", Some("env.scrub")),
+            ("Permissions", Some("permissions")),
+            ("defaultMode", Some("permissions.defaultMode")),
+            ("model", None),
+        ];
+        assert_eq!(s.warnings.len(), want.len(), "{:#?}", s.warnings);
+        for (key, likely) in want {
+            let w = s
+                .warnings
+                .iter()
+                .find(|w| w.contains(&format!("unknown key {key:?} ignored")))
+                .unwrap_or_else(|| panic!("no warning for {key}: {:#?}", s.warnings));
+            match likely {
+                Some(k) => assert!(w.ends_with(&format!("; did you mean {k:?}?")), "{w}"),
+                None => assert!(!w.contains("did you mean"), "{w}"),
+            }
+        }
     }
 }

@@ -76,6 +76,9 @@ pub struct Pipeline {
     pub ask_policy: AskPolicy,
     /// Where stage timings go, when someone measures (`toolrt bench`); None costs one branch.
     pub clock: Option<Arc<dyn StageClock>>,
+    /// Whether debug logging was on when the pipeline was built: each call then logs its stage
+    /// timings. Decided once, so a call without it pays one branch.
+    pub debug_log: bool,
     asks: DashMap<String, oneshot::Sender<PermissionResponse>>,
     asks_closed: AtomicBool,
     ask_seq: AtomicU64,
@@ -111,6 +114,7 @@ impl Pipeline {
             asks_closed: AtomicBool::new(false),
             ask_seq: AtomicU64::new(1),
             clock: None,
+            debug_log: tracing::enabled!(tracing::Level::DEBUG),
         }
     }
 
@@ -199,35 +203,65 @@ pub trait StageClock: Send + Sync {
     fn record(&self, stage: Stage, nanos: u64);
 }
 
-/// Times stages when a clock is set.
+/// Times stages when a clock is set (benchmarks) or debug logging is on.
 struct Lap<'a> {
     clock: Option<&'a dyn StageClock>,
+    /// Nanoseconds per stage the call went through, for its debug line (`TOOLRT_LOG=debug`);
+    /// boxed so a call without it carries one word.
+    debug: Option<Box<[Option<u64>; Stage::ALL.len()]>>,
     last: Option<std::time::Instant>,
 }
 
 impl<'a> Lap<'a> {
-    fn new(clock: Option<&'a Arc<dyn StageClock>>, since: Option<std::time::Instant>) -> Self {
+    fn new(clock: Option<&'a Arc<dyn StageClock>>, debug: bool, since: std::time::Instant) -> Self {
         let clock = clock.map(|c| &**c);
         Self {
             clock,
-            last: clock.map(|_| since.unwrap_or_else(std::time::Instant::now)),
+            last: (clock.is_some() || debug).then_some(since),
+            debug: debug.then(|| Box::new([None; Stage::ALL.len()])),
         }
     }
 
     /// Ends `stage` now and starts the next one.
     fn mark(&mut self, stage: Stage) {
-        if let (Some(clock), Some(last)) = (self.clock, self.last) {
+        if let Some(last) = self.last {
             let now = std::time::Instant::now();
-            clock.record(stage, (now - last).as_nanos() as u64);
+            let nanos = (now - last).as_nanos() as u64;
+            if let Some(clock) = self.clock {
+                clock.record(stage, nanos);
+            }
+            if let Some(times) = self.debug.as_mut() {
+                *times[stage as usize].get_or_insert(0) += nanos;
+            }
             self.last = Some(now);
         }
     }
 
     /// Restarts timing now (after a wait that belongs to no stage).
     fn restart(&mut self) {
-        if self.clock.is_some() {
+        if self.last.is_some() {
             self.last = Some(std::time::Instant::now());
         }
+    }
+
+    /// The stage timings for the call's debug line: `validate=12.3µs slot=0.1µs …` (stages
+    /// the call did not reach are left out).
+    fn summary(&self) -> String {
+        let Some(times) = &self.debug else {
+            return String::new();
+        };
+        let mut out = String::new();
+        for (stage, nanos) in Stage::ALL.iter().zip(times.iter()) {
+            if let Some(nanos) = nanos {
+                out.push_str(&format!(
+                    "{}={:.1}µs ",
+                    stage.name(),
+                    *nanos as f64 / 1000.0
+                ));
+            }
+        }
+        out.pop();
+        out
     }
 }
 
@@ -305,17 +339,18 @@ pub async fn run(job: Job) {
         id: &id,
         cancel: &cancel,
         batch: batch.as_ref(),
-        since,
     };
     // Boxed: the pipeline's state machine is large; unboxed, it would be copied into the task
     // at spawn and every call would cost about 1.5 µs more.
-    let result = Box::pin(drive(&pipeline, call, scope, gate, &mut notes))
-        .instrument(span)
+    let mut lap = Lap::new(pipeline.clock.as_ref(), pipeline.debug_log, since);
+    let result = Box::pin(drive(&pipeline, call, scope, gate, &mut notes, &mut lap))
+        .instrument(span.clone())
         .await;
     let mut result = match result {
         Ok(result) => result,
         Err((outcome, content)) => ToolResult::new(String::new(), outcome, content),
     };
+    tracing::debug!(parent: &span, outcome = result.outcome.as_str(), stages = %lap.summary(), "call finished");
     // Hooks' additional context and feedback go beside whatever the result is.
     for note in notes {
         result.content.push_str("\n\n");
@@ -379,8 +414,6 @@ struct Scope<'a> {
     id: &'a Arc<str>,
     cancel: &'a CancellationToken,
     batch: Option<&'a BatchLink>,
-    /// When the call was admitted.
-    since: std::time::Instant,
 }
 
 async fn drive(
@@ -389,13 +422,10 @@ async fn drive(
     scope: Scope<'_>,
     gate: Option<Gate>,
     notes: &mut Vec<String>,
+    lap: &mut Lap<'_>,
 ) -> Result<ToolResult, Early> {
-    let Scope {
-        id,
-        cancel,
-        batch,
-        since,
-    } = scope;
+    let Scope { id, cancel, batch } = scope;
+    tracing::debug!(batch_index = batch.map(|b| b.index), "call started");
     let cancelled = || {
         (
             Outcome::Cancelled,
@@ -405,7 +435,6 @@ async fn drive(
     if cancel.is_cancelled() {
         return Err(cancelled());
     }
-    let mut lap = Lap::new(p.clock.as_ref(), Some(since));
     lap.mark(Stage::Queue);
     // Validate stage, in two halves for a call of a batch: what cannot depend on the calls before
     // it (the tool exists, coercion, schema, concurrency-safety) before its turn, and the tool's
@@ -514,6 +543,11 @@ async fn drive(
             })
         })
         .await?;
+        tracing::debug!(
+            decision = decision.behavior.as_str(),
+            by = %decision.reason(),
+            "permission decided"
+        );
         match decision.behavior {
             Behavior::Allow => break,
             Behavior::Deny => return Err((Outcome::Denied, decision.message(&tool))),

@@ -162,6 +162,7 @@ impl Dispatcher {
         if !self.register(&id, cancel.clone(), None) {
             return self.refuse_duplicate(&id);
         }
+        tracing::debug!(id = %id, tool = %call.name, "call admitted");
         if self.root.is_cancelled() {
             cancel.cancel();
         }
@@ -218,6 +219,7 @@ impl Dispatcher {
             admitted.push((id, call, cancel));
         }
         let ids: Vec<Arc<str>> = admitted.iter().map(|(id, _, _)| id.clone()).collect();
+        tracing::debug!(batch = %batch_id, calls = ids.len(), "batch admitted");
         self.active
             .batches
             .insert(batch_id.clone(), (batch_cancel.clone(), ids.clone()));

@@ -302,9 +302,7 @@ impl HookConfig {
                 }
             }
         }
-        for w in &warnings {
-            tracing::warn!("{w}");
-        }
+        // The runtime prints them, each once (or refuses them with --strict-settings).
         self.warnings.extend(warnings);
         for (event, h) in added {
             self.handlers[event.index()].push(h);

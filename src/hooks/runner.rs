@@ -354,6 +354,12 @@ impl HookRunner {
         }
         let mut end_event = start_event.clone();
         (self.events)(start_event);
+        tracing::debug!(
+            hook_event = event.as_str(),
+            tool_use_id = subject.tool_use_id,
+            command = %cut(&h.label, EVENT_COMMAND_CHARS),
+            "hook started"
+        );
         let started = Instant::now();
         let (output, exit_code, dropped) = match &h.kind {
             HandlerKind::Command(command) => {
@@ -393,6 +399,14 @@ impl HookRunner {
                 "hook did not succeed; the call proceeds"
             );
         }
+        tracing::debug!(
+            hook_event = event.as_str(),
+            tool_use_id = subject.tool_use_id,
+            exit_code,
+            duration_ms,
+            outcome = output.status.as_str(),
+            "hook finished"
+        );
         end_event["event"] = "hook_end".into();
         end_event["exit_code"] = exit_code.into();
         end_event["duration_ms"] = duration_ms.into();

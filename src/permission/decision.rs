@@ -244,6 +244,12 @@ impl Decision {
         }
     }
 
+    /// What decided, in words that agree with the verdict (the rule and its file, the mode, a
+    /// default), for logs and `toolrt explain`.
+    pub fn reason(&self) -> String {
+        reason(self.behavior, &self.decided_by, self.mode)
+    }
+
     /// A multi-line explanation for `toolrt explain`: the decision, what decided and its file,
     /// and the verdict on every subcommand.
     pub fn explain(&self) -> String {

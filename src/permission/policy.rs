@@ -170,9 +170,8 @@ impl PolicyBuilder {
                     self.default_mode =
                         Some(m.parse::<Mode>().map_err(|e| err(&kpath, &e.to_string()))?);
                 }
-                _ => self
-                    .warnings
-                    .push(format!("{fname}: {kpath}: unknown key, ignored")),
+                // Unknown keys are reported once, with a likely key, by `settings`.
+                _ => {}
             }
         }
         Ok(())
@@ -195,7 +194,13 @@ impl PolicyBuilder {
     }
 
     fn add_cli(&mut self, kind: RuleKind, rules: &str, flag: &str) -> Result<(), PolicyError> {
-        for text in super::rule::split_rule_list(rules) {
+        let texts = super::rule::split_rule_list(rules);
+        if texts.is_empty() {
+            // A flag that holds no rule is the same error as `""` in a settings file.
+            let cwd = self.cwd.clone();
+            return self.push(kind, "", "command line".into(), cwd, flag.to_string());
+        }
+        for text in texts {
             let cwd = self.cwd.clone();
             self.push(kind, text, "command line".into(), cwd, flag.to_string())?;
         }

@@ -794,12 +794,10 @@ fn s1_settings_errors() {
         b.add_cli_allow("Bash(ls").unwrap_err().to_string(),
         "--allowed-tools: unbalanced parentheses in rule \"Bash(ls\""
     );
+    // Unknown keys are the settings loader's to report (once, with a likely key).
     b.add_settings_file(Path::new("s.json"), &json!({"frobnicate": 1}))
         .unwrap();
-    assert_eq!(
-        b.warnings(),
-        &["s.json: permissions.frobnicate: unknown key, ignored".to_string()]
-    );
+    assert!(b.warnings().is_empty());
 }
 
 #[test]

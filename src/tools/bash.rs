@@ -141,6 +141,17 @@ pub(crate) enum Ending {
     Lost(String),
 }
 
+impl std::fmt::Display for Ending {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Ending::Exited(status) => write!(f, "{status}"),
+            Ending::TimedOut => f.write_str("timed out, group killed"),
+            Ending::Cancelled => f.write_str("cancelled, group killed"),
+            Ending::Lost(why) => write!(f, "lost: {why}"),
+        }
+    }
+}
+
 /// Runs `child` to its end, capturing its output, until it exits, `deadline` passes or `cancel`
 /// fires. Its process group is killed in every case once the shell is done, so nothing it
 /// started outlives the call (a command that must keep running belongs in the background).
@@ -151,7 +162,8 @@ pub(crate) async fn run_captured(
     cancel: CancellationToken,
     progress: Option<&ProgressSink>,
 ) -> (Ending, Captured) {
-    let mut guard = child.id().map(GroupGuard::new);
+    let pid = child.id();
+    let mut guard = pid.map(GroupGuard::new);
     let mut out = child.stdout.take();
     let mut err = child.stderr.take();
     let mut buf_out = vec![0u8; 64 * 1024];
@@ -212,6 +224,7 @@ pub(crate) async fn run_captured(
         // Reap the killed shell so it does not linger as a zombie; SIGKILL makes this quick.
         let _ = tokio::time::timeout(Duration::from_secs(2), child.wait()).await;
     }
+    tracing::debug!(pid, ending = %ending, "process ended");
     // Finish the stream for a client that has been following it.
     if streamed && let (Some(sink), Some(text)) = (progress, capture.take_progress()) {
         sink.send(json!({ "output": text }));

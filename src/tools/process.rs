@@ -60,7 +60,9 @@ pub fn spawn_shell(command: &str, cwd: &Path, env_scrub: &[String]) -> std::io::
     for name in scrubbed_vars(env_scrub) {
         cmd.env_remove(name);
     }
-    cmd.spawn()
+    let child = cmd.spawn()?;
+    tracing::debug!(pid = child.id(), command, "process started");
+    Ok(child)
 }
 
 /// Sends SIGKILL to the process group `pgid`. A group that no longer exists is fine.
