@@ -8,6 +8,9 @@ use serde_json::{Map, Value};
 
 use crate::call::{ToolCall, ToolResult};
 
+/// The protocol version `hello` reports (docs/PROTOCOL.md): additions keep it, changes bump it.
+pub const PROTOCOL_VERSION: u32 = 1;
+
 /// A message from the client.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ClientMessage {
@@ -31,6 +34,11 @@ pub enum ClientMessage {
     },
     /// Accept nothing more, finish what is in flight, exit.
     Shutdown,
+    /// Ask what toolrt this is: answered by [`ServerMessage::Hello`].
+    Hello {
+        /// The client's name and version, for logs.
+        client: Option<String>,
+    },
 }
 
 /// What a `cancel` names.
@@ -77,6 +85,17 @@ pub enum ServerMessage {
     },
     /// A lifecycle event; `body` holds `event` and its fields.
     Event(EventBody),
+    /// The answer to `hello`: what the client talks to.
+    Hello {
+        /// [`PROTOCOL_VERSION`].
+        protocol: u32,
+        /// toolrt's version.
+        version: String,
+        /// The tools of the effective registry, by canonical name.
+        tools: Vec<String>,
+        /// The limits in force (admission, line length, output budget, Read).
+        limits: Value,
+    },
     /// An input line that is not valid JSON or not a valid message.
     Error {
         /// What was wrong.
@@ -166,7 +185,7 @@ fn parse_any(line: &str) -> Result<ClientMessage, LineError> {
     };
     let Some(kind) = obj.get("type") else {
         return Err(LineError::Type(
-            "missing field `type` (expected one of tool_use, batch, cancel, permission_response, rewind, shutdown)".into(),
+            "missing field `type` (expected one of tool_use, batch, cancel, permission_response, rewind, shutdown, hello)".into(),
         ));
     };
     let Some(kind) = kind.as_str() else {
@@ -286,8 +305,19 @@ fn parse_any(line: &str) -> Result<ClientMessage, LineError> {
             to: string_field(&obj, "rewind", "to", "")?,
         }),
         "shutdown" => Ok(ClientMessage::Shutdown),
+        "hello" => match obj.get("client") {
+            None | Some(Value::Null) => Ok(ClientMessage::Hello { client: None }),
+            Some(Value::String(c)) => Ok(ClientMessage::Hello {
+                client: Some(c.clone()),
+            }),
+            Some(other) => Err(field_err(
+                "hello",
+                "client",
+                format!("expected a string, got {}", json_type(other)),
+            )),
+        },
         other => Err(LineError::Type(format!(
-            "unknown message type {other:?} (expected one of tool_use, batch, cancel, permission_response, rewind, shutdown)"
+            "unknown message type {other:?} (expected one of tool_use, batch, cancel, permission_response, rewind, shutdown, hello)"
         ))),
     }
 }
@@ -489,6 +519,16 @@ mod tests {
             ClientMessage::Shutdown
         );
         assert_eq!(
+            parse_line(r#"{"type":"hello"}"#).unwrap(),
+            ClientMessage::Hello { client: None }
+        );
+        assert_eq!(
+            parse_line(r#"{"type":"hello","client":"orch/2"}"#).unwrap(),
+            ClientMessage::Hello {
+                client: Some("orch/2".into())
+            }
+        );
+        assert_eq!(
             parse_line(r#"{"type":"rewind","to":"a"}"#).unwrap(),
             ClientMessage::Rewind { to: "a".into() }
         );
@@ -529,6 +569,10 @@ mod tests {
             (
                 r#"{"type":"permission_response","request_id":"r","behavior":"maybe"}"#,
                 "field `behavior`",
+            ),
+            (
+                r#"{"type":"hello","client":3}"#,
+                "hello: field `client`: expected a string, got integer",
             ),
         ] {
             let err = parse_line(line).unwrap_err().to_string();

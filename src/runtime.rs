@@ -336,10 +336,32 @@ pub fn explain(
     }
 }
 
+/// The `limits` of the `hello` answer: what a client may send and what it gets back.
+fn limits_for_hello(config: &Config, limits: &crate::settings::Limits) -> serde_json::Value {
+    use crate::tool::Tool;
+    let read = crate::tools::read::Read;
+    serde_json::json!({
+        "max_line_bytes": crate::server::MAX_LINE_BYTES,
+        "max_in_flight": config.max_in_flight,
+        "max_queued": config.max_queued,
+        "max_parallel": config.max_parallel,
+        "bash_chars": limits.bash_chars,
+        "tool_chars": limits.tool_chars,
+        "mcp_chars": limits.mcp_chars,
+        "error_chars": limits.error_chars,
+        "preview_chars": limits.preview_chars,
+        "per_tool": limits.per_tool,
+        "read_lines": crate::tools::read::DEFAULT_LINES,
+        "read_chars": crate::budget::success_limit_for(read.name(), read.budget_class(), limits),
+    })
+}
+
 /// A running runtime: submit client messages, read server messages.
 pub struct Runtime {
     dispatcher: Dispatcher,
     session: Arc<Session>,
+    /// The answer to `hello`.
+    hello: ServerMessage,
     _temp_output: Option<tempfile::TempDir>,
 }
 
@@ -411,6 +433,12 @@ impl Runtime {
                 .await
                 .map_err(|_| StartError::Spawn("hooks"))?
         };
+        let hello = ServerMessage::Hello {
+            protocol: crate::protocol::PROTOCOL_VERSION,
+            version: env!("CARGO_PKG_VERSION").to_string(),
+            tools: registry.available().into_iter().map(String::from).collect(),
+            limits: limits_for_hello(&config, &settings.limits),
+        };
         let (validator, _) = Validator::spawn(Arc::new(registry), session.clone())
             .await
             .map_err(|_| StartError::Spawn("validate"))?;
@@ -446,6 +474,7 @@ impl Runtime {
             Self {
                 dispatcher,
                 session,
+                hello,
                 _temp_output: temp_output,
             },
             rx,
@@ -454,7 +483,13 @@ impl Runtime {
 
     /// Handles one client message (waits while admission is full).
     pub async fn submit(&self, msg: ClientMessage) {
-        self.dispatcher.submit(msg).await
+        match msg {
+            ClientMessage::Hello { client } => {
+                tracing::debug!(client = client.as_deref().unwrap_or("-"), "hello");
+                self.dispatcher.pipeline().emitter.send(self.hello.clone());
+            }
+            msg => self.dispatcher.submit(msg).await,
+        }
     }
 
     /// The dispatcher (cancellation, idleness).

@@ -95,7 +95,8 @@ impl Dispatcher {
                 }
             }
             ClientMessage::Rewind { to } => self.rewind(to).await,
-            ClientMessage::Shutdown => {}
+            // Shutdown is the reader's business; hello is answered by the runtime.
+            ClientMessage::Shutdown | ClientMessage::Hello { .. } => {}
         }
     }
 
