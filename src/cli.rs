@@ -52,7 +52,7 @@ pub enum Command {
 /// Flags of `toolrt bench`.
 #[derive(Debug, Args, Clone)]
 pub struct BenchArgs {
-    /// Fewer calls per figure: under two minutes on two cores.
+    /// Fewer calls per figure: seconds rather than most of a minute on two cores.
     #[arg(long)]
     pub quick: bool,
     /// Write every figure as JSON to this file.

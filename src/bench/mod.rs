@@ -34,7 +34,7 @@ use workload::Sizes;
 /// What `toolrt bench` was asked for.
 #[derive(Debug, Clone, Default)]
 pub struct Options {
-    /// Smaller sizes (under two minutes on two cores).
+    /// Smaller sizes (seconds rather than most of a minute on two cores).
     pub quick: bool,
     /// Tiny sizes, for tests of the command itself: the figures mean nothing.
     pub smoke: bool,
