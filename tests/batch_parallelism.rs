@@ -66,3 +66,21 @@ fn max_parallel_bounds_a_batch() {
         "four 1 s calls two at a time took {secs:.2}s"
     );
 }
+
+#[test]
+fn separate_tool_use_lines_run_concurrently() {
+    let sb = Sandbox::new();
+    // `a` finishes only once `b` has run: sequential handling would never answer `a`.
+    let mut server = sb.serve(&["--permission-mode", "bypassPermissions"]);
+    server.tool_use(
+        "a",
+        "Bash",
+        json!({"command": "timeout 20 sh -c 'while [ ! -f b.txt ]; do sleep 0.01; done'; echo saw b"}),
+    );
+    server.tool_use("b", "Bash", json!({"command": "touch b.txt"}));
+    let done = server.finish();
+    assert_eq!(done.result("b")["outcome"], "success");
+    let a = done.result("a");
+    assert_eq!(a["outcome"], "success", "{a}");
+    assert!(a["content"].as_str().unwrap().contains("saw b"));
+}

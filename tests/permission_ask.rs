@@ -206,3 +206,36 @@ fn answering_an_unknown_request_is_an_error_line() {
             .contains("nope")
     );
 }
+
+#[test]
+fn a_request_names_the_canonical_tool_and_the_input_as_it_would_run() {
+    let sb = Sandbox::new();
+    let settings = sb.write("s.json", r#"{"aliases": {"Scribe": "Write"}}"#);
+    let mut server = sb.serve(&["--settings", settings.to_str().unwrap()]);
+    // An alias, a relative path and a string where the schema wants an integer elsewhere: the
+    // request shows the call as it would run.
+    server.tool_use(
+        "w",
+        "Scribe",
+        json!({"file_path": "sub/../new.txt", "content": "x"}),
+    );
+    server.tool_use(
+        "b",
+        "Bash",
+        json!({"command": "touch t.txt", "timeout": "5000"}),
+    );
+    let req = request_for(&mut server, "w");
+    assert_eq!(req["tool_name"], "Write");
+    assert_eq!(
+        req["input"],
+        json!({"file_path": sb.path("new.txt").display().to_string(), "content": "x"})
+    );
+    assert!(req["request_id"].as_str().is_some_and(|r| !r.is_empty()));
+    assert!(req["reason"].as_str().is_some_and(|r| !r.is_empty()));
+    let req_b = request_for(&mut server, "b");
+    assert_eq!(req_b["input"]["timeout"], 5000);
+    assert_ne!(req["request_id"], req_b["request_id"]);
+    answer(&mut server, &req, json!({"behavior": "deny"}));
+    answer(&mut server, &req_b, json!({"behavior": "deny"}));
+    server.finish();
+}

@@ -119,3 +119,45 @@ fn sigint_cancels_everything_with_a_result_for_each() {
     assert_eq!(done.result("queued")["outcome"], "cancelled");
     assert!(!sb.path("queued-ran").exists());
 }
+
+#[test]
+fn after_shutdown_only_permission_answers_and_cancels_are_read() {
+    let sb = Sandbox::new();
+    let mut server = sb.serve(&[]);
+    // Two calls wait for permission; then the client shuts down with stdin still open.
+    server.tool_use("w1", "Bash", json!({"command": "touch one.txt"}));
+    server.tool_use("w2", "Bash", json!({"command": "touch two.txt"}));
+    let req = server.wait_for("request for w1", Duration::from_secs(10), |v| {
+        v["type"] == "permission_request" && v["tool_use_id"] == "w1"
+    });
+    server.wait_for("request for w2", Duration::from_secs(10), |v| {
+        v["type"] == "permission_request" && v["tool_use_id"] == "w2"
+    });
+    server.send(json!({"type": "shutdown"}));
+    server.tool_use("late", "Bash", json!({"command": "touch late.txt"}));
+    server.send(json!({"type": "permission_response", "request_id": req["request_id"], "behavior": "allow"}));
+    server.send(json!({"type": "cancel", "id": "w2"}));
+    assert_eq!(server.result("w1")["outcome"], "success");
+    assert_eq!(server.result("w2")["outcome"], "cancelled");
+    // Every call answered: the server exits without waiting for EOF.
+    let start = Instant::now();
+    while server.child.try_wait().unwrap().is_none() {
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "no exit after shutdown"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let done = server.finish();
+    assert!(done.results("late").is_empty());
+    let errors = done.of_type("error");
+    assert_eq!(errors.len(), 1, "{errors:#?}");
+    assert!(
+        errors[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("shutting down")
+    );
+    assert!(sb.path("one.txt").exists());
+    assert!(!sb.path("two.txt").exists() && !sb.path("late.txt").exists());
+}

@@ -205,3 +205,40 @@ fn rewind_to_an_unknown_id_is_an_error_line() {
         "{line}"
     );
 }
+
+#[test]
+fn rewind_to_a_call_that_changed_nothing_or_was_rewound_is_an_error_line() {
+    let mut s = Server::start(&[]);
+    let cwd = s.cwd();
+    std::fs::write(cwd.join("f.txt"), "one\n").unwrap();
+    s.call("r", "Read", json!({"file_path": "f.txt"}));
+    assert_outcome(
+        &s.call(
+            "w",
+            "Write",
+            json!({"file_path": "f.txt", "content": "two\n"}),
+        ),
+        "success",
+    );
+    // A Read changed no file.
+    s.send(json!({"type": "rewind", "to": "r"}));
+    let line = s.wait_for(WAIT, "an error line", |v| v["type"] == "error");
+    assert!(
+        line["message"].as_str().unwrap().contains("\"r\""),
+        "{line}"
+    );
+    s.send(json!({"type": "rewind", "to": "w"}));
+    s.wait_for(WAIT, "the rewound event", |v| v["event"] == "rewound");
+    assert_eq!(std::fs::read_to_string(cwd.join("f.txt")).unwrap(), "one\n");
+    // Already rewound.
+    s.send(json!({"type": "rewind", "to": "w"}));
+    let line = s.wait_for(WAIT, "a second error line", |v| {
+        v["type"] == "error" && v["message"].as_str().is_some_and(|m| m.contains("\"w\""))
+    });
+    assert!(
+        line["message"].as_str().unwrap().contains("no checkpoint"),
+        "{line}"
+    );
+    let (_, status) = s.finish();
+    assert!(status.success());
+}
