@@ -1,8 +1,15 @@
 //! Checkpoints: the prior state of every file a Write or Edit changes, per call, in call order,
 //! so a rewind can restore files exactly (or delete a file a Write created).
+//!
+//! # Repeated ids
+//! A client may reuse a call id once the call's result is out, so an id does not name one call.
+//! Checkpoints are kept per call, not per id: each call's id is its own `Arc<str>` (made when the
+//! call is accepted), and the store tells calls apart by that allocation. A rewind to an id
+//! undoes the most recent call that used it (and everything after); an earlier call with the same
+//! id is reached by rewinding to that id again.
 
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 /// Why a rewind failed.
 #[derive(Debug, thiserror::Error)]
@@ -27,7 +34,8 @@ pub enum RewindError {
 /// One file's state before one call changed it.
 #[derive(Debug)]
 struct Entry {
-    call_id: String,
+    /// The call, by identity (see the module docs); its text is the call id.
+    call: Arc<str>,
     path: PathBuf,
     /// Where its prior bytes are kept; `None`: the file did not exist.
     blob: Option<PathBuf>,
@@ -60,14 +68,15 @@ impl CheckpointStore {
     }
 
     /// Saves `path`'s current state (its bytes, or that it does not exist) as the state before
-    /// call `call_id`. A second save of the same file by the same call keeps the first.
-    /// `fallback_dir` is used when the store was made without a directory.
-    pub fn save(&self, call_id: &str, path: &Path, fallback_dir: &Path) -> std::io::Result<()> {
+    /// `call` (its id as the runtime made it for this call: `ToolContext::tool_use_id`). A
+    /// second save of the same file by the same call keeps the first; a later call reusing the
+    /// id is another call. `fallback_dir` is used when the store was made without a directory.
+    pub fn save(&self, call: &Arc<str>, path: &Path, fallback_dir: &Path) -> std::io::Result<()> {
         let mut inner = self.lock();
         if inner
             .entries
             .iter()
-            .any(|e| e.call_id == call_id && e.path == path)
+            .any(|e| Arc::ptr_eq(&e.call, call) && e.path == path)
         {
             return Ok(());
         }
@@ -89,18 +98,26 @@ impl CheckpointStore {
             Err(e) => return Err(e),
         };
         inner.entries.push(Entry {
-            call_id: call_id.to_string(),
+            call: call.clone(),
             path: path.to_path_buf(),
             blob,
         });
         Ok(())
     }
 
-    /// Undoes call `to` and every later call, newest first; returns the files restored, in the
-    /// order they were first changed.
+    /// Undoes the most recent call with id `to` and every later call, newest first; returns the
+    /// files restored, in the order they were first changed.
     pub fn rewind(&self, to: &str) -> Result<Vec<PathBuf>, RewindError> {
         let mut inner = self.lock();
-        let Some(start) = inner.entries.iter().position(|e| e.call_id == to) else {
+        let Some(last) = inner.entries.iter().rposition(|e| &*e.call == to) else {
+            return Err(RewindError::Unknown(to.to_string()));
+        };
+        let call = inner.entries[last].call.clone();
+        let Some(start) = inner
+            .entries
+            .iter()
+            .position(|e| Arc::ptr_eq(&e.call, &call))
+        else {
             return Err(RewindError::Unknown(to.to_string()));
         };
         let mut undone = inner.entries.split_off(start);
@@ -151,12 +168,13 @@ mod tests {
         let store = CheckpointStore::new(Some(dir.path().join("cp")));
         let a = dir.path().join("a");
         let b = dir.path().join("b");
+        let (c1, c2, c3) = (Arc::from("c1"), Arc::from("c2"), Arc::from("c3"));
         std::fs::write(&a, b"v0").unwrap();
-        store.save("c1", &a, dir.path()).unwrap();
+        store.save(&c1, &a, dir.path()).unwrap();
         std::fs::write(&a, b"v1").unwrap();
-        store.save("c2", &b, dir.path()).unwrap();
+        store.save(&c2, &b, dir.path()).unwrap();
         std::fs::write(&b, b"new").unwrap();
-        store.save("c3", &a, dir.path()).unwrap();
+        store.save(&c3, &a, dir.path()).unwrap();
         std::fs::write(&a, b"v2").unwrap();
 
         assert!(matches!(store.rewind("nope"), Err(RewindError::Unknown(_))));
@@ -166,5 +184,31 @@ mod tests {
         assert_eq!(store.rewind("c1").unwrap(), vec![a.clone()]);
         assert_eq!(std::fs::read(&a).unwrap(), b"v0");
         assert!(matches!(store.rewind("c3"), Err(RewindError::Unknown(_))));
+    }
+
+    #[test]
+    fn a_reused_id_is_another_call_and_rewinds_to_the_latest_first() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = CheckpointStore::new(Some(dir.path().join("cp")));
+        let a = dir.path().join("a");
+        std::fs::write(&a, b"v0").unwrap();
+        let first: Arc<str> = Arc::from("x");
+        store.save(&first, &a, dir.path()).unwrap();
+        std::fs::write(&a, b"v1").unwrap();
+        // The same id, reused by a later call that changes the same file: its own checkpoint.
+        let second: Arc<str> = Arc::from("x");
+        store.save(&second, &a, dir.path()).unwrap();
+        std::fs::write(&a, b"v2").unwrap();
+        // The same call saving the file again keeps its first checkpoint.
+        store.save(&second, &a, dir.path()).unwrap();
+        assert_eq!(store.rewind("x").unwrap(), vec![a.clone()]);
+        assert_eq!(
+            std::fs::read(&a).unwrap(),
+            b"v1",
+            "the latest call with the id is undone"
+        );
+        assert_eq!(store.rewind("x").unwrap(), vec![a.clone()]);
+        assert_eq!(std::fs::read(&a).unwrap(), b"v0", "then the earlier one");
+        assert!(matches!(store.rewind("x"), Err(RewindError::Unknown(_))));
     }
 }
