@@ -7,8 +7,8 @@ use std::time::{Duration, Instant};
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use serde_json::json;
-use tokio::sync::mpsc::UnboundedReceiver;
 use toolrt::call::ToolCall;
+use toolrt::emit::Outbox;
 use toolrt::protocol::{ClientMessage, ServerMessage};
 use toolrt::supervisor::AskPolicy;
 use toolrt::tools::noop::Noop;
@@ -22,9 +22,7 @@ fn ci() -> bool {
     std::env::var_os("CI").is_some()
 }
 
-async fn start(
-    max_in_flight: usize,
-) -> (Runtime, UnboundedReceiver<ServerMessage>, tempfile::TempDir) {
+async fn start(max_in_flight: usize) -> (Runtime, Outbox, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     let mut config = Config::new(dir.path().to_path_buf()).tool(Arc::new(Noop::new()));
     config.builtins = false;
@@ -36,7 +34,7 @@ async fn start(
     (rt, rx, dir)
 }
 
-async fn next_result(rx: &mut UnboundedReceiver<ServerMessage>) {
+async fn next_result(rx: &mut Outbox) {
     while let Some(msg) = rx.recv().await {
         if matches!(msg, ServerMessage::ToolResult(_)) {
             return;

@@ -94,7 +94,7 @@ pub struct ToolResult {
     /// A file holding the complete output when `content` shows only part of it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output_file: Option<PathBuf>,
-    /// Wall time from admission to result, in milliseconds.
+    /// Wall time from acceptance to result, in milliseconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub duration_ms: Option<u64>,
 }

@@ -105,9 +105,13 @@ pub struct RuntimeArgs {
     /// Calls executing at once, across batches.
     #[arg(long = "max-in-flight", value_name = "N", default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..))]
     pub max_in_flight: u32,
-    /// Admitted calls allowed to wait beyond those executing; past that toolrt stops reading.
+    /// Admitted calls allowed to wait beyond those executing.
     #[arg(long = "max-queued", value_name = "N", default_value_t = 4096)]
     pub max_queued: u32,
+    /// Accepted calls allowed to wait for admission (also bounded to 64 MiB of input); past
+    /// that toolrt stops reading, or refuses calls as busy while a call waits for an answer.
+    #[arg(long = "max-parked", value_name = "N", default_value_t = crate::dispatch::DEFAULT_MAX_PARKED as u32)]
+    pub max_parked: u32,
     /// Concurrency-safe calls of one batch running at once.
     #[arg(long = "max-parallel", value_name = "N", default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
     pub max_parallel: u32,
@@ -155,6 +159,7 @@ impl RuntimeArgs {
         config.strict_settings = self.strict_settings;
         config.max_in_flight = self.max_in_flight as usize;
         config.max_queued = self.max_queued as usize;
+        config.max_parked = self.max_parked as usize;
         config.max_parallel = self.max_parallel as usize;
         config.ask_policy = if self.permission_prompt == "none" {
             AskPolicy::Deny

@@ -1,79 +1,318 @@
 //! The one way out: every message to the client goes through an [`Emitter`], and one writer
 //! task owns stdout.
+//!
+//! # What bounds the outgoing queue
+//! The queue between the emitters and the writer has no fixed capacity (a result must never wait
+//! for room, nor be dropped), but nothing enters it unaccounted for:
+//! - A `tool_result` carries its call's admission place ([`Emitter::send_result`]); the writer
+//!   gives the place back only once the line is written. Every other message of an admitted call
+//!   (`permission_request`, hook events, `stop`) is sent while the call still holds its place and
+//!   before its result, so it is written before the place frees. A batch's `batch_end` carries a
+//!   place of its own. So admission bounds all of them, however slowly the client reads.
+//! - `progress` events are counted in bytes: past [`PROGRESS_BUDGET`] queued bytes a new one is
+//!   refused ([`Emitter::send_progress`] says so), and the tool may fold its text into a later
+//!   event (Bash does) or drop it.
+//! - What the reader answers itself (error lines, `rewound`) is counted: past [`READER_BACKLOG`]
+//!   unwritten answers, the reader stops reading until the writer catches up
+//!   ([`Emitter::reader_room`]).
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use tokio::io::{AsyncWrite, AsyncWriteExt};
-use tokio::sync::mpsc;
+use tokio::sync::{Notify, OwnedSemaphorePermit, mpsc};
 
 use crate::protocol::ServerMessage;
 
+/// Queued, unwritten `progress` events may hold at most this many bytes (estimated); past it a
+/// new event is refused.
+pub const PROGRESS_BUDGET: usize = 4 << 20;
+
+/// Answers of the reader itself (error lines, `rewound`) that may wait unwritten before the reader
+/// stops reading input.
+pub const READER_BACKLOG: usize = 1024;
+
+/// What the queue counts for one message, given back when the writer has written it (or the
+/// message is dropped).
+enum Hold {
+    /// Accounted for elsewhere (sent by an admitted call holding its place).
+    Nothing,
+    /// An admission place.
+    Place(#[allow(dead_code)] OwnedSemaphorePermit),
+    /// Bytes of the progress budget.
+    Progress(Arc<Shared>, usize),
+    /// One answer of the reader's backlog.
+    Reader(Arc<Shared>),
+}
+
+impl Drop for Hold {
+    fn drop(&mut self) {
+        match self {
+            Hold::Nothing | Hold::Place(_) => {}
+            Hold::Progress(shared, bytes) => {
+                shared.progress_bytes.fetch_sub(*bytes, Ordering::Relaxed);
+            }
+            Hold::Reader(shared) => {
+                if shared.reader_backlog.fetch_sub(1, Ordering::AcqRel) == READER_BACKLOG {
+                    shared.reader_room.notify_waiters();
+                }
+            }
+        }
+    }
+}
+
+/// One queued message and what it holds until written.
+pub struct Outgoing {
+    msg: ServerMessage,
+    _hold: Hold,
+}
+
+impl Outgoing {
+    /// The message.
+    pub fn message(&self) -> &ServerMessage {
+        &self.msg
+    }
+
+    /// The message; what it held is given back now.
+    pub fn into_message(self) -> ServerMessage {
+        self.msg
+    }
+}
+
+#[derive(Debug, Default)]
+struct Shared {
+    results: AtomicU64,
+    progress_bytes: AtomicUsize,
+    reader_backlog: AtomicUsize,
+    reader_room: Notify,
+}
+
+impl std::fmt::Debug for Hold {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Hold::Nothing => "Nothing",
+            Hold::Place(_) => "Place",
+            Hold::Progress(..) => "Progress",
+            Hold::Reader(_) => "Reader",
+        })
+    }
+}
+
 /// A cheap, cloneable sender of server messages.
-///
-/// The channel is unbounded on purpose: what flows through it is bounded by admission (a result
-/// and a few events per admitted call, rate-limited progress), and a result must never wait on —
-/// or be lost to — a slow reader.
 #[derive(Clone, Debug)]
 pub struct Emitter {
-    tx: mpsc::UnboundedSender<ServerMessage>,
-    results: Arc<AtomicU64>,
+    tx: mpsc::UnboundedSender<Outgoing>,
+    shared: Arc<Shared>,
+}
+
+/// The receiving end of an [`Emitter`]: what the writer (or a library user) reads.
+pub struct Outbox {
+    rx: mpsc::UnboundedReceiver<Outgoing>,
+}
+
+impl Outbox {
+    /// The next message, or None once every emitter is gone. What it held (an admission place, a
+    /// share of a budget) is given back as it is handed over: from here on it is the caller's.
+    pub async fn recv(&mut self) -> Option<ServerMessage> {
+        self.rx.recv().await.map(Outgoing::into_message)
+    }
+
+    /// The next message if one is queued.
+    pub fn try_recv(&mut self) -> Option<ServerMessage> {
+        self.rx.try_recv().ok().map(Outgoing::into_message)
+    }
+
+    /// The next message with what it holds, for a writer that gives it back only once the
+    /// message is written.
+    pub async fn recv_held(&mut self) -> Option<Outgoing> {
+        self.rx.recv().await
+    }
+
+    fn try_recv_held(&mut self) -> Option<Outgoing> {
+        self.rx.try_recv().ok()
+    }
 }
 
 impl Emitter {
-    /// A new emitter and the receiving end its messages arrive on.
-    pub fn channel() -> (Self, mpsc::UnboundedReceiver<ServerMessage>) {
+    /// A new emitter and the outbox its messages arrive in.
+    pub fn channel() -> (Self, Outbox) {
         let (tx, rx) = mpsc::unbounded_channel();
         (
             Self {
                 tx,
-                results: Arc::new(AtomicU64::new(0)),
+                shared: Arc::new(Shared::default()),
             },
-            rx,
+            Outbox { rx },
         )
     }
 
-    /// Send one message. If the receiver is gone (the client went away) the message is dropped:
-    /// there is nobody left to tell.
+    fn push(&self, msg: ServerMessage, hold: Hold) {
+        // If the outbox is gone (the client went away) the message is dropped, and what it held
+        // with it: there is nobody left to tell.
+        let _ = self.tx.send(Outgoing { msg, _hold: hold });
+    }
+
+    /// Sends a message of an admitted call (an event, a permission request) while the call
+    /// holds its admission place, or a message bounded some other way. Results go through
+    /// [`Emitter::send_result`], the reader's answers through [`Emitter::send_reply`].
     pub fn send(&self, msg: ServerMessage) {
-        if matches!(msg, ServerMessage::ToolResult(_)) {
-            self.results.fetch_add(1, Ordering::Relaxed);
+        self.push(msg, Hold::Nothing);
+    }
+
+    /// Sends a result carrying the call's admission place, given back once the result is written.
+    pub fn send_result(&self, msg: ServerMessage, place: Option<OwnedSemaphorePermit>) {
+        self.shared.results.fetch_add(1, Ordering::Relaxed);
+        self.send_with_place(msg, place);
+    }
+
+    /// Sends a message carrying an admission place (a batch's `batch_end`).
+    pub fn send_with_place(&self, msg: ServerMessage, place: Option<OwnedSemaphorePermit>) {
+        let hold = match place {
+            Some(p) => Hold::Place(p),
+            None => Hold::Nothing,
+        };
+        self.push(msg, hold);
+    }
+
+    /// Sends an answer of the reader's own (an error line, `rewound`). It counts toward the
+    /// reader's backlog until written.
+    pub fn send_reply(&self, msg: ServerMessage) {
+        self.shared.reader_backlog.fetch_add(1, Ordering::AcqRel);
+        self.push(msg, Hold::Reader(self.shared.clone()));
+    }
+
+    /// Whether the reader should stop reading until answers it already gave are written.
+    pub fn reader_backlog_full(&self) -> bool {
+        self.shared.reader_backlog.load(Ordering::Acquire) >= READER_BACKLOG
+    }
+
+    /// Waits until the reader's backlog is below [`READER_BACKLOG`].
+    pub async fn reader_room(&self) {
+        loop {
+            let notified = self.shared.reader_room.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            if !self.reader_backlog_full() {
+                return;
+            }
+            notified.await;
         }
-        let _ = self.tx.send(msg);
+    }
+
+    /// Whether a progress event of about `bytes` would be queued now.
+    pub fn progress_room(&self, bytes: usize) -> bool {
+        self.shared.progress_bytes.load(Ordering::Relaxed) + bytes <= PROGRESS_BUDGET
+    }
+
+    /// Sends a progress event of about `bytes` if the progress budget has room; false if it was
+    /// refused (the client is reading slowly).
+    pub fn send_progress(&self, msg: ServerMessage, bytes: usize) -> bool {
+        let before = self
+            .shared
+            .progress_bytes
+            .fetch_add(bytes, Ordering::Relaxed);
+        if before + bytes > PROGRESS_BUDGET {
+            self.shared
+                .progress_bytes
+                .fetch_sub(bytes, Ordering::Relaxed);
+            return false;
+        }
+        self.push(msg, Hold::Progress(self.shared.clone(), bytes));
+        true
     }
 
     /// How many results have been sent so far.
     pub fn results_sent(&self) -> u64 {
-        self.results.load(Ordering::Relaxed)
+        self.shared.results.load(Ordering::Relaxed)
     }
 }
 
-/// Writes every message from `rx` to `out` as NDJSON until every [`Emitter`] is dropped or
-/// `close` fires (then what is already queued is written, and no more). Flushes whenever the
-/// queue runs dry, so a lone result is not held back in a buffer.
+/// Writes every message from `outbox` to `out` as NDJSON until every [`Emitter`] is dropped or
+/// `close` fires (then what is already queued is written, and no more). What a message holds is
+/// given back once its line is in the write buffer. Flushes whenever the queue runs dry, so a
+/// lone result is not held back in a buffer.
 pub async fn write_all<W: AsyncWrite + Unpin>(
-    mut rx: mpsc::UnboundedReceiver<ServerMessage>,
+    mut outbox: Outbox,
     out: W,
     mut close: tokio::sync::oneshot::Receiver<()>,
 ) -> std::io::Result<()> {
     let mut out = tokio::io::BufWriter::with_capacity(64 * 1024, out);
     loop {
-        let msg = tokio::select! {
+        let next = tokio::select! {
             biased;
-            msg = rx.recv() => msg,
+            next = outbox.recv_held() => next,
             _ = &mut close => {
-                while let Ok(more) = rx.try_recv() {
-                    out.write_all(&more.to_line()).await?;
+                while let Some(more) = outbox.try_recv_held() {
+                    out.write_all(&more.msg.to_line()).await?;
                 }
                 break;
             }
         };
-        let Some(msg) = msg else { break };
-        out.write_all(&msg.to_line()).await?;
-        while let Ok(more) = rx.try_recv() {
-            out.write_all(&more.to_line()).await?;
+        let Some(next) = next else { break };
+        out.write_all(&next.msg.to_line()).await?;
+        drop(next);
+        while let Some(more) = outbox.try_recv_held() {
+            out.write_all(&more.msg.to_line()).await?;
         }
         out.flush().await?;
     }
     out.flush().await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[tokio::test]
+    async fn a_place_comes_back_only_when_its_message_is_taken() {
+        let (emitter, mut outbox) = Emitter::channel();
+        let places = Arc::new(tokio::sync::Semaphore::new(1));
+        let place = places.clone().try_acquire_owned().unwrap();
+        emitter.send_result(ServerMessage::event("x", json!({})), Some(place));
+        assert_eq!(places.available_permits(), 0);
+        let held = outbox.recv_held().await.unwrap();
+        assert_eq!(
+            places.available_permits(),
+            0,
+            "still held while being written"
+        );
+        drop(held);
+        assert_eq!(places.available_permits(), 1);
+    }
+
+    #[tokio::test]
+    async fn progress_past_its_budget_is_refused_until_written() {
+        let (emitter, mut outbox) = Emitter::channel();
+        let big = PROGRESS_BUDGET / 2;
+        let msg = || ServerMessage::event("progress", json!({}));
+        assert!(emitter.send_progress(msg(), big));
+        assert!(emitter.send_progress(msg(), big));
+        assert!(!emitter.progress_room(1));
+        assert!(!emitter.send_progress(msg(), 1));
+        outbox.recv().await.unwrap();
+        assert!(emitter.send_progress(msg(), 1));
+    }
+
+    #[tokio::test]
+    async fn the_reader_waits_while_its_backlog_is_full() {
+        let (emitter, mut outbox) = Emitter::channel();
+        let err = || ServerMessage::Error {
+            message: "x".into(),
+            line: None,
+            code: None,
+            ids: Vec::new(),
+        };
+        for _ in 0..READER_BACKLOG {
+            emitter.send_reply(err());
+        }
+        assert!(emitter.reader_backlog_full());
+        let waiting = emitter.clone();
+        let room = tokio::spawn(async move { waiting.reader_room().await });
+        tokio::task::yield_now().await;
+        assert!(!room.is_finished());
+        outbox.recv().await.unwrap();
+        room.await.unwrap();
+        assert!(!emitter.reader_backlog_full());
+    }
 }

@@ -7,7 +7,7 @@ use tokio::io::BufReader;
 use toolrt::cli::{Cli, Command};
 use toolrt::permission::Behavior;
 use toolrt::runtime::Explained;
-use toolrt::server::{serve, watch_signals};
+use toolrt::server::{SignalState, serve, watch_signals};
 use toolrt::supervisor::AskPolicy;
 
 // Every call allocates a little (messages, futures, ids); mimalloc makes that cheap.
@@ -82,12 +82,18 @@ fn main() -> ExitCode {
             }
         };
         let signals = watch_signals();
-        match serve(config, input, tokio::io::stdout(), signals).await {
-            Ok(code) => ExitCode::from(code as u8),
-            Err(e) => {
-                eprintln!("toolrt: {e}");
-                ExitCode::from(2)
-            }
+        let mut abort = signals.clone();
+        tokio::select! {
+            served = serve(config, input, tokio::io::stdout(), signals) => match served {
+                Ok(code) => ExitCode::from(code as u8),
+                Err(e) => {
+                    eprintln!("toolrt: {e}");
+                    ExitCode::from(2)
+                }
+            },
+            // A signal after everything was cancelled: stop waiting for a client that does not
+            // read. Dropping the server kills background tasks and removes temporary files.
+            _ = abort.wait_for(|s| *s == SignalState::Abort) => ExitCode::from(130),
         }
     });
     // A read of stdin may still be parked on a blocking thread (shutdown came as a message, not

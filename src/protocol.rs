@@ -96,13 +96,20 @@ pub enum ServerMessage {
         /// The limits in force (admission, line length, output budget, Read).
         limits: Value,
     },
-    /// An input line that is not valid JSON or not a valid message.
+    /// An input line that is not valid JSON or not a valid message, or a message refused.
     Error {
         /// What was wrong.
         message: String,
         /// 1-based input line number.
         #[serde(skip_serializing_if = "Option::is_none")]
         line: Option<u64>,
+        /// A short machine-readable reason, when there is one: `busy` (a call line refused
+        /// because toolrt is full), `duplicate_id`, `shutting_down`.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        code: Option<&'static str>,
+        /// The call ids that were not accepted because of this error.
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        ids: Vec<String>,
     },
 }
 
@@ -112,6 +119,16 @@ pub enum ServerMessage {
 pub struct EventBody(pub Map<String, Value>);
 
 impl ServerMessage {
+    /// An `error` line with this message, about input line `line` when there is one.
+    pub fn error(message: impl Into<String>, line: Option<u64>) -> Self {
+        ServerMessage::Error {
+            message: message.into(),
+            line,
+            code: None,
+            ids: Vec::new(),
+        }
+    }
+
     /// An event named `name` with the given extra fields (an object).
     pub fn event(name: &str, fields: Value) -> Self {
         let mut body = Map::new();

@@ -5,11 +5,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::sync::mpsc;
-
 use crate::budget::Budget;
-use crate::dispatch::Dispatcher;
-use crate::emit::Emitter;
+use crate::dispatch::{Dispatcher, Limits};
+use crate::emit::{Emitter, Outbox};
 use crate::execute::Executor;
 use crate::hooks::{HookConfig, HookEnv, HookEvent, HookRunner, Hooks, InProcessHook};
 use crate::permission::{Mode, Permission, Policy, PolicyBuilder, RuleFilter};
@@ -64,6 +62,8 @@ pub struct Config {
     pub max_in_flight: usize,
     /// Admitted calls waiting beyond those executing.
     pub max_queued: usize,
+    /// Accepted calls waiting for admission (the parked queue; also bounded in bytes).
+    pub max_parked: usize,
     /// Calls of one batch running at once.
     pub max_parallel: usize,
     /// What an ask becomes.
@@ -95,6 +95,7 @@ impl Config {
             strict_settings: false,
             max_in_flight: 64,
             max_queued: 4096,
+            max_parked: crate::dispatch::DEFAULT_MAX_PARKED,
             max_parallel: 10,
             ask_policy: AskPolicy::Client,
             builtins: true,
@@ -344,6 +345,7 @@ fn limits_for_hello(config: &Config, limits: &crate::settings::Limits) -> serde_
         "max_line_bytes": crate::server::MAX_LINE_BYTES,
         "max_in_flight": config.max_in_flight,
         "max_queued": config.max_queued,
+        "max_parked": config.max_parked,
         "max_parallel": config.max_parallel,
         "bash_chars": limits.bash_chars,
         "tool_chars": limits.tool_chars,
@@ -366,11 +368,10 @@ pub struct Runtime {
 }
 
 impl Runtime {
-    /// Builds and starts a runtime. Messages for the client arrive on the returned receiver;
-    /// it ends once the runtime is shut down and every message is out.
-    pub async fn start(
-        config: Config,
-    ) -> Result<(Self, mpsc::UnboundedReceiver<ServerMessage>), StartError> {
+    /// Builds and starts a runtime. Messages for the client arrive in the returned outbox; it
+    /// ends once the runtime is shut down and every message is out. Read it steadily: a call's
+    /// admission place is given back only when its result has been taken from the outbox.
+    pub async fn start(config: Config) -> Result<(Self, Outbox), StartError> {
         let cwd = std::fs::canonicalize(&config.cwd)
             .map_err(|e| StartError::Io(format!("--cwd {}: {e}", config.cwd.display())))?;
         if !cwd.is_dir() {
@@ -467,8 +468,11 @@ impl Runtime {
         let pipeline = Arc::new(pipeline);
         let dispatcher = Dispatcher::new(
             pipeline,
-            config.max_in_flight + config.max_queued,
-            config.max_parallel,
+            Limits {
+                capacity: config.max_in_flight + config.max_queued,
+                max_parallel: config.max_parallel,
+                max_parked: config.max_parked,
+            },
         );
         Ok((
             Self {
@@ -481,12 +485,18 @@ impl Runtime {
         ))
     }
 
-    /// Handles one client message (waits while admission is full).
+    /// Handles one client message. A call is accepted at once, and admitted when a place is
+    /// free; this waits only while the parked queue is full. Answer permission requests from
+    /// another task than the one submitting, or a full queue can wait on them forever.
     pub async fn submit(&self, msg: ClientMessage) {
         match msg {
             ClientMessage::Hello { client } => {
                 tracing::debug!(client = client.as_deref().unwrap_or("-"), "hello");
-                self.dispatcher.pipeline().emitter.send(self.hello.clone());
+                // An answer to an input line: it counts toward the reader's backlog.
+                self.dispatcher
+                    .pipeline()
+                    .emitter
+                    .send_reply(self.hello.clone());
             }
             msg => self.dispatcher.submit(msg).await,
         }

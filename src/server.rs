@@ -1,20 +1,21 @@
 //! `toolrt serve` and `toolrt run`: read NDJSON lines, hand messages to the runtime, write every
 //! server message to stdout through one writer task.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWrite};
 use tokio::sync::{oneshot, watch};
 
+use crate::dispatch::Dispatcher;
+use crate::emit::Emitter;
 use crate::protocol::{ClientMessage, ServerMessage, parse_line};
 use crate::runtime::{Config, Runtime, StartError};
 
 /// Longest input line accepted; the rest of a longer line is skipped and reported.
 pub const MAX_LINE_BYTES: usize = 64 * 1024 * 1024;
 
-/// What the process signals asked for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+/// What the process signals asked for. Later states include the earlier ones.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
 pub enum SignalState {
     /// Nothing yet.
     #[default]
@@ -23,6 +24,8 @@ pub enum SignalState {
     Graceful,
     /// Second SIGTERM, or SIGINT: cancel everything, then exit.
     CancelAll,
+    /// A signal after everything was cancelled: exit at once, writing nothing more.
+    Abort,
 }
 
 /// Runs the server loop over `input`, writing to `output`, until shutdown or EOF and every
@@ -37,34 +40,21 @@ where
     R: AsyncBufRead + Unpin,
     W: AsyncWrite + Unpin + Send + 'static,
 {
-    let (runtime, rx) = Runtime::start(config).await?;
+    let (runtime, outbox) = Runtime::start(config).await?;
     let (close_tx, close_rx) = oneshot::channel();
-    let writer = tokio::spawn(crate::emit::write_all(rx, output, close_rx));
-    let runtime = Arc::new(runtime);
-    let mut signals = signals;
-    read_loop(&runtime, input, &mut signals).await;
+    let writer = tokio::spawn(crate::emit::write_all(outbox, output, close_rx));
+    // Signals are acted on by a task of their own, never behind the reader: whatever the reader
+    // waits for (input, room), a SIGINT cancels everything at once.
+    let canceller = tokio::spawn(cancel_on_signal(
+        signals.clone(),
+        runtime.dispatcher().clone(),
+    ));
+    read_loop(&runtime, input, signals).await;
     runtime.close_asks();
-    let Ok(runtime) = Arc::try_unwrap(runtime) else {
-        // Unreachable: the loop holds the only other reference and has returned.
-        return Ok(1);
-    };
     let session = runtime.session().clone();
-    let dispatcher = runtime.dispatcher().clone();
-    // Draining can take as long as the slowest call; a second SIGTERM or a SIGINT still cancels
-    // everything then (the input may have ended before the signal was seen).
-    let drain = runtime.shutdown();
-    tokio::pin!(drain);
-    let mut watching = true;
-    loop {
-        tokio::select! {
-            _ = &mut drain => break,
-            changed = signals.changed(), if watching => match changed {
-                Ok(()) if *signals.borrow_and_update() == SignalState::CancelAll => dispatcher.cancel_all(),
-                Ok(()) => {}
-                Err(_) => watching = false,
-            },
-        }
-    }
+    // Draining waits for every result to be written, as long as the slowest call takes.
+    runtime.shutdown().await;
+    canceller.abort();
     session.tools.shutdown();
     let _ = close_tx.send(());
     match writer.await {
@@ -77,49 +67,65 @@ where
     }
 }
 
+/// Cancels everything accepted as soon as the signals ask for it.
+async fn cancel_on_signal(mut signals: watch::Receiver<SignalState>, dispatcher: Dispatcher) {
+    loop {
+        if *signals.borrow_and_update() >= SignalState::CancelAll {
+            dispatcher.cancel_all();
+        }
+        if signals.changed().await.is_err() {
+            return;
+        }
+    }
+}
+
+/// The reader's state between lines.
+struct Reader<'a> {
+    dispatcher: &'a Dispatcher,
+    emitter: &'a Emitter,
+    signals: watch::Receiver<SignalState>,
+    signals_open: bool,
+    client_waits: watch::Receiver<usize>,
+    line_no: u64,
+    shutting_down: bool,
+}
+
 async fn read_loop<R: AsyncBufRead + Unpin>(
     runtime: &Runtime,
     mut input: R,
-    signals: &mut watch::Receiver<SignalState>,
+    signals: watch::Receiver<SignalState>,
 ) {
-    let emitter_error = |message: String, line: u64| {
-        runtime
-            .dispatcher()
-            .pipeline()
-            .emitter
-            .send(ServerMessage::Error {
-                message,
-                line: Some(line),
-            });
+    let dispatcher = runtime.dispatcher();
+    let mut reader = Reader {
+        dispatcher,
+        emitter: &dispatcher.pipeline().emitter,
+        signals,
+        signals_open: true,
+        client_waits: dispatcher.pipeline().watch_client_waits(),
+        line_no: 0,
+        shutting_down: false,
     };
-    let mut line_no: u64 = 0;
-    let mut shutting_down = false;
-    let mut buf = Vec::new();
-    let mut signals_open = true;
+    let mut line = LineBuf::default();
     loop {
-        if shutting_down && runtime.dispatcher().is_idle() {
+        if reader.shutting_down && dispatcher.is_idle() {
             return;
         }
+        let backlog_full = reader.emitter.reader_backlog_full();
         let read = tokio::select! {
             biased;
-            changed = signals.changed(), if signals_open => {
-                if changed.is_err() {
-                    signals_open = false;
-                    continue;
-                }
-                let state = *signals.borrow_and_update();
-                if state == SignalState::CancelAll {
-                    runtime.dispatcher().cancel_all();
-                }
-                shutting_down = true;
+            changed = reader.signals.changed(), if reader.signals_open => {
+                reader.on_signal(changed.is_ok());
                 continue;
             }
             // While shutting down, look again for idleness now and then; this timer exists only
             // then, never on a call's path.
-            _ = tokio::time::sleep(Duration::from_millis(10)), if shutting_down => continue,
-            r = read_line(&mut input, &mut buf) => r,
+            _ = tokio::time::sleep(Duration::from_millis(10)), if reader.shutting_down => continue,
+            // Answers the reader already gave wait for the writer: read nothing more until it
+            // catches up (only a client that does not read its output gets here).
+            _ = reader.emitter.reader_room(), if backlog_full => continue,
+            r = line.read(&mut input), if !backlog_full => r,
         };
-        line_no += 1;
+        reader.line_no += 1;
         let too_long = match read {
             Ok(ReadLine::Eof) => return,
             Ok(ReadLine::Line { too_long }) => too_long,
@@ -128,43 +134,124 @@ async fn read_loop<R: AsyncBufRead + Unpin>(
                 return;
             }
         };
+        // Taken only once whole: a read interrupted by a signal or the shutdown poll keeps its
+        // partial line and goes on where it stopped.
+        let bytes = line.take();
         if too_long {
-            buf.clear();
-            emitter_error(
-                format!("line longer than {MAX_LINE_BYTES} bytes; ignored"),
-                line_no,
-            );
+            reader.error(format!("line longer than {MAX_LINE_BYTES} bytes; ignored"));
             continue;
         }
-        // Taken only once whole: a read interrupted by a signal or the shutdown poll keeps its
-        // partial line in `buf` and goes on where it stopped.
-        let line = std::mem::take(&mut buf);
-        let Ok(text) = std::str::from_utf8(&line) else {
-            emitter_error("line is not valid UTF-8".into(), line_no);
+        let Ok(text) = std::str::from_utf8(&bytes) else {
+            reader.error("line is not valid UTF-8".into());
             continue;
         };
         let text = text.trim();
         if text.is_empty() {
+            // A blank line is no message: nothing is answered, but it counts as a line.
             continue;
         }
+        let len = text.len();
         let msg = match parse_line(text) {
             Ok(msg) => msg,
             Err(e) => {
-                emitter_error(e.to_string(), line_no);
+                reader.error(e.to_string());
                 continue;
             }
         };
+        drop(bytes);
         match msg {
-            ClientMessage::Shutdown => shutting_down = true,
+            ClientMessage::Shutdown => reader.shutting_down = true,
             ClientMessage::PermissionResponse(_) | ClientMessage::Cancel(_) => {
-                runtime.submit(msg).await
+                dispatcher.control(msg)
             }
-            _ if shutting_down => emitter_error(
-                "the server is shutting down and accepts no new calls; message ignored".into(),
-                line_no,
+            msg if reader.shutting_down => reader.refuse(
+                msg,
+                "shutting_down",
+                "the server is shutting down and accepts no new calls".into(),
             ),
-            msg => runtime.submit(msg).await,
+            ClientMessage::Rewind { to } => dispatcher.rewind(to).await,
+            msg @ ClientMessage::Hello { .. } => runtime.submit(msg).await,
+            msg => reader.accept(msg, len).await,
         }
+    }
+}
+
+impl Reader<'_> {
+    fn error(&self, message: String) {
+        self.emitter
+            .send_reply(ServerMessage::error(message, Some(self.line_no)));
+    }
+
+    fn on_signal(&mut self, open: bool) {
+        if !open {
+            self.signals_open = false;
+            return;
+        }
+        // CancelAll is acted on by `cancel_on_signal`; here every signal means: no new calls.
+        self.signals.borrow_and_update();
+        self.shutting_down = true;
+    }
+
+    /// Accepts a call line: started or parked by the dispatcher. When admission and the parked
+    /// queue are both full, the reader waits for room only while no admitted call waits for the
+    /// client: every admitted call then finishes by itself, so room comes without any input. If
+    /// a call does wait for the client, its answer may be in the very input behind this line, so
+    /// the reader refuses this line as busy and reads on.
+    async fn accept(&mut self, msg: ClientMessage, bytes: usize) {
+        let mut msg = msg;
+        loop {
+            let room = self.dispatcher.parked_room();
+            match self.dispatcher.offer(msg, bytes) {
+                Ok(()) => return,
+                Err(back) => msg = *back,
+            }
+            let waits = *self.client_waits.borrow_and_update();
+            if waits > 0 {
+                let parked = self.dispatcher.parked_calls();
+                return self.refuse(
+                    msg,
+                    "busy",
+                    format!(
+                        "toolrt is busy: every admission place is taken, {parked} accepted calls wait for one, and {waits} call(s) wait for your answer (a permission_response); answer them, read the results, and send this again"
+                    ),
+                );
+            }
+            let signalled = tokio::select! {
+                biased;
+                changed = self.signals.changed(), if self.signals_open => Some(changed.is_ok()),
+                _ = self.client_waits.wait_for(|n| *n > 0) => None,
+                _ = room => None,
+            };
+            if let Some(open) = signalled {
+                self.on_signal(open);
+                if self.shutting_down {
+                    return self.refuse(
+                        msg,
+                        "shutting_down",
+                        "the server is shutting down and accepts no new calls".into(),
+                    );
+                }
+            }
+        }
+    }
+
+    /// An error line saying this call line was not accepted, naming its ids.
+    fn refuse(&self, msg: ClientMessage, code: &'static str, why: String) {
+        let (what, ids) = match msg {
+            ClientMessage::ToolUse(call) => (format!("tool_use {:?}", call.id), vec![call.id]),
+            ClientMessage::Batch { id, calls } => {
+                let ids: Vec<String> = calls.into_iter().map(|c| c.id).collect();
+                (format!("batch {id:?} ({} calls)", ids.len()), ids)
+            }
+            ClientMessage::Rewind { to } => (format!("rewind to {to:?}"), Vec::new()),
+            other => (format!("{other:?}"), Vec::new()),
+        };
+        self.emitter.send_reply(ServerMessage::Error {
+            message: format!("{why}; {what} was not accepted"),
+            line: Some(self.line_no),
+            code: Some(code),
+            ids,
+        });
     }
 }
 
@@ -173,41 +260,64 @@ enum ReadLine {
     Line { too_long: bool },
 }
 
-/// Reads one line into `buf` (without the newline), keeping at most [`MAX_LINE_BYTES`].
-async fn read_line<R: AsyncBufRead + Unpin>(
-    input: &mut R,
-    buf: &mut Vec<u8>,
-) -> std::io::Result<ReadLine> {
-    let mut too_long = false;
-    let mut any = false;
-    loop {
-        let chunk = input.fill_buf().await?;
-        if chunk.is_empty() {
-            return Ok(if any || !buf.is_empty() {
-                ReadLine::Line { too_long }
+/// One input line as it is read, kept across interrupted reads.
+#[derive(Default)]
+struct LineBuf {
+    buf: Vec<u8>,
+    too_long: bool,
+    any: bool,
+}
+
+impl LineBuf {
+    /// Reads up to the end of a line (without the newline), keeping at most
+    /// [`MAX_LINE_BYTES`]. Cancel-safe: what was read stays for the next call.
+    async fn read<R: AsyncBufRead + Unpin>(&mut self, input: &mut R) -> std::io::Result<ReadLine> {
+        loop {
+            let chunk = input.fill_buf().await?;
+            if chunk.is_empty() {
+                return Ok(if self.any {
+                    ReadLine::Line {
+                        too_long: self.too_long,
+                    }
+                } else {
+                    ReadLine::Eof
+                });
+            }
+            self.any = true;
+            let (take, done) = match chunk.iter().position(|&b| b == b'\n') {
+                Some(i) => (i, true),
+                None => (chunk.len(), false),
+            };
+            if self.too_long || self.buf.len() + take > MAX_LINE_BYTES {
+                self.too_long = true;
             } else {
-                ReadLine::Eof
-            });
+                self.buf.extend_from_slice(&chunk[..take]);
+            }
+            input.consume(if done { take + 1 } else { take });
+            if done {
+                return Ok(ReadLine::Line {
+                    too_long: self.too_long,
+                });
+            }
         }
-        any = true;
-        let (take, done) = match chunk.iter().position(|&b| b == b'\n') {
-            Some(i) => (i, true),
-            None => (chunk.len(), false),
-        };
-        if buf.len() + take > MAX_LINE_BYTES {
-            too_long = true;
+    }
+
+    /// The line read, leaving the buffer ready for the next. A buffer a long line grew is not
+    /// kept.
+    fn take(&mut self) -> Vec<u8> {
+        self.too_long = false;
+        self.any = false;
+        let keep = if self.buf.capacity() > 64 * 1024 {
+            Vec::new()
         } else {
-            buf.extend_from_slice(&chunk[..take]);
-        }
-        input.consume(if done { take + 1 } else { take });
-        if done {
-            return Ok(ReadLine::Line { too_long });
-        }
+            Vec::with_capacity(self.buf.capacity())
+        };
+        std::mem::replace(&mut self.buf, keep)
     }
 }
 
 /// Watches SIGTERM and SIGINT: the first SIGTERM asks for a graceful stop, a second SIGTERM or
-/// any SIGINT cancels everything.
+/// any SIGINT cancels everything, and a signal after that aborts.
 pub fn watch_signals() -> watch::Receiver<SignalState> {
     let (tx, rx) = watch::channel(SignalState::None);
     tokio::spawn(async move {
@@ -219,9 +329,18 @@ pub fn watch_signals() -> watch::Receiver<SignalState> {
             return;
         };
         loop {
+            let now = *tx.borrow();
             let next = tokio::select! {
-                _ = term.recv() => if *tx.borrow() == SignalState::None { SignalState::Graceful } else { SignalState::CancelAll },
-                _ = int.recv() => SignalState::CancelAll,
+                _ = term.recv() => match now {
+                    SignalState::None => SignalState::Graceful,
+                    SignalState::Graceful => SignalState::CancelAll,
+                    _ => SignalState::Abort,
+                },
+                _ = int.recv() => if now < SignalState::CancelAll {
+                    SignalState::CancelAll
+                } else {
+                    SignalState::Abort
+                },
             };
             if tx.send(next).is_err() {
                 return;

@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use dashmap::DashMap;
 use serde_json::{Value, json};
-use tokio::sync::{OwnedSemaphorePermit, Semaphore, oneshot};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, oneshot, watch};
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
@@ -82,6 +82,9 @@ pub struct Pipeline {
     asks: DashMap<String, oneshot::Sender<PermissionResponse>>,
     asks_closed: AtomicBool,
     ask_seq: AtomicU64,
+    /// How many calls wait for an answer only the client can give (a permission response). The
+    /// server's reader never stops reading input while this is above zero.
+    client_waits: watch::Sender<usize>,
 }
 
 impl Pipeline {
@@ -113,9 +116,20 @@ impl Pipeline {
             asks: DashMap::new(),
             asks_closed: AtomicBool::new(false),
             ask_seq: AtomicU64::new(1),
+            client_waits: watch::Sender::new(0),
             clock: None,
             debug_log: tracing::enabled!(tracing::Level::DEBUG),
         }
+    }
+
+    /// How many calls wait for the client's answer right now.
+    pub fn client_waits(&self) -> usize {
+        *self.client_waits.borrow()
+    }
+
+    /// Watches [`Pipeline::client_waits`].
+    pub fn watch_client_waits(&self) -> watch::Receiver<usize> {
+        self.client_waits.subscribe()
     }
 
     /// Routes a client's permission answer to the call waiting for it. False if no call waits
@@ -779,6 +793,7 @@ async fn ask_client(
     // Even when no answer can come any more the request is sent: the client learns what would
     // have needed approval.
     let request_id = format!("perm-{}", p.ask_seq.fetch_add(1, Ordering::Relaxed));
+    let _waiting = ClientWait::new(&p.client_waits);
     let (tx, rx) = oneshot::channel();
     p.asks.insert(request_id.clone(), tx);
     p.emitter.send(ServerMessage::PermissionRequest {
@@ -799,6 +814,22 @@ async fn ask_client(
             p.asks.remove(&request_id);
             Err((Outcome::Cancelled, "The call was cancelled while it waited for permission.".into()))
         }
+    }
+}
+
+/// Counts a call as waiting for the client while it lives.
+struct ClientWait<'a>(&'a watch::Sender<usize>);
+
+impl<'a> ClientWait<'a> {
+    fn new(waits: &'a watch::Sender<usize>) -> Self {
+        waits.send_modify(|n| *n += 1);
+        Self(waits)
+    }
+}
+
+impl Drop for ClientWait<'_> {
+    fn drop(&mut self) {
+        self.0.send_modify(|n| *n -= 1);
     }
 }
 

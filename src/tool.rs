@@ -118,18 +118,52 @@ impl ProgressSink {
         }
     }
 
-    /// Report progress; `data` becomes the event's `data` field.
-    pub fn send(&self, data: Value) {
+    /// Report progress; `data` becomes the event's `data` field. Progress is best effort: while
+    /// the client reads slowly and queued progress events fill their budget, an update is
+    /// dropped and this returns false. A tool that streams text should check
+    /// [`ProgressSink::has_room`] first and keep its text for a later update instead.
+    pub fn send(&self, data: Value) -> bool {
         match &self.to {
             ProgressTo::Client { emitter, id } => {
-                emitter.send(crate::protocol::ServerMessage::event(
-                    "progress",
-                    serde_json::json!({"tool_use_id": &**id, "data": data}),
-                ));
+                let bytes = approx_size(&data) + id.len() + 64;
+                emitter.send_progress(
+                    crate::protocol::ServerMessage::event(
+                        "progress",
+                        serde_json::json!({"tool_use_id": &**id, "data": data}),
+                    ),
+                    bytes,
+                )
             }
-            ProgressTo::Function(emit) => emit(data),
-            ProgressTo::Nowhere => {}
+            ProgressTo::Function(emit) => {
+                emit(data);
+                true
+            }
+            ProgressTo::Nowhere => true,
         }
+    }
+
+    /// Whether an update of about `bytes` would be sent now rather than dropped.
+    pub fn has_room(&self, bytes: usize) -> bool {
+        match &self.to {
+            ProgressTo::Client { emitter, .. } => emitter.progress_room(bytes + 64),
+            ProgressTo::Function(_) | ProgressTo::Nowhere => true,
+        }
+    }
+}
+
+/// About how many bytes `value` takes as JSON (strings by their length, everything else a few
+/// bytes), to count progress against its budget without serialising it twice.
+fn approx_size(value: &Value) -> usize {
+    match value {
+        Value::String(s) => s.len() + 2,
+        Value::Array(items) => items.iter().map(approx_size).sum::<usize>() + 2,
+        Value::Object(map) => {
+            map.iter()
+                .map(|(k, v)| k.len() + 4 + approx_size(v))
+                .sum::<usize>()
+                + 2
+        }
+        _ => 8,
     }
 }
 

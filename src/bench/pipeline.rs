@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use serde_json::{Value, json};
-use tokio::sync::{Semaphore, mpsc::UnboundedReceiver};
+use tokio::sync::Semaphore;
 
 use super::floors::elapsed_ns;
 use super::workload;
@@ -23,7 +23,7 @@ use crate::tools::noop::Noop;
 /// A started runtime and its output stream.
 pub struct Driver {
     runtime: Runtime,
-    rx: UnboundedReceiver<ServerMessage>,
+    rx: crate::emit::Outbox,
 }
 
 impl Driver {

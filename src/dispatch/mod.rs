@@ -1,19 +1,35 @@
-//! Dispatcher: admits calls, runs batches in order, routes cancellation.
+//! Dispatcher: accepts calls, admits them, runs batches in order, routes cancellation.
 //!
-//! Admission happens here, before anything client-driven reaches an actor mailbox: each call
-//! takes a permit of a bounded semaphore (`--max-in-flight` + `--max-queued`) that its
-//! [`ResultSlot`] holds until the result is out. When none is left, [`Dispatcher::submit`] waits,
-//! so the reader stops reading stdin and memory stays bounded.
+//! # Accepted, parked, admitted
+//! A call is *accepted* when its id is registered (a duplicate is refused here, before anything
+//! exists) and it gets its [`ResultSlot`]: from then on exactly one result is coming. It is
+//! *admitted* when it holds an admission place, one of `--max-in-flight` + `--max-queued`; its
+//! result carries the place to the writer, which gives it back once the line is written, so
+//! admission also bounds what waits for a slow reader. An accepted call that finds no free place
+//! is *parked*, in arrival order, in a queue bounded in calls and in bytes; one task admits the
+//! head of the queue as places free. Nothing client-driven reaches an actor mailbox before
+//! admission.
+//!
+//! [`Dispatcher::offer`] never waits: when the parked queue is full too, it hands the message
+//! back and the caller decides. The server's reader then waits only if no admitted call waits
+//! for the client, and otherwise refuses the line as busy (server.rs), so control messages are
+//! always read while anything depends on them.
+//!
+//! # Ids
+//! Every accepted call has a registry entry of its own, with a sequence number. Whatever refers
+//! to a call later (its slot, its batch's runner, `cancel {batch}`, the parked queue) holds that
+//! entry, never the id: an id may be reused once its result is out, and a new call under the same
+//! id shares nothing with the old one.
 
 pub mod slot;
 
-use std::collections::HashSet;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::collections::{HashSet, VecDeque};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use dashmap::DashMap;
 use serde_json::json;
-use tokio::sync::{OwnedSemaphorePermit, Semaphore, oneshot};
+use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore, oneshot};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
@@ -23,28 +39,114 @@ use crate::protocol::{CancelTarget, ClientMessage, ServerMessage};
 use crate::supervisor::{self, BatchLink, Gate, Job, Pipeline, mode_name};
 use slot::ResultSlot;
 
-/// A call between admission and its result.
+/// How many calls may be parked (accepted, waiting for an admission place) by default.
+pub const DEFAULT_MAX_PARKED: usize = 1024;
+
+/// How many bytes of input lines the parked calls may hold. A line longer than this is parked
+/// only into an empty queue.
+pub const MAX_PARKED_BYTES: usize = 64 << 20;
+
+/// Most ids one error line lists; the rest are counted.
+const IDS_IN_ONE_ERROR: usize = 100;
+
+/// One accepted call, from acceptance until its result is out.
 struct CallEntry {
+    /// Tells this call from any other that used or will use the same id.
+    seq: u64,
     cancel: CancellationToken,
     /// The slot of a call that has not started yet, so a cancel can answer it at once.
     queued: Mutex<Option<ResultSlot>>,
+}
+
+impl CallEntry {
+    fn take_queued(&self) -> Option<ResultSlot> {
+        self.queued.lock().unwrap_or_else(|p| p.into_inner()).take()
+    }
+
+    fn is_queued(&self) -> bool {
+        self.queued
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .is_some()
+    }
+}
+
+/// A call that has not started, held by whatever will start it (the parked queue, a batch
+/// runner). If that is dropped before the call starts (a panic), the queued slot is dropped with
+/// it and answers `failed`, so the call still gets its one result.
+struct Pending(Arc<CallEntry>);
+
+impl Drop for Pending {
+    fn drop(&mut self) {
+        drop(self.0.take_queued());
+    }
+}
+
+/// A batch in flight.
+struct BatchEntry {
+    seq: u64,
+    cancel: CancellationToken,
+    calls: Vec<Arc<CallEntry>>,
 }
 
 /// The calls and batches in flight, by id.
 #[derive(Default)]
 pub struct Registry {
     calls: DashMap<Arc<str>, Arc<CallEntry>>,
-    batches: DashMap<String, (CancellationToken, Vec<Arc<str>>)>,
+    batches: DashMap<String, BatchEntry>,
+    seq: AtomicU64,
 }
 
 impl Registry {
-    pub(crate) fn release(&self, id: &str) {
-        self.calls.remove(id);
+    /// Frees `id` for reuse, if it still names the call `seq`.
+    pub(crate) fn release(&self, id: &str, seq: u64) {
+        self.calls.remove_if(id, |_, e| e.seq == seq);
     }
 
-    fn entry(&self, id: &str) -> Option<Arc<CallEntry>> {
-        self.calls.get(id).map(|e| e.value().clone())
+    fn next_seq(&self) -> u64 {
+        self.seq.fetch_add(1, Ordering::Relaxed)
     }
+}
+
+/// What waits in the parked queue.
+enum Parked {
+    Call {
+        pending: Pending,
+        call: ToolCall,
+    },
+    Batch {
+        id: String,
+        seq: u64,
+        cancel: CancellationToken,
+        calls: Vec<(Pending, ToolCall)>,
+    },
+}
+
+struct ParkedItem {
+    job: Parked,
+    /// Admission places it takes when admitted.
+    want: u32,
+    calls: usize,
+    bytes: usize,
+}
+
+impl ParkedItem {
+    /// A lone call cancelled while parked needs no place any more. (A batch always runs: its
+    /// `batch_end` is owed.)
+    fn is_dead(&self) -> bool {
+        match &self.job {
+            Parked::Call { pending, .. } => !pending.0.is_queued(),
+            Parked::Batch { .. } => false,
+        }
+    }
+}
+
+#[derive(Default)]
+struct ParkedQueue {
+    items: VecDeque<ParkedItem>,
+    calls: usize,
+    bytes: usize,
+    admitter: bool,
 }
 
 /// Admission, batches and cancellation for one runtime.
@@ -55,21 +157,41 @@ pub struct Dispatcher {
     admission: Arc<Semaphore>,
     capacity: usize,
     max_parallel: usize,
+    max_parked: usize,
+    parked: Arc<Mutex<ParkedQueue>>,
+    /// Items in `parked`, readable without the lock (the hot path only needs "is it empty").
+    parked_len: Arc<AtomicUsize>,
+    /// Wakes whoever waits for room in the parked queue.
+    parked_room: Arc<Notify>,
     root: CancellationToken,
     runners: TaskTracker,
 }
 
+/// Admission limits of a [`Dispatcher`].
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// Admitted calls at once (`--max-in-flight` + `--max-queued`).
+    pub capacity: usize,
+    /// Calls of one batch running at once (`--max-parallel`).
+    pub max_parallel: usize,
+    /// Accepted calls waiting for admission (`--max-parked`).
+    pub max_parked: usize,
+}
+
 impl Dispatcher {
-    /// A dispatcher admitting at most `capacity` unfinished calls, running at most
-    /// `max_parallel` calls of one batch at once.
-    pub fn new(pipeline: Arc<Pipeline>, capacity: usize, max_parallel: usize) -> Self {
-        let capacity = capacity.max(1);
+    /// A dispatcher with these limits.
+    pub fn new(pipeline: Arc<Pipeline>, limits: Limits) -> Self {
+        let capacity = limits.capacity.max(1);
         Self {
             pipeline,
             active: Arc::new(Registry::default()),
             admission: Arc::new(Semaphore::new(capacity)),
             capacity,
-            max_parallel: max_parallel.max(1),
+            max_parallel: limits.max_parallel.max(1),
+            max_parked: limits.max_parked,
+            parked: Arc::new(Mutex::new(ParkedQueue::default())),
+            parked_len: Arc::new(AtomicUsize::new(0)),
+            parked_room: Arc::new(Notify::new()),
             root: CancellationToken::new(),
             runners: TaskTracker::new(),
         }
@@ -80,11 +202,32 @@ impl Dispatcher {
         &self.pipeline
     }
 
-    /// Handles one client message. Waits (backpressure) while admission is full.
+    /// Handles one client message, waiting while the parked queue is full (library users; the
+    /// server's reader uses [`Dispatcher::offer`] and decides itself).
     pub async fn submit(&self, msg: ClientMessage) {
         match msg {
-            ClientMessage::ToolUse(call) => self.tool_use(call).await,
-            ClientMessage::Batch { id, calls } => self.batch(id, calls).await,
+            ClientMessage::ToolUse(_) | ClientMessage::Batch { .. } => {
+                let mut msg = msg;
+                loop {
+                    let room = self.parked_room();
+                    match self.offer(msg, 0) {
+                        Ok(()) => return,
+                        Err(back) => {
+                            msg = *back;
+                            room.await;
+                        }
+                    }
+                }
+            }
+            ClientMessage::Rewind { to } => self.rewind(to).await,
+            other => self.control(other),
+        }
+    }
+
+    /// Handles a message that never waits for admission: `cancel`, `permission_response`
+    /// (`shutdown` is the caller's business; calls and `rewind` are ignored here).
+    pub fn control(&self, msg: ClientMessage) {
+        match msg {
             ClientMessage::Cancel(target) => self.cancel(&target),
             ClientMessage::PermissionResponse(resp) => {
                 let rid = resp.request_id.clone();
@@ -94,20 +237,350 @@ impl Dispatcher {
                     ));
                 }
             }
-            ClientMessage::Rewind { to } => self.rewind(to).await,
+            ClientMessage::ToolUse(_)
+            | ClientMessage::Batch { .. }
+            | ClientMessage::Rewind { .. }
             // Shutdown is the reader's business; hello is answered by the runtime.
-            ClientMessage::Shutdown | ClientMessage::Hello { .. } => {}
+            | ClientMessage::Shutdown
+            | ClientMessage::Hello { .. } => {}
+        }
+    }
+
+    /// Accepts a `tool_use` or `batch` without waiting: started at once when admission has room,
+    /// parked when it does not. When the parked queue is full too (or the message is not a
+    /// call), the message is handed back untouched: nothing was registered. `bytes` is the size
+    /// of its input line (what the parked queue counts).
+    pub fn offer(&self, msg: ClientMessage, bytes: usize) -> Result<(), Box<ClientMessage>> {
+        match msg {
+            ClientMessage::ToolUse(call) => self.offer_call(call, bytes),
+            ClientMessage::Batch { id, calls } => self.offer_batch(id, calls, bytes),
+            other => Err(Box::new(other)),
+        }
+    }
+
+    /// Completes when the parked queue may have room again: at once if it is empty, else when
+    /// its head is admitted. Create it before an [`Dispatcher::offer`] that may fail, so a place
+    /// freed in between is not missed.
+    pub fn parked_room(&self) -> impl Future<Output = ()> + Send + 'static {
+        let notify = self.parked_room.clone();
+        let len = self.parked_len.clone();
+        async move {
+            let notified = notify.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            if len.load(Ordering::Acquire) == 0 {
+                return;
+            }
+            notified.await;
+        }
+    }
+
+    /// How many calls are parked.
+    pub fn parked_calls(&self) -> usize {
+        self.lock_parked().calls
+    }
+
+    fn lock_parked(&self) -> std::sync::MutexGuard<'_, ParkedQueue> {
+        self.parked.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// A free admission place, if nothing is parked before it (arrival order).
+    fn try_admit(&self, want: u32) -> Option<OwnedSemaphorePermit> {
+        if self.parked_len.load(Ordering::Acquire) != 0 {
+            return None;
+        }
+        self.admission.clone().try_acquire_many_owned(want).ok()
+    }
+
+    fn offer_call(&self, call: ToolCall, bytes: usize) -> Result<(), Box<ClientMessage>> {
+        let place = self.try_admit(1);
+        let mut queue = None;
+        if place.is_none() {
+            let q = self.lock_parked();
+            if !self.has_room(&q, 1, bytes) {
+                return Err(Box::new(ClientMessage::ToolUse(call)));
+            }
+            queue = Some(q);
+        }
+        let id: Arc<str> = Arc::from(call.id.as_str());
+        // A token of its own rather than a child of the root: a child costs a lock on the
+        // root's list of children when it is made and again when it is dropped. `cancel_all`
+        // reaches every registered call through the map; a call registered after it has gone
+        // through the map sees the root cancelled here.
+        let cancel = CancellationToken::new();
+        let Some(entry) = self.register(&id, cancel.clone()) else {
+            drop(queue);
+            self.refuse_duplicates(&[id], None);
+            return Ok(());
+        };
+        if self.root.is_cancelled() {
+            cancel.cancel();
+        }
+        let admitted = place.is_some();
+        let slot = ResultSlot::new(
+            id,
+            entry.seq,
+            self.pipeline.emitter.clone(),
+            self.active.clone(),
+            place,
+        );
+        if admitted {
+            drop(queue);
+            tracing::debug!(id = %slot.id(), tool = %call.name, "call admitted");
+            supervisor::spawn(Job {
+                call,
+                slot,
+                cancel,
+                gate: None,
+                batch: None,
+                pipeline: self.pipeline.clone(),
+            });
+            return Ok(());
+        }
+        tracing::debug!(id = %slot.id(), tool = %call.name, "call parked: no admission place free");
+        *entry.queued.lock().unwrap_or_else(|p| p.into_inner()) = Some(slot);
+        let item = ParkedItem {
+            job: Parked::Call {
+                pending: Pending(entry),
+                call,
+            },
+            want: 1,
+            calls: 1,
+            bytes,
+        };
+        if let Some(q) = queue {
+            self.park(q, item);
+        }
+        Ok(())
+    }
+
+    fn offer_batch(
+        &self,
+        batch_id: String,
+        calls: Vec<ToolCall>,
+        bytes: usize,
+    ) -> Result<(), Box<ClientMessage>> {
+        if self.active.batches.contains_key(&batch_id) {
+            let ids = calls.iter().map(|c| c.id.clone()).collect::<Vec<_>>();
+            self.pipeline.emitter.send_reply(ServerMessage::Error {
+                message: format!(
+                    "duplicate batch id {batch_id:?}: a batch with this id is still in flight; this one was refused{}",
+                    describe_ids(&ids)
+                ),
+                line: None,
+                code: Some("duplicate_id"),
+                ids: ids.into_iter().take(IDS_IN_ONE_ERROR).collect(),
+            });
+            return Ok(());
+        }
+        // Places for the whole batch up front, as far as capacity goes; a batch larger than
+        // capacity takes the rest as its calls start.
+        let most = calls.len().clamp(1, self.capacity) as u32;
+        let mut pool = self.try_admit(most);
+        let mut queue = None;
+        if pool.is_none() {
+            let q = self.lock_parked();
+            if !self.has_room(&q, calls.len().max(1), bytes) {
+                return Err(Box::new(ClientMessage::Batch {
+                    id: batch_id,
+                    calls,
+                }));
+            }
+            queue = Some(q);
+        }
+        let seq = self.active.next_seq();
+        let batch_cancel = self.root.child_token();
+        let mut seen = HashSet::new();
+        let mut refused = Vec::new();
+        let mut accepted = Vec::with_capacity(calls.len());
+        for call in calls {
+            let id: Arc<str> = Arc::from(call.id.as_str());
+            if !seen.insert(id.clone()) {
+                refused.push(id);
+                continue;
+            }
+            let Some(entry) = self.register(&id, batch_cancel.child_token()) else {
+                refused.push(id);
+                continue;
+            };
+            let slot = ResultSlot::new(
+                id,
+                entry.seq,
+                self.pipeline.emitter.clone(),
+                self.active.clone(),
+                None,
+            );
+            *entry.queued.lock().unwrap_or_else(|p| p.into_inner()) = Some(slot);
+            accepted.push((Pending(entry), call));
+        }
+        if !refused.is_empty() {
+            self.refuse_duplicates(&refused, Some(&batch_id));
+        }
+        let ids: Vec<&str> = accepted.iter().map(|(_, c)| c.id.as_str()).collect();
+        if pool.is_some() {
+            tracing::debug!(batch = %batch_id, calls = ids.len(), "batch admitted");
+        } else {
+            tracing::debug!(batch = %batch_id, calls = ids.len(), "batch parked: no admission place free");
+        }
+        self.pipeline.emitter.send(ServerMessage::event(
+            "batch_start",
+            json!({"batch": batch_id, "ids": ids}),
+        ));
+        self.active.batches.insert(
+            batch_id.clone(),
+            BatchEntry {
+                seq,
+                cancel: batch_cancel.clone(),
+                calls: accepted.iter().map(|(p, _)| p.0.clone()).collect(),
+            },
+        );
+        let want = accepted.len().clamp(1, self.capacity) as u32;
+        if let Some(p) = pool.as_mut()
+            && p.num_permits() > want as usize
+        {
+            // Duplicates were refused: give their places back.
+            drop(p.split(p.num_permits() - want as usize));
+        }
+        match (pool, queue) {
+            (Some(pool), _) => {
+                let this = self.clone();
+                self.runners.spawn(async move {
+                    this.run_batch(batch_id, seq, accepted, batch_cancel, Some(pool))
+                        .await;
+                });
+            }
+            (None, Some(q)) => {
+                let item = ParkedItem {
+                    calls: accepted.len().max(1),
+                    job: Parked::Batch {
+                        id: batch_id,
+                        seq,
+                        cancel: batch_cancel,
+                        calls: accepted,
+                    },
+                    want,
+                    bytes,
+                };
+                self.park(q, item);
+            }
+            (None, None) => {}
+        }
+        Ok(())
+    }
+
+    /// Whether an item of `calls` calls and `bytes` bytes fits in the parked queue. An empty
+    /// queue takes anything: a batch larger than the bound, or a line longer than the byte
+    /// bound, is parked alone.
+    fn has_room(&self, q: &ParkedQueue, calls: usize, bytes: usize) -> bool {
+        q.items.is_empty()
+            || (q.calls + calls <= self.max_parked && q.bytes + bytes <= MAX_PARKED_BYTES)
+    }
+
+    fn park(&self, mut q: std::sync::MutexGuard<'_, ParkedQueue>, item: ParkedItem) {
+        q.calls += item.calls;
+        q.bytes += item.bytes;
+        q.items.push_back(item);
+        self.parked_len.store(q.items.len(), Ordering::Release);
+        if !q.admitter {
+            q.admitter = true;
+            let this = self.clone();
+            self.runners.spawn(async move { this.admit_parked().await });
+        }
+    }
+
+    /// Admits the parked queue's head whenever places free, until the queue is empty.
+    async fn admit_parked(self) {
+        loop {
+            let mut dead = Vec::new();
+            let want = {
+                let mut q = self.lock_parked();
+                loop {
+                    match q.items.front() {
+                        None => {
+                            q.admitter = false;
+                            break None;
+                        }
+                        Some(head) if head.is_dead() => {
+                            if let Some(item) = self.pop(&mut q) {
+                                dead.push(item);
+                            }
+                        }
+                        Some(head) => break Some(head.want),
+                    }
+                }
+            };
+            if !dead.is_empty() {
+                drop(dead);
+                self.parked_room.notify_waiters();
+            }
+            let Some(want) = want else { return };
+            let Ok(places) = self.admission.clone().acquire_many_owned(want).await else {
+                return;
+            };
+            let item = {
+                let mut q = self.lock_parked();
+                self.pop(&mut q)
+            };
+            self.parked_room.notify_waiters();
+            if let Some(item) = item {
+                self.start(item.job, places);
+            }
+        }
+    }
+
+    fn pop(&self, q: &mut ParkedQueue) -> Option<ParkedItem> {
+        let item = q.items.pop_front()?;
+        q.calls -= item.calls;
+        q.bytes -= item.bytes;
+        self.parked_len.store(q.items.len(), Ordering::Release);
+        if q.items.is_empty() {
+            // A burst may have grown it far; do not keep that much for good.
+            q.items.shrink_to(64);
+        }
+        Some(item)
+    }
+
+    /// Starts a parked call or batch that now holds its places.
+    fn start(&self, job: Parked, places: OwnedSemaphorePermit) {
+        match job {
+            Parked::Call { pending, call } => {
+                let Some(mut slot) = pending.0.take_queued() else {
+                    // Cancelled while parked: already answered.
+                    return;
+                };
+                slot.set_admission(Some(places));
+                tracing::debug!(id = %slot.id(), tool = %call.name, "parked call admitted");
+                supervisor::spawn(Job {
+                    call,
+                    slot,
+                    cancel: pending.0.cancel.clone(),
+                    gate: None,
+                    batch: None,
+                    pipeline: self.pipeline.clone(),
+                });
+            }
+            Parked::Batch {
+                id,
+                seq,
+                cancel,
+                calls,
+            } => {
+                let this = self.clone();
+                self.runners.spawn(async move {
+                    this.run_batch(id, seq, calls, cancel, Some(places)).await;
+                });
+            }
         }
     }
 
     /// Restores the files changed by call `to` and every later call (file I/O on the blocking
     /// pool), then emits `rewound`, or an error line naming what went wrong.
-    async fn rewind(&self, to: String) {
+    pub async fn rewind(&self, to: String) {
         let session = self.pipeline.session.clone();
         let target = to.clone();
         let outcome = tokio::task::spawn_blocking(move || session.tools.rewind(&target)).await;
         match outcome {
-            Ok(Ok(files)) => self.pipeline.emitter.send(ServerMessage::event(
+            Ok(Ok(files)) => self.pipeline.emitter.send_reply(ServerMessage::event(
                 "rewound",
                 json!({"to": to, "files": crate::protocol::paths_value(&files)}),
             )),
@@ -119,130 +592,61 @@ impl Dispatcher {
     }
 
     fn error(&self, message: String) {
-        self.pipeline.emitter.send(ServerMessage::Error {
-            message,
-            line: None,
-        });
+        self.pipeline
+            .emitter
+            .send_reply(ServerMessage::error(message, None));
     }
 
-    /// Admits a call id: false (and an error line) if it is still in flight.
-    fn register(
-        &self,
-        id: &Arc<str>,
-        cancel: CancellationToken,
-        queued: Option<ResultSlot>,
-    ) -> bool {
+    /// Registers a call id: None if a call with this id is still in flight.
+    fn register(&self, id: &Arc<str>, cancel: CancellationToken) -> Option<Arc<CallEntry>> {
         use dashmap::mapref::entry::Entry;
         match self.active.calls.entry(id.clone()) {
-            Entry::Occupied(_) => false,
+            Entry::Occupied(_) => None,
             Entry::Vacant(v) => {
-                v.insert(Arc::new(CallEntry {
+                let entry = Arc::new(CallEntry {
+                    seq: self.active.next_seq(),
                     cancel,
-                    queued: Mutex::new(queued),
-                }));
-                true
+                    queued: Mutex::new(None),
+                });
+                v.insert(entry.clone());
+                Some(entry)
             }
         }
     }
 
-    fn refuse_duplicate(&self, id: &str) {
-        self.error(format!("duplicate tool_use id {id:?}: a call with this id is still in flight; this one was refused"));
-    }
-
-    /// Admits and starts one call (a batch of one).
-    pub async fn tool_use(&self, call: ToolCall) {
-        let Ok(permit) = self.admission.clone().acquire_owned().await else {
-            return;
+    fn refuse_duplicates(&self, ids: &[Arc<str>], batch: Option<&str>) {
+        let names: Vec<String> = ids.iter().map(|i| i.to_string()).collect();
+        let place = match batch {
+            Some(b) => format!(" (in batch {b:?})"),
+            None => String::new(),
         };
-        let id: Arc<str> = Arc::from(call.id.as_str());
-        // A token of its own rather than a child of the root: a child costs a lock on the
-        // root's list of children when it is made and again when it is dropped. `cancel_all`
-        // reaches every registered call through the map; a call registered after it has gone
-        // through the map sees the root cancelled here.
-        let cancel = CancellationToken::new();
-        if !self.register(&id, cancel.clone(), None) {
-            return self.refuse_duplicate(&id);
-        }
-        tracing::debug!(id = %id, tool = %call.name, "call admitted");
-        if self.root.is_cancelled() {
-            cancel.cancel();
-        }
-        let slot = ResultSlot::new(
-            id,
-            self.pipeline.emitter.clone(),
-            self.active.clone(),
-            Some(permit),
-        );
-        supervisor::spawn(Job {
-            call,
-            slot,
-            cancel,
-            gate: None,
-            batch: None,
-            pipeline: self.pipeline.clone(),
-        });
-    }
-
-    /// Admits a batch and starts its runner.
-    pub async fn batch(&self, batch_id: String, calls: Vec<ToolCall>) {
-        if self.active.batches.contains_key(&batch_id) {
-            return self.error(format!("duplicate batch id {batch_id:?}: a batch with this id is still in flight; this one was refused"));
-        }
-        // Permits for the whole batch up front, as far as capacity goes; a batch larger than
-        // capacity takes the rest as its calls start.
-        let want = calls.len().min(self.capacity) as u32;
-        let Ok(pool) = self.admission.clone().acquire_many_owned(want.max(1)).await else {
-            return;
+        let message = match names.as_slice() {
+            [one] => format!(
+                "duplicate tool_use id {one:?}{place}: a call with this id is still in flight; this one was refused"
+            ),
+            _ => format!(
+                "duplicate tool_use ids{place}: a call with each of these ids is still in flight, or the id repeats within the batch; these were refused{}",
+                describe_ids(&names)
+            ),
         };
-        let batch_cancel = self.root.child_token();
-        let mut seen = HashSet::new();
-        let mut admitted = Vec::with_capacity(calls.len());
-        for call in calls {
-            let id: Arc<str> = Arc::from(call.id.as_str());
-            if !seen.insert(id.clone()) {
-                self.refuse_duplicate(&id);
-                continue;
-            }
-            let cancel = batch_cancel.child_token();
-            if !self.register(&id, cancel.clone(), None) {
-                self.refuse_duplicate(&id);
-                continue;
-            }
-            let slot = ResultSlot::new(
-                id.clone(),
-                self.pipeline.emitter.clone(),
-                self.active.clone(),
-                None,
-            );
-            if let Some(entry) = self.active.entry(&id) {
-                *entry.queued.lock().unwrap_or_else(|p| p.into_inner()) = Some(slot);
-            }
-            admitted.push((id, call, cancel));
-        }
-        let ids: Vec<Arc<str>> = admitted.iter().map(|(id, _, _)| id.clone()).collect();
-        tracing::debug!(batch = %batch_id, calls = ids.len(), "batch admitted");
-        self.active
-            .batches
-            .insert(batch_id.clone(), (batch_cancel.clone(), ids.clone()));
-        self.pipeline.emitter.send(ServerMessage::event(
-            "batch_start",
-            json!({"batch": batch_id, "ids": ids.iter().map(|i| &**i).collect::<Vec<_>>()}),
-        ));
-        let this = self.clone();
-        self.runners.spawn(async move {
-            this.run_batch(batch_id, admitted, batch_cancel, pool).await;
+        self.pipeline.emitter.send_reply(ServerMessage::Error {
+            message,
+            line: None,
+            code: Some("duplicate_id"),
+            ids: names.into_iter().take(IDS_IN_ONE_ERROR).collect(),
         });
     }
 
     async fn run_batch(
         &self,
         batch_id: String,
-        calls: Vec<(Arc<str>, ToolCall, CancellationToken)>,
+        seq: u64,
+        calls: Vec<(Pending, ToolCall)>,
         batch_cancel: CancellationToken,
-        pool: OwnedSemaphorePermit,
+        pool: Option<OwnedSemaphorePermit>,
     ) {
-        let mut pool = Some(pool);
-        let ids: Vec<Arc<str>> = calls.iter().map(|(id, _, _)| id.clone()).collect();
+        let mut pool = pool;
+        let ids: Vec<String> = calls.iter().map(|(_, c)| c.id.clone()).collect();
         let mut running: Vec<oneshot::Receiver<()>> = Vec::new();
         let stop = Arc::new(AtomicBool::new(false));
         let records = self
@@ -250,19 +654,12 @@ impl Dispatcher {
             .hooks
             .has(HookEvent::PostToolBatch)
             .then(|| Arc::new(Mutex::new(Vec::new())));
-        for (index, (id, call, cancel)) in calls.into_iter().enumerate() {
+        for (index, (pending, call)) in calls.into_iter().enumerate() {
             // Take the queued slot back; if a cancel already answered the call, skip it.
-            let Some(entry) = self.active.entry(&id) else {
+            let Some(mut slot) = pending.0.take_queued() else {
                 continue;
             };
-            let Some(mut slot) = entry
-                .queued
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .take()
-            else {
-                continue;
-            };
+            let cancel = pending.0.cancel.clone();
             if batch_cancel.is_cancelled() || cancel.is_cancelled() {
                 slot.answer(Outcome::Cancelled, "The call was cancelled before it ran.");
                 continue;
@@ -271,12 +668,12 @@ impl Dispatcher {
                 slot.answer(Outcome::Cancelled, "The call was cancelled before it ran: a hook stopped processing of this batch.");
                 continue;
             }
-            let permit = match pool.as_mut() {
+            let place = match pool.as_mut() {
                 Some(p) if p.num_permits() > 1 => p.split(1),
                 Some(_) => pool.take(),
                 None => self.admission.clone().acquire_owned().await.ok(),
             };
-            slot.set_admission(permit);
+            slot.set_admission(place);
             let done = slot.on_done();
             let (ready_tx, ready_rx) = oneshot::channel();
             let (go_tx, go_rx) = oneshot::channel();
@@ -326,9 +723,15 @@ impl Dispatcher {
         for rx in running {
             let _ = rx.await;
         }
-        drop(pool);
-        let mut end =
-            json!({"batch": batch_id, "ids": ids.iter().map(|i| &**i).collect::<Vec<_>>()});
+        // What the batch sends after its results (PostToolBatch hook events, `batch_end`) holds
+        // a place of its own until written, so a client that does not read cannot make these
+        // pile up either.
+        let place = match pool.take() {
+            Some(mut p) if p.num_permits() > 1 => p.split(1),
+            Some(p) => Some(p),
+            None => self.admission.clone().acquire_owned().await.ok(),
+        };
+        let mut end = json!({"batch": batch_id, "ids": ids});
         if let Some(records) = records {
             let mut records =
                 std::mem::take(&mut *records.lock().unwrap_or_else(|e| e.into_inner()));
@@ -351,48 +754,47 @@ impl Dispatcher {
                 Err(fault) => end["hook_feedback"] = json!([fault.to_string()]),
             }
         }
-        self.active.batches.remove(&batch_id);
+        self.active
+            .batches
+            .remove_if(&batch_id, |_, b| b.seq == seq);
         self.pipeline
             .emitter
-            .send(ServerMessage::event("batch_end", end));
+            .send_with_place(ServerMessage::event("batch_end", end), place);
     }
 
-    /// Cancels one call or every unfinished call of a batch. A call that has not started is
-    /// answered `cancelled` at once.
+    /// Cancels one call or every unfinished call of a batch. A call that has not started (parked,
+    /// or waiting for its turn in a batch) is answered `cancelled` at once.
     pub fn cancel(&self, target: &CancelTarget) {
         match target {
-            CancelTarget::Call(id) => match self.active.entry(id) {
-                Some(entry) => self.cancel_entry(&entry),
-                None => self.error(format!("cancel: no call with id {id:?} is in flight")),
-            },
+            CancelTarget::Call(id) => {
+                let entry = self
+                    .active
+                    .calls
+                    .get(id.as_str())
+                    .map(|e| e.value().clone());
+                match entry {
+                    Some(entry) => cancel_entry(&entry),
+                    None => self.error(format!("cancel: no call with id {id:?} is in flight")),
+                }
+            }
             CancelTarget::Batch(batch) => {
-                let Some((token, ids)) = self.active.batches.get(batch).map(|b| b.value().clone())
-                else {
+                let calls = self
+                    .active
+                    .batches
+                    .get(batch)
+                    .map(|b| (b.cancel.clone(), b.calls.clone()));
+                let Some((token, calls)) = calls else {
                     return self.error(format!("cancel: no batch with id {batch:?} is in flight"));
                 };
                 token.cancel();
-                for id in ids {
-                    if let Some(entry) = self.active.entry(&id) {
-                        self.cancel_entry(&entry);
-                    }
+                for entry in &calls {
+                    cancel_entry(entry);
                 }
             }
         }
     }
 
-    fn cancel_entry(&self, entry: &CallEntry) {
-        entry.cancel.cancel();
-        let queued = entry
-            .queued
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .take();
-        if let Some(slot) = queued {
-            slot.answer(Outcome::Cancelled, "The call was cancelled before it ran.");
-        }
-    }
-
-    /// Cancels everything in flight (second SIGTERM, SIGINT).
+    /// Cancels everything accepted: running, admitted, parked (second SIGTERM, SIGINT).
     pub fn cancel_all(&self) {
         self.root.cancel();
         let entries: Vec<Arc<CallEntry>> = self
@@ -402,7 +804,7 @@ impl Dispatcher {
             .map(|e| e.value().clone())
             .collect();
         for entry in entries {
-            self.cancel_entry(&entry);
+            cancel_entry(&entry);
         }
     }
 
@@ -411,14 +813,43 @@ impl Dispatcher {
         self.active.calls.is_empty() && self.runners.is_empty()
     }
 
-    /// Waits until every admitted call has its result and every batch has ended.
+    /// Waits until every accepted call has its result written (or handed to the library user)
+    /// and every batch has ended. Then gives back what a burst grew and no longer needs.
     pub async fn drain(&self) {
         self.runners.close();
         self.runners.wait().await;
-        // Every slot holds an admission permit until its result is out.
+        // Every result holds its admission place until it is written.
         let _all = self.admission.acquire_many(self.capacity as u32).await;
         self.runners.reopen();
+        self.active.calls.shrink_to_fit();
+        self.active.batches.shrink_to_fit();
     }
+}
+
+fn cancel_entry(entry: &CallEntry) {
+    entry.cancel.cancel();
+    if let Some(slot) = entry.take_queued() {
+        slot.answer(Outcome::Cancelled, "The call was cancelled before it ran.");
+    }
+}
+
+/// `: "a", "b", … and N more` for an error line.
+fn describe_ids(ids: &[String]) -> String {
+    if ids.is_empty() {
+        return String::new();
+    }
+    let shown: Vec<String> = ids
+        .iter()
+        .take(IDS_IN_ONE_ERROR)
+        .map(|i| format!("{i:?}"))
+        .collect();
+    let more = ids.len().saturating_sub(IDS_IN_ONE_ERROR);
+    let tail = if more > 0 {
+        format!(" and {more} more")
+    } else {
+        String::new()
+    };
+    format!(": {}{tail}", shown.join(", "))
 }
 
 async fn wait_any(running: &mut Vec<oneshot::Receiver<()>>) {

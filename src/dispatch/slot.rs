@@ -18,6 +18,8 @@ use super::Registry as ActiveCalls;
 /// The one-shot right to answer a call.
 pub struct ResultSlot {
     id: Arc<str>,
+    /// Which call of those that used this id (the registry frees the id only for this one).
+    seq: u64,
     started: Instant,
     emitter: Emitter,
     active: Arc<ActiveCalls>,
@@ -29,12 +31,14 @@ pub struct ResultSlot {
 impl ResultSlot {
     pub(super) fn new(
         id: Arc<str>,
+        seq: u64,
         emitter: Emitter,
         active: Arc<ActiveCalls>,
         admission: Option<OwnedSemaphorePermit>,
     ) -> Self {
         Self {
             id,
+            seq,
             started: Instant::now(),
             emitter,
             active,
@@ -59,7 +63,8 @@ impl ResultSlot {
         self.started.elapsed().as_millis() as u64
     }
 
-    /// Gives the slot its admission permit (batch calls get theirs when they start).
+    /// Gives the slot its admission place (parked calls get theirs when admitted, batch calls
+    /// when they start).
     pub(super) fn set_admission(&mut self, permit: Option<OwnedSemaphorePermit>) {
         self.admission = permit;
     }
@@ -90,10 +95,11 @@ impl ResultSlot {
 
     fn finish(&mut self, result: ToolResult) {
         self.emitted = true;
-        // The id is free for reuse from the moment the client can see the result.
-        self.active.release(&self.id);
-        self.emitter.send(ServerMessage::ToolResult(result));
-        self.admission.take();
+        // The id is free for reuse from the moment the result is on its way; the admission place
+        // travels with the result and is given back once the writer has written it.
+        self.active.release(&self.id, self.seq);
+        self.emitter
+            .send_result(ServerMessage::ToolResult(result), self.admission.take());
         if let Some(done) = self.done.take() {
             let _ = done.send(());
         }

@@ -208,7 +208,10 @@ pub(crate) async fn run_captured(
             _ = ticker.tick() => {
                 // Readers of a background task's file (TaskOutput) see output within a tick.
                 capture.flush().await;
+                // While the client reads slowly, new output waits in the capture (bounded, with
+                // a marker for what it skips) and goes out with a later update.
                 if let Some(sink) = progress
+                    && sink.has_room(capture.progress_len())
                     && let Some(text) = capture.take_progress()
                 {
                     sink.send(json!({ "output": text }));

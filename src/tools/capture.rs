@@ -249,6 +249,11 @@ impl Capture {
         }
     }
 
+    /// Bytes of new output waiting for [`Capture::take_progress`].
+    pub fn progress_len(&self) -> usize {
+        self.progress.len()
+    }
+
     /// New output since the last call (bounded; a marker says how much was skipped), or `None`.
     pub fn take_progress(&mut self) -> Option<String> {
         if self.progress.is_empty() {
