@@ -47,6 +47,9 @@ pub enum Command {
     },
     /// Measure dispatch latency against its floors (docs/BENCH.md explains the figures).
     Bench(BenchArgs),
+    /// Internal: the watchdog process toolrt starts for itself (see `toolrt::watchdog`).
+    #[command(name = "__watchdog", hide = true)]
+    Watchdog,
 }
 
 /// Flags of `toolrt bench`.

@@ -26,6 +26,8 @@
 //! - [`emit`]: the single writer of stdout.
 //! - [`tools`]: the built-in tools, one file each.
 //! - [`session`], [`paths`], [`stage`]: shared session state, path normalisation, stage plumbing.
+//! - [`watchdog`]: the helper process that kills every process group toolrt started if toolrt
+//!   dies, even by SIGKILL.
 //! - [`cli`]: the command line, thin over the library.
 //! - [`bench`]: `toolrt bench`, dispatch latency against its floors (docs/BENCH.md).
 
@@ -50,6 +52,7 @@ pub mod supervisor;
 pub mod tool;
 pub mod tools;
 pub mod validate;
+pub mod watchdog;
 
 pub use call::{Outcome, ToolCall, ToolResult};
 pub use runtime::{Config, Runtime};

@@ -30,11 +30,26 @@ fn main() -> ExitCode {
         .with_target(false)
         .init();
     let cli = Cli::parse();
+    if let Command::Watchdog = cli.command {
+        return ExitCode::from(toolrt::watchdog::run() as u8);
+    }
     if let Command::Explain { tool, input, args } = cli.command {
         return explain(&tool, &input, args);
     }
+    // Every command from here on may start processes: none of them may outlive toolrt.
+    // The binary by its path, so the watchdog shows as toolrt in `ps`; /proc/self/exe if that
+    // path is gone (the binary was replaced since it started).
+    let program = std::env::current_exe()
+        .ok()
+        .filter(|p| p.exists())
+        .unwrap_or_else(|| "/proc/self/exe".into());
+    if let Err(err) = toolrt::watchdog::start(&program) {
+        tracing::warn!(%err, "could not start the watchdog: if toolrt is killed, processes it started keep running");
+    }
     if let Command::Bench(args) = cli.command {
-        return toolrt::bench::run(&args.into());
+        let code = toolrt::bench::run(&args.into());
+        toolrt::watchdog::stop();
+        return code;
     }
     // One thread drives the whole pipeline: every hop between actors is then a local wake-up,
     // which on two cores is several times cheaper than a cross-thread one. Blocking work (file
@@ -52,7 +67,9 @@ fn main() -> ExitCode {
     let code = runtime.block_on(async {
         let (args, input, ask): (_, Box<dyn tokio::io::AsyncBufRead + Unpin + Send>, _) =
             match cli.command {
-                Command::Explain { .. } | Command::Bench(_) => return ExitCode::from(2),
+                Command::Explain { .. } | Command::Bench(_) | Command::Watchdog => {
+                    return ExitCode::from(2);
+                }
                 Command::Serve(args) => (
                     args,
                     Box::new(BufReader::new(tokio::io::stdin())),
@@ -99,6 +116,7 @@ fn main() -> ExitCode {
     // A read of stdin may still be parked on a blocking thread (shutdown came as a message, not
     // EOF); do not wait for it.
     runtime.shutdown_background();
+    toolrt::watchdog::stop();
     code
 }
 

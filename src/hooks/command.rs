@@ -93,6 +93,8 @@ pub(crate) async fn run(spec: CommandSpec<'_>) -> CommandRun {
     let Some(pid) = child.id().and_then(|p| i32::try_from(p).ok()) else {
         return CommandRun::SpawnFailed("hook exited before it could be tracked".into());
     };
+    // Known to the watchdog until the guard below has killed the group (dropped after it).
+    let _watched = crate::watchdog::track(pid as u32);
     let _guard = GroupGuard(pid);
     let (Some(mut stdin), Some(stdout), Some(stderr)) =
         (child.stdin.take(), child.stdout.take(), child.stderr.take())

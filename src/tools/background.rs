@@ -127,8 +127,8 @@ pub(crate) fn start(command: &str, ctx: &ToolContext) -> ToolOutput {
             ));
         }
     };
-    let child = match spawn_shell(command, &session.cwd, &session.env_scrub) {
-        Ok(child) => child,
+    let (child, group) = match spawn_shell(command, &session.cwd, &session.env_scrub) {
+        Ok(spawned) => spawned,
         Err(err) => {
             return ToolOutput::failed(format!(
                 "could not start bash in {}: {err}",
@@ -150,7 +150,7 @@ pub(crate) fn start(command: &str, ctx: &ToolContext) -> ToolOutput {
     let runner = task.clone();
     tokio::spawn(async move {
         let (ending, _captured) =
-            run_captured(child, capture, None, runner.cancel.clone(), None).await;
+            run_captured(child, group, capture, None, runner.cancel.clone(), None).await;
         let status = match ending {
             Ending::Exited(exit) => TaskStatus::Completed(exit.code()),
             Ending::Cancelled | Ending::TimedOut => TaskStatus::Killed,

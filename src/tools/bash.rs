@@ -106,8 +106,8 @@ impl Tool for Bash {
             &format!("bash-{}", ctx.tool_use_id),
             KEEP_FILE_OVER_CHARS,
         );
-        let child = match spawn_shell(&command, &session.cwd, &session.env_scrub) {
-            Ok(child) => child,
+        let (child, group) = match spawn_shell(&command, &session.cwd, &session.env_scrub) {
+            Ok(spawned) => spawned,
             Err(err) => {
                 return ToolOutput::failed(format!(
                     "could not start bash in {}: {err}",
@@ -118,6 +118,7 @@ impl Tool for Bash {
         let deadline = Instant::now() + Duration::from_millis(timeout_ms);
         let (ending, captured) = run_captured(
             child,
+            group,
             capture,
             Some(deadline),
             ctx.cancel.clone(),
@@ -157,13 +158,14 @@ impl std::fmt::Display for Ending {
 /// started outlives the call (a command that must keep running belongs in the background).
 pub(crate) async fn run_captured(
     mut child: Child,
+    group: Option<GroupGuard>,
     mut capture: Capture,
     deadline: Option<Instant>,
     cancel: CancellationToken,
     progress: Option<&ProgressSink>,
 ) -> (Ending, Captured) {
     let pid = child.id();
-    let mut guard = pid.map(GroupGuard::new);
+    let mut guard = group;
     let mut out = child.stdout.take();
     let mut err = child.stderr.take();
     let mut buf_out = vec![0u8; 64 * 1024];

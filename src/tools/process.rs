@@ -47,8 +47,13 @@ pub fn scrubbed_vars(patterns: &[String]) -> Vec<OsString> {
 }
 
 /// A `bash -c command` child in its own process group (so the whole group can be killed), in
-/// `cwd`, stdin from /dev/null, stdout and stderr piped, with the scrubbed variables removed.
-pub fn spawn_shell(command: &str, cwd: &Path, env_scrub: &[String]) -> std::io::Result<Child> {
+/// `cwd`, stdin from /dev/null, stdout and stderr piped, with the scrubbed variables removed;
+/// and the guard of its group, already known to the watchdog.
+pub fn spawn_shell(
+    command: &str,
+    cwd: &Path,
+    env_scrub: &[String],
+) -> std::io::Result<(Child, Option<GroupGuard>)> {
     let mut cmd = Command::new("bash");
     cmd.arg("-c")
         .arg(command)
@@ -62,7 +67,10 @@ pub fn spawn_shell(command: &str, cwd: &Path, env_scrub: &[String]) -> std::io::
     }
     let child = cmd.spawn()?;
     tracing::debug!(pid = child.id(), command, "process started");
-    Ok(child)
+    // At once, before anything else can happen: if toolrt dies from here on, the watchdog
+    // kills the group.
+    let guard = child.id().map(GroupGuard::new);
+    Ok((child, guard))
 }
 
 /// Sends SIGKILL to the process group `pgid`. A group that no longer exists is fine.
@@ -81,24 +89,35 @@ pub fn kill_group(pgid: u32) {
     }
 }
 
-/// Kills a process group when dropped, unless disarmed: a Bash call whose future is dropped
-/// midway (its task aborted) must not leave its processes running.
+/// Kills a process group when dropped: a Bash call whose future is dropped midway (its task
+/// aborted) must not leave its processes running. The group is known to the watchdog while the
+/// guard lives, so it is killed even if toolrt dies first.
 #[derive(Debug)]
 pub struct GroupGuard {
     pgid: Option<u32>,
+    watched: Option<crate::watchdog::Watched>,
 }
 
 impl GroupGuard {
-    /// Guards the group `pgid`.
+    /// Guards the group `pgid` and records it with the watchdog.
     pub fn new(pgid: u32) -> Self {
-        Self { pgid: Some(pgid) }
+        Self {
+            pgid: Some(pgid),
+            watched: Some(crate::watchdog::track(pgid)),
+        }
     }
 
-    /// Kills the group now; later calls and the drop do nothing.
+    /// The group guarded, until it is killed.
+    pub fn pgid(&self) -> Option<u32> {
+        self.pgid
+    }
+
+    /// Kills the group now (then the watchdog forgets it); later calls and the drop do nothing.
     pub fn kill(&mut self) {
         if let Some(pgid) = self.pgid.take() {
             kill_group(pgid);
         }
+        self.watched.take();
     }
 }
 
