@@ -16,6 +16,8 @@
 //! - [`validate`]: the validate stage: resolve, coerce, schema, the tool's own checks.
 //! - [`hooks`]: the hook stage.
 //! - [`permission`]: the permission stage: allow / deny / ask.
+//! - [`shell`]: shell analysis: what a Bash command runs, reads and writes, and whether every
+//!   part of it is understood (used by the permission stage and the Bash tool).
 //! - [`execute`]: the execute stage: runs tools on their own tasks, catches panics.
 //! - [`budget`]: the output-budget stage: truncation and externalized outputs.
 //! - [`supervisor`]: the per-call supervisor (a task of its own), the only owner of the stage
@@ -47,6 +49,7 @@ pub mod runtime;
 pub mod server;
 pub mod session;
 pub mod settings;
+pub mod shell;
 pub mod stage;
 pub mod supervisor;
 pub mod tool;

@@ -1,1332 +1,819 @@
-//! Shell analysis: a Bash command parsed once (with `brush-parser`) into the simple commands it
-//! would run, each with the views deny, ask and allow rules match against.
+//! Bash commands against the rules: the shell analysis ([`crate::shell`]) judged part by part.
 //!
-//! Everything here is conservative: whatever cannot be analysed is marked so that it is never
-//! auto-allowed, while what can be analysed is still checked against deny and ask rules.
+//! Every part is matched against deny and ask rules on every reading toolrt found (through
+//! wrappers, quoting, variable values that may run, unknown wrapper options); where part of a
+//! command is only known when it runs and a rule could match some value of it, or where code
+//! runs that toolrt cannot see, the command asks in every mode (deny in `dontAsk`). A part is
+//! allowed only if it is understood and its paths pass: reads inside the workspace (or allowed
+//! by a Read or Edit rule), writes allowed by an Edit rule or acceptEdits inside the workspace,
+//! and for git, a configuration that runs nothing the agent could have written.
 
-use brush_parser::ast;
-use brush_parser::word::{ParameterExpr, TildeExpr, WordPiece, WordPieceWithSource};
+use std::path::{Path, PathBuf};
 
-/// Deepest nesting of substitutions and `sh -c` strings analysed; deeper is unanalysable.
-const MAX_DEPTH: usize = 12;
+use crate::paths::absolutize;
+use crate::shell::gitconfig::{self, Check};
+use crate::shell::paths::{self, Named};
+use crate::shell::{self, Command, Cwd, Kind, Origin, Target};
 
-/// One word of a simple command after quote removal.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct ShellWord {
-    /// The word without quotes and escapes; expansions appear as written (`$X`, `$(…)`).
-    pub(crate) text: String,
-    /// Holds an expansion whose value is unknown before running (`$X`, `$(…)`, `~user`).
-    pub(crate) dynamic: bool,
+use super::decision::{DecidedBy, Mode, SubcommandVerdict};
+use super::path_rule::{PathSet, candidates, inside, is_git_layout_write, is_protected};
+use super::policy::{Policy, Steps, sub_behavior};
+
+/// A target's paths, resolved against the working directories it may be relative to.
+enum Resolved {
+    /// Absolute paths with every symlink resolution (the lexical path first).
+    Paths(Vec<PathBuf>),
+    /// Names no file (`/dev/null`, the command's own file descriptors).
+    Nothing,
+    /// Cannot be placed before the command runs, and why.
+    Unknown(String),
 }
 
-impl ShellWord {
-    fn plain(s: &str) -> ShellWord {
-        ShellWord {
-            text: s.to_string(),
-            dynamic: false,
+/// What one part of a command comes to.
+struct Judged {
+    steps: Steps,
+    /// Why it is not auto-allowed (for explanations).
+    why_not: Option<String>,
+    /// Plan mode may run it: a read whose every part is understood.
+    read: bool,
+}
+
+/// Which kinds of deny and ask rules exist, worked out once when the policy is built.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct RuleFlags {
+    /// Any deny or ask rule could apply to a Bash command.
+    restrictions: bool,
+    /// Deny or ask rules on paths (Read, Edit).
+    path_rules: bool,
+    /// Deny or ask rules on reads.
+    read_rules: bool,
+    /// Deny or ask rules on WebFetch.
+    network_rules: bool,
+    /// Deny or ask Bash rules with a specifier.
+    bash_rules: bool,
+}
+
+/// A Bash decision's cached git configuration check for one directory: valid while the
+/// watched directories report no change and nothing had to be read again.
+#[derive(Debug, Default)]
+pub(super) struct GitChecks {
+    by_dir: std::sync::Mutex<std::collections::HashMap<PathBuf, (u64, std::sync::Arc<Check>)>>,
+}
+
+impl Policy {
+    /// Works out the [`RuleFlags`] once the rule lists are built.
+    pub(super) fn rule_flags(&self) -> RuleFlags {
+        let path_rules = !(self.deny.read_paths.is_empty()
+            && self.deny.edit_paths.is_empty()
+            && self.ask.read_paths.is_empty()
+            && self.ask.edit_paths.is_empty());
+        let network_rules = !self.deny.domains.is_empty()
+            || !self.ask.domains.is_empty()
+            || self.deny.tool_rule("WebFetch").is_some()
+            || self.ask.tool_rule("WebFetch").is_some();
+        let bash_rules = self.flags.bash_rules;
+        RuleFlags {
+            restrictions: bash_rules
+                || self.deny.tool_rule("Bash").is_some()
+                || self.ask.tool_rule("Bash").is_some()
+                || path_rules
+                || network_rules,
+            path_rules,
+            read_rules: !self.deny.read_paths.is_empty() || !self.ask.read_paths.is_empty(),
+            network_rules,
+            bash_rules,
         }
     }
-}
 
-/// A file a subcommand reads or writes, as written.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Target {
-    /// A static path (may be relative, start with `~`, or hold glob characters).
-    Path(String),
-    /// A path only known when the command runs.
-    Dynamic,
-}
-
-/// One simple command the script would run.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct Sub {
-    /// The command as shown to humans (`toolrt explain`): words joined by spaces.
-    pub(crate) display: String,
-    /// Texts deny and ask rules are matched against: the command past every assignment, then
-    /// with each wrapper peeled (`env`, `sudo`, `timeout`, …) and absolute programs as basenames.
-    pub(crate) deny_views: Vec<String>,
-    /// The text allow rules match: past safe assignments and strippable wrappers. `None` when an
-    /// assignment that is not known to be safe precedes the command.
-    pub(crate) allow_view: Option<String>,
-    /// `find -exec/-delete` or an exec wrapper: a rule with a wildcard never allows it.
-    pub(crate) prefix_forbidden: bool,
-    /// In the read-only set (SEMANTICS.md §3.3), ignoring redirects.
-    pub(crate) read_only: bool,
-    /// A shell (`sh -c`, `eval`) whose script was analysed into its own subcommands, so this one
-    /// needs no allow of its own.
-    pub(crate) transparent: bool,
-    /// Cannot be analysed: the program is an expansion, a script is dynamic, …
-    pub(crate) opaque: bool,
-    /// Redirect targets written (`>`, `>>`, `&>`, `>|`, `<>`); `/dev/null` is left out.
-    pub(crate) writes: Vec<Target>,
-    /// Files read: input redirects and path arguments of file readers (`cat`, `grep`, …).
-    pub(crate) reads: Vec<Target>,
-    /// Paths of an acceptEdits file command (`mkdir touch rm rmdir mv cp sed`), when the allow
-    /// view is one.
-    pub(crate) fs_paths: Option<Vec<Target>>,
-    /// Operands of `rm`/`rmdir`, found even through wrappers.
-    pub(crate) rm_targets: Vec<Target>,
-    /// Operands of a command that writes or removes files (`cp`, `tee`, `rm`, `sed -i`, …), found
-    /// through wrappers: checked against protected paths even when a rule allows the command.
-    pub(crate) fs_writes: Vec<Target>,
-    /// Reads whole directory trees (`grep -r`, `rg`): with Read deny rules it cannot be checked.
-    pub(crate) recursive_read: bool,
-    /// The program after every wrapper is peeled.
-    pub(crate) core_program: String,
-}
-
-/// The analysis of one command string.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct Analysis {
-    /// Every simple command, in source order (nested ones after their parent).
-    pub(crate) subs: Vec<Sub>,
-    /// The command (or a script inside it) does not parse.
-    pub(crate) parse_failed: bool,
-    /// The script changes directory, so relative paths cannot be placed.
-    pub(crate) cd_seen: bool,
-}
-
-impl Analysis {
-    /// Whether anything in it cannot be analysed.
-    pub(crate) fn unanalysable(&self) -> bool {
-        self.parse_failed || self.subs.iter().any(|s| s.opaque)
-    }
-}
-
-/// Parses and analyses a command.
-pub(crate) fn analyse(command: &str) -> Analysis {
-    let mut a = Analysis::default();
-    script(command, 0, &mut a);
-    a.cd_seen = a
-        .subs
-        .iter()
-        .any(|s| matches!(s.core_program.as_str(), "cd" | "pushd" | "popd"));
-    a
-}
-
-/// Whether a command may run concurrently with others: it parses, every subcommand is in the
-/// read-only set (SEMANTICS.md §3.3) and nothing is redirected to a file other than `/dev/null`.
-pub fn is_concurrency_safe(command: &str) -> bool {
-    let a = analyse(command);
-    !a.unanalysable()
-        && !a.subs.is_empty()
-        && a.subs
-            .iter()
-            .all(|s| (s.read_only || s.transparent) && s.writes.is_empty())
-}
-
-fn opaque_sub(a: &mut Analysis, why: &str) {
-    a.subs.push(Sub {
-        display: why.to_string(),
-        opaque: true,
-        ..Sub::default()
-    });
-}
-
-fn script(src: &str, depth: usize, a: &mut Analysis) {
-    if depth > MAX_DEPTH {
-        opaque_sub(a, "(nested too deeply)");
-        return;
-    }
-    if let Some(commands) = fast_script(src) {
-        for words in commands {
-            simple(Vec::new(), words, Vec::new(), depth, a);
-        }
-        return;
-    }
-    if too_deep(src) {
-        // brush-parser recurses per nesting level: refuse before it can overflow the stack (an
-        // abort, which `catch_unwind` cannot stop).
-        a.parse_failed = true;
-        return;
-    }
-    let parsed = std::panic::catch_unwind(|| {
-        let opts = brush_parser::ParserOptions::default();
-        brush_parser::Parser::new(std::io::BufReader::new(src.as_bytes()), &opts).parse_program()
-    });
-    match parsed {
-        Ok(Ok(program)) => {
-            for list in &program.complete_commands {
-                compound_list(list, depth, a);
+    /// Rule steps for a Bash command: every part judged on its own, then combined (any deny
+    /// denies, any ask asks, allow needs all).
+    pub(super) fn bash_steps(&self, text: &str, mode: Mode) -> (Steps, Vec<SubcommandVerdict>) {
+        let a = shell::analyse(text);
+        let mut s = Steps {
+            deny: self.deny.tool_rule("Bash").map(|i| self.by(i)),
+            ask: self.ask.tool_rule("Bash").map(|i| self.by(i)),
+            ..Steps::default()
+        };
+        let tool_allow = self.allow.tool_rule("Bash").map(|i| self.by(i));
+        let mut all_allowed = a.parse_error.is_none() && !a.commands.is_empty();
+        let mut all_read = all_allowed;
+        let mut first_allow: Option<DecidedBy> = None;
+        let mut first_why: Option<String> = None;
+        let mut verdicts = Vec::with_capacity(a.commands.len() + 1);
+        // Files earlier parts write: a read-only git after them must not rely on a configuration
+        // check they could make stale.
+        let mut written: Vec<&Target> = Vec::new();
+        for c in &a.commands {
+            let j = self.judge(c, mode, tool_allow.as_ref(), &written);
+            if c.origin == Origin::Script {
+                written.extend(c.effects.writes.iter().chain(c.effects.redirects.iter()));
             }
-        }
-        _ => a.parse_failed = true,
-    }
-}
-
-/// The common case without the full parser: simple commands of plain words (letters, digits and
-/// `-_./=:,@+%^*?[]`) joined by `&&`, `||`, `|`, `|&`, `;` or `&`, with no quotes, expansions,
-/// redirects, newlines or reserved words. In that subset the shell grammar is just "words
-/// between operators"; anything else (or anything odd, like an empty command) goes to the real
-/// parser, which also reports the syntax errors.
-fn fast_script(src: &str) -> Option<Vec<Vec<ShellWord>>> {
-    let plain = |b: u8| b.is_ascii_alphanumeric() || b"-_./=:,@+%^*?[]".contains(&b);
-    let bytes = src.as_bytes();
-    let mut commands: Vec<Vec<ShellWord>> = Vec::new();
-    let mut current: Vec<ShellWord> = Vec::new();
-    let mut i = 0;
-    let mut trailing_op = None;
-    while i < bytes.len() {
-        let b = bytes[i];
-        if b == b' ' {
-            i += 1;
-        } else if plain(b) {
-            let start = i;
-            while i < bytes.len() && plain(bytes[i]) {
-                i += 1;
+            if s.deny.is_none() {
+                s.deny = j.steps.deny.clone();
             }
-            current.push(ShellWord::plain(&src[start..i]));
-            trailing_op = None;
-        } else if b"&|;".contains(&b) {
-            let start = i;
-            while i < bytes.len() && b"&|;".contains(&bytes[i]) {
-                i += 1;
+            if s.ask.is_none() {
+                s.ask = j.steps.ask.clone();
             }
-            let op = &src[start..i];
-            if !matches!(op, "&&" | "||" | "|" | "|&" | ";" | "&") || current.is_empty() {
-                return None;
-            }
-            if RESERVED.contains(&current[0].text.as_str()) {
-                return None;
-            }
-            commands.push(std::mem::take(&mut current));
-            trailing_op = Some(op);
-        } else {
-            return None;
-        }
-    }
-    match (current.is_empty(), trailing_op) {
-        (false, _) => {
-            if RESERVED.contains(&current[0].text.as_str()) {
-                return None;
-            }
-            commands.push(current);
-        }
-        (true, Some(";" | "&")) => {}
-        (true, _) => return None,
-    }
-    Some(commands)
-}
-
-/// Deepest bracket nesting (`(`, `{`, `[`, quotes ignored) and most backticks handed to the parser.
-const MAX_NESTING: usize = 40;
-
-fn too_deep(src: &str) -> bool {
-    let mut depth = 0usize;
-    let mut max = 0usize;
-    let mut ticks = 0usize;
-    for b in src.bytes() {
-        match b {
-            b'(' | b'{' | b'[' => {
-                depth += 1;
-                max = max.max(depth);
-            }
-            b')' | b'}' | b']' => depth = depth.saturating_sub(1),
-            b'`' => ticks += 1,
-            _ => {}
-        }
-    }
-    if max > MAX_NESTING || ticks > 2 * MAX_NESTING || src.len() > 1 << 20 {
-        return true;
-    }
-    // Compound commands nest without brackets (`if … then if … then …`): bound their keywords.
-    let keywords = src
-        .split(|c: char| c.is_whitespace() || matches!(c, ';' | '&' | '|' | '(' | ')'))
-        .filter(|w| {
-            matches!(
-                *w,
-                "if" | "then"
-                    | "do"
-                    | "case"
-                    | "while"
-                    | "until"
-                    | "for"
-                    | "select"
-                    | "function"
-                    | "coproc"
-                    | "elif"
-                    | "else"
-            )
-        })
-        .count();
-    keywords > 2 * MAX_NESTING
-}
-
-const RESERVED: [&str; 22] = [
-    "if", "then", "else", "elif", "fi", "for", "in", "do", "done", "while", "until", "case",
-    "esac", "function", "select", "time", "coproc", "[[", "]]", "!", "{", "}",
-];
-
-fn compound_list(list: &ast::CompoundList, depth: usize, a: &mut Analysis) {
-    for item in &list.0 {
-        for (_, pipeline) in item.0.iter() {
-            for cmd in &pipeline.seq {
-                command(cmd, depth, a);
-            }
-        }
-    }
-}
-
-fn command(cmd: &ast::Command, depth: usize, a: &mut Analysis) {
-    match cmd {
-        ast::Command::Simple(sc) => simple_command(sc, depth, a),
-        ast::Command::Compound(c, redirects) => {
-            compound(c, depth, a);
-            redirect_sub(redirects.as_ref(), depth, a);
-        }
-        ast::Command::Function(f) => {
-            compound(&f.body.0, depth, a);
-            redirect_sub(f.body.1.as_ref(), depth, a);
-        }
-        ast::Command::ExtendedTest(t, redirects) => {
-            test_expr(&t.expr, depth, a);
-            redirect_sub(redirects.as_ref(), depth, a);
-        }
-    }
-}
-
-/// Redirects on a compound command become a subcommand with no program of its own.
-fn redirect_sub(redirects: Option<&ast::RedirectList>, depth: usize, a: &mut Analysis) {
-    if let Some(list) = redirects {
-        let items: Vec<&ast::IoRedirect> = list.0.iter().collect();
-        simple(Vec::new(), Vec::new(), items, depth, a);
-    }
-}
-
-fn compound(c: &ast::CompoundCommand, depth: usize, a: &mut Analysis) {
-    match c {
-        ast::CompoundCommand::BraceGroup(g) => compound_list(&g.list, depth, a),
-        ast::CompoundCommand::Subshell(s) => compound_list(&s.list, depth, a),
-        ast::CompoundCommand::ForClause(f) => {
-            for w in f.values.iter().flatten() {
-                word(&w.value, depth, a);
-            }
-            compound_list(&f.body.list, depth, a);
-        }
-        ast::CompoundCommand::CaseClause(c) => {
-            word(&c.value.value, depth, a);
-            for item in &c.cases {
-                for p in &item.patterns {
-                    word(&p.value, depth, a);
-                }
-                if let Some(list) = &item.cmd {
-                    compound_list(list, depth, a);
-                }
-            }
-        }
-        ast::CompoundCommand::IfClause(i) => {
-            compound_list(&i.condition, depth, a);
-            compound_list(&i.then, depth, a);
-            for e in i.elses.iter().flatten() {
-                if let Some(c) = &e.condition {
-                    compound_list(c, depth, a);
-                }
-                compound_list(&e.body, depth, a);
-            }
-        }
-        ast::CompoundCommand::WhileClause(w) | ast::CompoundCommand::UntilClause(w) => {
-            compound_list(&w.0, depth, a);
-            compound_list(&w.1.list, depth, a);
-        }
-        ast::CompoundCommand::Arithmetic(e) => arithmetic(&e.expr.value, a),
-        ast::CompoundCommand::ArithmeticForClause(f) => {
-            for e in [&f.initializer, &f.condition, &f.updater]
-                .into_iter()
-                .flatten()
+            // Keep the strongest never-auto-approved reason: one bypass cannot lift wins.
+            if let Some(n) = j.steps.never.clone()
+                && s.never.as_ref().is_none_or(|(_, ok)| *ok)
             {
-                arithmetic(&e.value, a);
+                s.never = Some(n);
             }
-            compound_list(&f.body.list, depth, a);
-        }
-        ast::CompoundCommand::Coprocess(c) => command(&c.body, depth, a),
-    }
-}
-
-/// Arithmetic runs nothing unless it holds a substitution, which we do not analyse there.
-fn arithmetic(expr: &str, a: &mut Analysis) {
-    if expr.contains("$(") || expr.contains('`') {
-        opaque_sub(a, "(substitution inside arithmetic)");
-    }
-}
-
-fn test_expr(e: &ast::ExtendedTestExpr, depth: usize, a: &mut Analysis) {
-    match e {
-        ast::ExtendedTestExpr::And(x, y) | ast::ExtendedTestExpr::Or(x, y) => {
-            test_expr(x, depth, a);
-            test_expr(y, depth, a);
-        }
-        ast::ExtendedTestExpr::Not(x) | ast::ExtendedTestExpr::Parenthesized(x) => {
-            test_expr(x, depth, a)
-        }
-        ast::ExtendedTestExpr::UnaryTest(_, w) => {
-            word(&w.value, depth, a);
-        }
-        ast::ExtendedTestExpr::BinaryTest(_, w1, w2) => {
-            word(&w1.value, depth, a);
-            word(&w2.value, depth, a);
-        }
-    }
-}
-
-fn simple_command(sc: &ast::SimpleCommand, depth: usize, a: &mut Analysis) {
-    let mut assigns = Vec::new();
-    let mut words = Vec::new();
-    let mut redirects = Vec::new();
-    let mut item = |it: &ast::CommandPrefixOrSuffixItem,
-                    in_prefix: bool,
-                    words: &mut Vec<ShellWord>,
-                    a: &mut Analysis| match it {
-        ast::CommandPrefixOrSuffixItem::IoRedirect(r) => redirects.push(r.clone()),
-        ast::CommandPrefixOrSuffixItem::Word(w) => words.push(word(&w.value, depth, a)),
-        ast::CommandPrefixOrSuffixItem::AssignmentWord(asg, w) => {
-            match &asg.value {
-                ast::AssignmentValue::Scalar(v) => {
-                    word(&v.value, depth, a);
-                }
-                ast::AssignmentValue::Array(items) => {
-                    for (k, v) in items {
-                        if let Some(k) = k {
-                            word(&k.value, depth, a);
+            let reading = c.origin != Origin::Script;
+            if !reading {
+                all_read &= j.read;
+                match &j.steps.allow {
+                    Some(by) => {
+                        if first_allow.is_none()
+                            || matches!(by, DecidedBy::Rule { .. })
+                                && !matches!(first_allow, Some(DecidedBy::Rule { .. }))
+                        {
+                            first_allow = Some(by.clone());
                         }
-                        word(&v.value, depth, a);
                     }
+                    None => all_allowed = false,
+                }
+                if first_why.is_none() && j.steps.allow.is_none() {
+                    first_why = j.why_not.clone();
                 }
             }
-            let name = match &asg.name {
-                ast::AssignmentName::VariableName(n) => n.clone(),
-                ast::AssignmentName::ArrayElementName(n, _) => n.clone(),
+            let command = match (c.display.is_empty(), c.origin) {
+                (true, _) => "(redirection)".to_string(),
+                (false, Origin::Reading) => format!("(a value that may run) {}", c.display),
+                (false, Origin::RunBy) => format!("(run by the part before) {}", c.display),
+                (false, Origin::Script) => c.display.clone(),
             };
-            if in_prefix {
-                assigns.push((name, w.value.clone()));
-            } else {
-                words.push(ShellWord {
-                    text: w.value.clone(),
-                    dynamic: w.value.contains('$') || w.value.contains('`'),
+            let behavior = sub_behavior(&j.steps, mode, j.read || reading);
+            let decided_by = j
+                .steps
+                .deny
+                .or(j.steps.ask)
+                .or(j
+                    .steps
+                    .never
+                    .map(|(why, _)| DecidedBy::NeverAutoApproved { why }))
+                .or(j.steps.allow)
+                .unwrap_or(match j.why_not {
+                    Some(why) => DecidedBy::NotUnderstood { why },
+                    None => DecidedBy::NoRule,
                 });
-            }
-        }
-        ast::CommandPrefixOrSuffixItem::ProcessSubstitution(_, sub) => {
-            compound_list(&sub.list, depth + 1, a);
-            words.push(ShellWord {
-                text: "<(…)".into(),
-                dynamic: true,
+            verdicts.push(SubcommandVerdict {
+                command,
+                behavior,
+                decided_by,
             });
         }
-    };
-    if let Some(prefix) = &sc.prefix {
-        for it in &prefix.0 {
-            item(it, true, &mut words, a);
-        }
-    }
-    if let Some(w) = &sc.word_or_name {
-        words.push(word(&w.value, depth, a));
-    }
-    if let Some(suffix) = &sc.suffix {
-        for it in &suffix.0 {
-            item(it, false, &mut words, a);
-        }
-    }
-    let refs: Vec<&ast::IoRedirect> = redirects.iter().collect();
-    simple(assigns, words, refs, depth, a);
-}
-
-/// Quote removal for one word; substitutions inside it are analysed as scripts of their own.
-fn word(raw: &str, depth: usize, a: &mut Analysis) -> ShellWord {
-    let opts = brush_parser::ParserOptions::default();
-    let pieces = match std::panic::catch_unwind(|| brush_parser::word::parse(raw, &opts)) {
-        Ok(Ok(p)) => p,
-        _ => {
-            opaque_sub(a, "(unparseable word)");
-            return ShellWord {
-                text: raw.to_string(),
-                dynamic: true,
-            };
-        }
-    };
-    let mut out = ShellWord {
-        text: String::new(),
-        dynamic: false,
-    };
-    pieces_into(&pieces, raw, depth, a, &mut out);
-    out
-}
-
-fn pieces_into(
-    pieces: &[WordPieceWithSource],
-    raw: &str,
-    depth: usize,
-    a: &mut Analysis,
-    out: &mut ShellWord,
-) {
-    let source = |p: &WordPieceWithSource| {
-        raw.get(p.start_index..p.end_index)
-            .unwrap_or("$…")
-            .to_string()
-    };
-    for p in pieces {
-        match &p.piece {
-            WordPiece::Text(s) | WordPiece::SingleQuotedText(s) => out.text.push_str(s),
-            WordPiece::AnsiCQuotedText(s) => {
-                // `$'\x72m'` is `rm`: escapes here are not decoded, so treat them as unknown.
-                if s.contains('\\') {
-                    out.dynamic = true;
-                }
-                out.text.push_str(s);
+        if let Some(err) = &a.parse_error {
+            let why = format!("the command cannot be parsed: {err}");
+            if self.has_restrictions() && s.never.as_ref().is_none_or(|(_, ok)| *ok) {
+                s.never = Some((
+                    "the command cannot be parsed, so deny and ask rules cannot be checked".into(),
+                    false,
+                ));
             }
-            WordPiece::DoubleQuotedSequence(inner)
-            | WordPiece::GettextDoubleQuotedSequence(inner) => {
-                pieces_into(inner, raw, depth, a, out);
-            }
-            WordPiece::EscapeSequence(s) => {
-                let rest = s.strip_prefix('\\').unwrap_or(s);
-                if rest != "\n" {
-                    out.text.push_str(rest);
-                }
-            }
-            WordPiece::TildeExpansion(t) => {
-                out.text.push('~');
-                if !matches!(t, TildeExpr::Home) {
-                    out.dynamic = true;
-                }
-            }
-            WordPiece::ParameterExpansion(pe) => {
-                out.dynamic = true;
-                let text = source(p);
-                parameter_expr(pe, a);
-                out.text.push_str(&text);
-            }
-            WordPiece::CommandSubstitution(s) | WordPiece::BackquotedCommandSubstitution(s) => {
-                out.dynamic = true;
-                script(s, depth + 1, a);
-                out.text.push_str(&source(p));
-            }
-            WordPiece::ArithmeticExpression(e) => {
-                out.dynamic = true;
-                arithmetic(&e.value, a);
-                out.text.push_str(&source(p));
-            }
+            verdicts.push(SubcommandVerdict {
+                command: "(unparseable)".into(),
+                behavior: if mode == Mode::DontAsk {
+                    super::decision::Behavior::Deny
+                } else {
+                    super::decision::Behavior::Ask
+                },
+                decided_by: DecidedBy::NotUnderstood { why: why.clone() },
+            });
+            first_why = Some(why);
         }
-    }
-}
-
-/// Values inside `${X:-…}` and friends may hold substitutions of their own.
-fn parameter_expr(pe: &ParameterExpr, a: &mut Analysis) {
-    let text = format!("{pe:?}");
-    if text.contains("$(") || text.contains('`') || text.contains("<(") || text.contains(">(") {
-        // The value strings sit in a dozen variants; rather than miss one, refuse to guess.
-        opaque_sub(a, "(substitution inside a parameter expansion)");
-    }
-}
-
-/// Variables known not to change what a command does.
-fn safe_assignment(name: &str) -> bool {
-    matches!(
-        name,
-        "NODE_ENV"
-            | "RUST_LOG"
-            | "RUST_BACKTRACE"
-            | "LANG"
-            | "LANGUAGE"
-            | "TZ"
-            | "NO_COLOR"
-            | "FORCE_COLOR"
-            | "TERM"
-            | "COLUMNS"
-            | "CI"
-            | "PYTHONUNBUFFERED"
-            | "PYTHONDONTWRITEBYTECODE"
-    ) || name.starts_with("LC_")
-}
-
-fn is_assignment(w: &str) -> bool {
-    match w.split_once('=') {
-        Some((name, _)) => {
-            !name.is_empty()
-                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-                && !name.starts_with(|c: char| c.is_ascii_digit())
+        s.plan_allows = all_read;
+        s.plan_denies = !all_read;
+        if all_allowed {
+            s.allow = first_allow.or(tool_allow);
         }
-        None => false,
-    }
-}
-
-fn join(words: &[ShellWord]) -> String {
-    let mut s = String::new();
-    for (i, w) in words.iter().enumerate() {
-        if i > 0 {
-            s.push(' ');
-        }
-        s.push_str(&w.text);
-    }
-    s
-}
-
-/// Builds the subcommand for one simple command and any scripts it runs (`sh -c`, `eval`, …).
-fn simple(
-    assigns: Vec<(String, String)>,
-    mut words: Vec<ShellWord>,
-    redirects: Vec<&ast::IoRedirect>,
-    depth: usize,
-    a: &mut Analysis,
-) {
-    let mut sub = Sub::default();
-    for r in redirects {
-        redirect(r, depth, a, &mut sub);
-    }
-    // The fast path cannot tell assignments from words; the parser can. Treat leading
-    // NAME=value words the same either way.
-    let mut assigns = assigns;
-    while words
-        .first()
-        .is_some_and(|w| !w.dynamic && is_assignment(&w.text))
-    {
-        let w = words.remove(0);
-        let (n, v) = w.text.split_once('=').unwrap_or((&w.text, ""));
-        assigns.push((n.to_string(), v.to_string()));
-    }
-    let assign_text: Vec<String> = assigns.iter().map(|(n, v)| format!("{n}={v}")).collect();
-    let all_safe = assigns.iter().all(|(n, _)| safe_assignment(n));
-    let mut display = assign_text.join(" ");
-    if !words.is_empty() {
-        if !display.is_empty() {
-            display.push(' ');
-        }
-        display.push_str(&join(&words));
-    }
-    sub.display = display;
-
-    if words.is_empty() {
-        // Only assignments and/or redirects. A bare assignment of an unknown variable (PATH,
-        // LD_PRELOAD, …) changes later commands, so it needs a rule.
-        sub.read_only = all_safe;
-        if !all_safe {
-            sub.allow_view = Some(sub.display.clone());
-            sub.deny_views.push(sub.display.clone());
-        }
-        a.subs.push(sub);
-        return;
-    }
-    let name = &words[0].text;
-    let globbed = name.contains(['*', '?', '{'])
-        || (name.contains('[') && name.contains(']') && name.len() > 2);
-    if words[0].dynamic || globbed {
-        // The program is only known after expansion (`$X`, `$(…)`, `r*`, `{rm,-rf,x}`).
-        sub.opaque = true;
-        a.subs.push(sub);
-        return;
-    }
-
-    // Deny views: peel every wrapper.
-    let mut nested: Vec<String> = Vec::new();
-    let mut opaque = false;
-    let mut view: &[ShellWord] = &words;
-    let mut core: &[ShellWord] = &words;
-    for _ in 0..10 {
-        if view.is_empty() {
-            break;
-        }
-        push_view(&mut sub.deny_views, view);
-        core = view;
-        let prog = basename(&view[0].text);
-        if let Some(s) = shell_script(prog, &view[1..]) {
-            match s {
-                Some(text) => nested.push(text),
-                None => opaque = true,
-            }
-            break;
-        }
-        if prog == "find" {
-            for cmd in find_execs(&view[1..]) {
-                nested_words(cmd, &mut nested);
-            }
-        }
-        match peel_for_deny(prog, &view[1..]) {
-            Some(rest) => view = rest,
-            None => break,
-        }
-        if prog == "watch" && !view.is_empty() {
-            // watch hands its arguments to `sh -c`.
-            nested.push(join(view));
-        }
-    }
-    sub.core_program = core
-        .first()
-        .map(|w| basename(&w.text).to_string())
-        .unwrap_or_default();
-    // A shell reading its script from stdin, or sourcing a substitution, runs code we never see.
-    let core_args = core.get(1..).unwrap_or(&[]);
-    let is_shell = matches!(
-        sub.core_program.as_str(),
-        "sh" | "bash" | "zsh" | "dash" | "ksh" | "ash" | "fish"
-    );
-    if is_shell
-        && shell_script(&sub.core_program, core_args).is_none()
-        && core_args.iter().all(|w| w.text.starts_with('-'))
-    {
-        opaque = true;
-    }
-    if matches!(sub.core_program.as_str(), "source" | ".")
-        && core_args.first().is_some_and(|w| w.dynamic)
-    {
-        opaque = true;
-    }
-
-    // Allow view: only past safe assignments and the strippable wrappers.
-    let mut allow: &[ShellWord] = &words;
-    while let Some(rest) = allow
-        .first()
-        .and_then(|w| peel_for_allow(&w.text, &allow[1..]))
-    {
-        allow = rest;
-    }
-    if !allow.is_empty() {
-        let prog = allow[0].text.as_str();
-        sub.prefix_forbidden = matches!(prog, "watch" | "setsid" | "ionice" | "flock")
-            || (prog == "find" && find_writes(&allow[1..]));
-        if all_safe {
-            sub.allow_view = Some(join(allow));
-            sub.read_only = read_only(allow);
-        }
-        if shell_script(prog, &allow[1..]).is_some() {
-            sub.transparent = all_safe && !opaque;
-        }
-        if matches!(
-            prog,
-            "mkdir" | "touch" | "rm" | "rmdir" | "mv" | "cp" | "sed"
-        ) {
-            sub.fs_paths = Some(operands(prog, &allow[1..]));
-        }
-    }
-    if is_file_reader(&sub.core_program) {
-        sub.reads.extend(operands(&sub.core_program, &core[1..]));
-    }
-    if matches!(
-        sub.core_program.as_str(),
-        "mkdir"
-            | "touch"
-            | "rm"
-            | "rmdir"
-            | "mv"
-            | "cp"
-            | "sed"
-            | "tee"
-            | "ln"
-            | "install"
-            | "chmod"
-            | "chown"
-            | "truncate"
-            | "dd"
-            | "rsync"
-            | "unlink"
-    ) {
-        let in_place = core[1..]
-            .iter()
-            .any(|w| w.text.starts_with("-i") || w.text.starts_with("--in-place"));
-        if sub.core_program != "sed" || in_place {
-            sub.fs_writes = operands(&sub.core_program, &core[1..]);
-        }
-        if sub.core_program == "dd" {
-            sub.fs_writes = core[1..]
-                .iter()
-                .filter_map(|w| w.text.strip_prefix("of="))
-                .map(|p| Target::Path(p.to_string()))
-                .collect();
-        }
-    }
-    sub.recursive_read = match sub.core_program.as_str() {
-        "grep" | "egrep" | "fgrep" => core[1..].iter().any(|w| {
-            let t = w.text.as_str();
-            t == "--recursive"
-                || t == "--dereference-recursive"
-                || t.starts_with("--directories")
-                || (t.starts_with('-') && !t.starts_with("--") && t.contains(['r', 'R']))
-        }),
-        "rg" | "ag" | "ack" => true,
-        _ => false,
-    };
-    if matches!(sub.core_program.as_str(), "rm" | "rmdir") {
-        sub.rm_targets = operands("rm", &core[1..]);
-    }
-    sub.opaque = opaque;
-    a.subs.push(sub);
-    for text in nested {
-        script(&text, depth + 1, a);
-    }
-}
-
-fn push_view(views: &mut Vec<String>, words: &[ShellWord]) {
-    let text = join(words);
-    if !views.contains(&text) {
-        views.push(text);
-    }
-    // `/bin/rm x` and `./rm x` are matched as `rm x` too.
-    if words[0].text.contains('/') {
-        let mut w = words.to_vec();
-        w[0].text = basename(&words[0].text).to_string();
-        let text = join(&w);
-        if !views.contains(&text) {
-            views.push(text);
-        }
-    }
-}
-
-fn basename(p: &str) -> &str {
-    match p.rsplit_once('/') {
-        Some((_, b)) if !b.is_empty() => b,
-        _ => p,
-    }
-}
-
-/// For `sh -c`, `bash -c`, `zsh -c`, `eval`, `env -S`, `flock … -c`, `trap`: `Some(Some(script))`
-/// when the script is static, `Some(None)` when it is not known, `None` for other commands.
-fn shell_script(prog: &str, args: &[ShellWord]) -> Option<Option<String>> {
-    let static_join = |ws: &[ShellWord]| {
-        if ws.iter().any(|w| w.dynamic) {
-            None
-        } else {
-            Some(join(ws))
-        }
-    };
-    match prog {
-        "sh" | "bash" | "zsh" | "dash" | "ksh" | "ash" | "fish" => {
-            let mut i = 0;
-            while i < args.len() {
-                let w = &args[i].text;
-                if w == "--" || !w.starts_with(['-', '+']) {
-                    return None;
-                }
-                if w == "-o" || w == "+o" || w == "-O" || w == "+O" {
-                    i += 2;
-                    continue;
-                }
-                if !w.starts_with("--") && w.contains('c') {
-                    return Some(
-                        args.get(i + 1)
-                            .filter(|s| !s.dynamic)
-                            .map(|s| s.text.clone()),
-                    );
-                }
-                i += 1;
-            }
-            None
-        }
-        "eval" => Some(static_join(args)),
-        // `env -S 'cmd args'` splits its string and runs it.
-        "env" => {
-            let i = args
-                .iter()
-                .position(|w| w.text == "-S" || w.text == "--split-string")?;
-            Some(
-                args.get(i + 1)
-                    .filter(|w| !w.dynamic)
-                    .map(|w| w.text.clone()),
-            )
-        }
-        "trap" => args.first().map(|w| {
-            if w.dynamic {
-                None
-            } else {
-                Some(w.text.clone())
-            }
-        }),
-        _ => None,
-    }
-}
-
-/// Commands run by `find -exec/-execdir/-ok/-okdir … ;`.
-fn find_execs(args: &[ShellWord]) -> Vec<&[ShellWord]> {
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < args.len() {
-        if matches!(
-            args[i].text.as_str(),
-            "-exec" | "-execdir" | "-ok" | "-okdir"
-        ) {
-            let start = i + 1;
-            let mut end = start;
-            while end < args.len() && !matches!(args[end].text.as_str(), ";" | "+") {
-                end += 1;
-            }
-            out.push(&args[start..end]);
-            i = end;
-        }
-        i += 1;
-    }
-    out
-}
-
-fn nested_words(cmd: &[ShellWord], nested: &mut Vec<String>) {
-    if !cmd.is_empty() {
-        // Re-quote each word so the nested parse sees the same words.
-        let text: Vec<String> = cmd.iter().map(|w| quote(&w.text)).collect();
-        nested.push(text.join(" "));
-    }
-}
-
-fn quote(s: &str) -> String {
-    format!("'{}'", s.replace('\'', "'\\''"))
-}
-
-fn find_writes(args: &[ShellWord]) -> bool {
-    args.iter().any(|w| {
-        matches!(
-            w.text.as_str(),
-            "-exec"
-                | "-execdir"
-                | "-ok"
-                | "-okdir"
-                | "-delete"
-                | "-fprint"
-                | "-fprint0"
-                | "-fprintf"
-                | "-fls"
-        )
-    })
-}
-
-/// Skips options of a wrapper; `with_value` lists options whose value is the next word.
-fn skip_options<'a>(args: &'a [ShellWord], with_value: &[&str]) -> &'a [ShellWord] {
-    let mut i = 0;
-    while i < args.len() {
-        let w = args[i].text.as_str();
-        if w == "--" {
-            return &args[i + 1..];
-        }
-        if !w.starts_with('-') || w == "-" {
-            break;
-        }
-        i += if with_value.contains(&w) { 2 } else { 1 };
-    }
-    args.get(i..).unwrap_or(&[])
-}
-
-/// Peels one wrapper for deny and ask rules, which look through everything that runs a command.
-fn peel_for_deny<'a>(prog: &str, args: &'a [ShellWord]) -> Option<&'a [ShellWord]> {
-    let rest = match prog {
-        "timeout" => {
-            let r = skip_options(args, &["-k", "-s", "--kill-after", "--signal"]);
-            r.get(1..).unwrap_or(&[])
-        }
-        "time" => skip_options(args, &["-f", "-o", "--format", "--output"]),
-        "nice" => skip_options(args, &["-n", "--adjustment"]),
-        "nohup" | "builtin" | "noglob" | "exec" => skip_options(args, &["-a"]),
-        "stdbuf" => skip_options(args, &["-i", "-o", "-e"]),
-        "command" => {
-            if args
-                .first()
-                .is_some_and(|w| w.text == "-v" || w.text == "-V")
-            {
-                return None;
-            }
-            skip_options(args, &[])
-        }
-        "xargs" => skip_options(
-            args,
-            &[
-                "-I",
-                "-i",
-                "-n",
-                "-P",
-                "-L",
-                "-l",
-                "-d",
-                "-E",
-                "-e",
-                "-s",
-                "-a",
-                "--max-args",
-                "--max-procs",
-                "--delimiter",
-                "--arg-file",
-            ],
-        ),
-        "env" => {
-            let mut r = skip_options(
-                args,
-                &["-u", "-C", "-S", "--unset", "--chdir", "--split-string"],
-            );
-            while r.first().is_some_and(|w| is_assignment(&w.text)) {
-                r = &r[1..];
-            }
-            r
-        }
-        "sudo" | "doas" => skip_options(
-            args,
-            &[
-                "-u", "-g", "-h", "-p", "-C", "-D", "-r", "-t", "-U", "-T", "-c",
-            ],
-        ),
-        "watch" => skip_options(
-            args,
-            &["-n", "-d", "--interval", "--differences", "-q", "--equexit"],
-        ),
-        "setsid" | "busybox" => skip_options(args, &[]),
-        "ionice" => skip_options(
-            args,
-            &["-c", "-n", "-p", "-P", "-u", "--class", "--classdata"],
-        ),
-        "flock" => {
-            let r = skip_options(args, &["-w", "-E", "--timeout", "--conflict-exit-code"]);
-            // flock [options] FILE COMMAND…
-            r.get(1..).unwrap_or(&[])
-        }
-        _ => return None,
-    };
-    Some(rest)
-}
-
-/// Peels one wrapper for allow rules: only those that do not change what runs.
-fn peel_for_allow<'a>(prog: &str, args: &'a [ShellWord]) -> Option<&'a [ShellWord]> {
-    let rest = match prog {
-        "timeout" => {
-            let r = skip_options(args, &["-k", "-s", "--kill-after", "--signal"]);
-            r.get(1..)?
-        }
-        // `time -o FILE` writes a file: only `-p` is harmless.
-        "time" => {
-            let r = skip_options(args, &[]);
-            let skipped = &args[..args.len() - r.len()];
-            if !skipped.iter().all(|w| w.text == "-p" || w.text == "--") {
-                return None;
-            }
-            r
-        }
-        "nice" => {
-            if args.first().is_some_and(|w| w.text == "-n") {
-                args.get(2..)?
-            } else if args
-                .first()
-                .is_some_and(|w| w.text.starts_with('-') && w.text[1..].parse::<i32>().is_ok())
-            {
-                &args[1..]
-            } else {
-                args
-            }
-        }
-        "nohup" | "builtin" | "noglob" => args,
-        "stdbuf" => skip_options(args, &["-i", "-o", "-e"]),
-        "command" => match args.first().map(|w| w.text.as_str()) {
-            Some("-v") | Some("-V") => return None,
-            Some("-p") => &args[1..],
-            _ => args,
-        },
-        "xargs" => {
-            if args.first().is_some_and(|w| w.text.starts_with('-')) {
-                return None;
-            }
-            args
-        }
-        _ => return None,
-    };
-    if rest.is_empty() || rest[0].dynamic {
-        return None;
-    }
-    Some(rest)
-}
-
-/// The read-only set of docs/SEMANTICS.md §3.3, exactly.
-fn read_only(words: &[ShellWord]) -> bool {
-    let Some(first) = words.first() else {
-        return false;
-    };
-    let args = &words[1..];
-    match first.text.as_str() {
-        "ls" | "cat" | "echo" | "pwd" | "head" | "tail" | "grep" | "wc" | "which" | "diff"
-        | "stat" | "du" | "cd" => true,
-        "find" => !find_writes(args),
-        "git" => git_read_only(args),
-        _ => false,
-    }
-}
-
-fn git_read_only(args: &[ShellWord]) -> bool {
-    let mut i = 0;
-    // Global options (`-C`, `-c core.pager=…`) can redirect or run anything: only --no-pager.
-    while args.get(i).is_some_and(|w| w.text == "--no-pager") {
-        i += 1;
-    }
-    let Some(sub) = args.get(i) else { return false };
-    let rest = &args[i + 1..];
-    let writes_file = rest.iter().any(|w| {
-        w.text.starts_with("--output")
-            || w.text.starts_with("-O")
-            || w.text.starts_with("--open-files-in-pager")
-    });
-    if writes_file {
-        return false;
-    }
-    match sub.text.as_str() {
-        "status" | "log" | "diff" | "show" | "rev-parse" | "ls-files" | "ls-tree" | "blame"
-        | "shortlog" | "describe" | "cat-file" | "grep" => true,
-        "branch" => rest.iter().all(|w| {
-            matches!(
-                w.text.as_str(),
-                "-a" | "-r"
-                    | "-v"
-                    | "-vv"
-                    | "-l"
-                    | "--list"
-                    | "--all"
-                    | "--remotes"
-                    | "--show-current"
-                    | "--verbose"
-                    | "--no-color"
-                    | "--color"
-            )
-        }),
-        "remote" => rest.iter().all(|w| w.text == "-v" || w.text == "--verbose"),
-        _ => false,
-    }
-}
-
-/// Programs whose path operands are file reads (for Read deny rules). Deny-only, so generous.
-const FILE_READERS: &[&str] = &[
-    "cat", "head", "tail", "less", "more", "grep", "egrep", "fgrep", "rg", "sed", "awk", "gawk",
-    "nl", "tac", "od", "xxd", "hexdump", "strings", "base64", "diff", "sort", "cut", "cmp", "comm",
-    "paste", "uniq", "wc", "source", ".", "cp", "mv", "ln", "install", "rsync", "scp", "tar",
-    "zip", "gzip", "bzip2", "xz", "openssl", "gpg", "curl", "wget",
-];
-
-fn is_file_reader(prog: &str) -> bool {
-    FILE_READERS.contains(&prog)
-}
-
-/// Operands (non-option words) of a command; the script/pattern of `sed`, `grep`, `rg`, `awk`
-/// is skipped unless given with `-e`/`-f`.
-fn operands(prog: &str, args: &[ShellWord]) -> Vec<Target> {
-    let first_is_program = match prog {
-        "grep" | "egrep" | "fgrep" | "rg" => !args.iter().any(|w| {
-            w.text.starts_with("-e")
-                || w.text.starts_with("-f")
-                || w.text.starts_with("--regexp")
-                || w.text.starts_with("--file")
-        }),
-        "sed" => !args.iter().any(|w| {
-            w.text.starts_with("-e")
-                || w.text.starts_with("-f")
-                || w.text.starts_with("--expression")
-                || w.text.starts_with("--file")
-        }),
-        "awk" | "gawk" => !args.iter().any(|w| w.text.starts_with("-f")),
-        _ => false,
-    };
-    let mut skipped_program = !first_is_program;
-    let mut out = Vec::new();
-    let mut only_operands = false;
-    for w in args {
-        if !only_operands && w.text == "--" {
-            only_operands = true;
-            continue;
-        }
-        if !only_operands && w.text.starts_with('-') && w.text.len() > 1 && !w.dynamic {
-            continue;
-        }
-        if !skipped_program {
-            skipped_program = true;
-            continue;
-        }
-        out.push(if w.dynamic {
-            Target::Dynamic
-        } else {
-            Target::Path(w.text.clone())
+        s.fallback = Some(match first_why {
+            Some(why) => DecidedBy::NotUnderstood { why },
+            None => DecidedBy::NoRule,
         });
+        (s, verdicts)
     }
-    out
-}
 
-fn redirect(r: &ast::IoRedirect, depth: usize, a: &mut Analysis, sub: &mut Sub) {
-    let target = |w: &ast::Word, a: &mut Analysis| {
-        let w = word(&w.value, depth, a);
-        if w.dynamic {
-            Target::Dynamic
-        } else {
-            Target::Path(w.text)
+    /// Whether any deny or ask rule could apply to a Bash command.
+    pub(super) fn has_restrictions(&self) -> bool {
+        self.flags.restrictions
+    }
+
+    /// One part of a command against the rules.
+    fn judge(
+        &self,
+        c: &Command,
+        mode: Mode,
+        tool_allow: Option<&DecidedBy>,
+        written_before: &[&Target],
+    ) -> Judged {
+        let mut j = Steps::default();
+        let mut why: Option<String> = c.hidden.clone().or_else(|| c.unknown.first().cloned());
+        let mut uncertain: Option<String> = None;
+        let bash_rules = self.flags.bash_rules;
+        if self.deny.has_bash_rules() {
+            j.deny = c
+                .deny_views
+                .iter()
+                .find_map(|v| self.deny.bash_rule(v, false))
+                .map(|i| self.by(i));
         }
-    };
-    match r {
-        ast::IoRedirect::File(_, kind, t) => match t {
-            ast::IoFileRedirectTarget::Filename(w) => {
-                let t = target(w, a);
-                match kind {
-                    ast::IoFileRedirectKind::Read => sub.reads.push(t),
-                    ast::IoFileRedirectKind::DuplicateInput
-                    | ast::IoFileRedirectKind::DuplicateOutput => {
-                        if !matches!(&t, Target::Path(p) if p == "-" || p.chars().all(|c| c.is_ascii_digit()))
+        if self.ask.has_bash_rules() {
+            j.ask = c
+                .deny_views
+                .iter()
+                .find_map(|v| self.ask.bash_rule(v, false))
+                .map(|i| self.by(i));
+        }
+        if bash_rules && j.deny.is_none() && !c.open_views.is_empty() {
+            let could = |l: &super::policy::List| {
+                l.bash_by_prog
+                    .values()
+                    .flatten()
+                    .chain(l.bash_general.iter())
+                    .any(|(p, _)| c.open_views.iter().any(|v| p.may_match(v)))
+            };
+            if could(&self.deny) || could(&self.ask) {
+                uncertain = Some(
+                    "a deny or ask rule could match it, depending on values only known when it runs"
+                        .into(),
+                );
+            }
+        }
+        if let Some(h) = &c.hidden
+            && self.has_restrictions()
+        {
+            uncertain = Some(format!("{h}, so deny and ask rules cannot be checked"));
+        }
+
+        // Every allow needs the redirect targets allowed; the read-only default also needs its
+        // paths inside the workspace (and git's configuration checked); acceptEdits needs the
+        // file command's paths inside the workspace.
+        let mut redirects_ok = true;
+        let mut reads_ok = true;
+        let mut edits_ok = true;
+        let note = |w: String, flag: &mut bool, why: &mut Option<String>| {
+            *flag = false;
+            if why.is_none() {
+                *why = Some(w);
+            }
+        };
+        let read_rules = self.flags.read_rules;
+        let path_rules = self.flags.path_rules;
+
+        // git: where it runs, and whether its configuration runs anything the agent wrote.
+        let mut git_ok = true;
+        let mut worktrees: Vec<PathBuf> = Vec::new();
+        if let Some(g) = &c.git {
+            // Also with rules to protect: code git would run from a configuration the agent
+            // wrote is code no rule can be checked against.
+            let restrictions = self.has_restrictions();
+            let needs_check = c.kind == Kind::ReadOnly
+                || restrictions
+                || (read_rules && (g.shows_content || c.effects.reads.iter().any(|t| t.repo_top)));
+            if needs_check {
+                match self.git_check(&g.dirs) {
+                    Ok((w, files)) => {
+                        worktrees = w;
+                        if c.kind == Kind::ReadOnly
+                            && written_before
+                                .iter()
+                                .any(|t| self.may_touch_git(t, &worktrees, &files))
                         {
-                            push_write(sub, t);
+                            note(
+                                "an earlier part of the command writes a file that can change what git runs"
+                                    .into(),
+                                &mut git_ok,
+                                &mut why,
+                            );
                         }
                     }
-                    _ => push_write(sub, t),
-                }
-            }
-            ast::IoFileRedirectTarget::Fd(_) => {}
-            ast::IoFileRedirectTarget::Duplicate(w) => {
-                let t = target(w, a);
-                if !matches!(&t, Target::Path(p) if p == "-" || p.chars().all(|c| c.is_ascii_digit()))
-                {
-                    push_write(sub, t);
-                }
-            }
-            ast::IoFileRedirectTarget::ProcessSubstitution(_, s) => {
-                compound_list(&s.list, depth + 1, a)
-            }
-        },
-        ast::IoRedirect::OutputAndError(w, _) => {
-            let t = target(w, a);
-            push_write(sub, t);
-        }
-        ast::IoRedirect::HereString(_, w) => {
-            word(&w.value, depth, a);
-        }
-        ast::IoRedirect::HereDocument(_, doc) => {
-            if doc.requires_expansion {
-                let opts = brush_parser::ParserOptions::default();
-                match std::panic::catch_unwind(|| {
-                    brush_parser::word::parse_heredoc(&doc.doc.value, &opts)
-                }) {
-                    Ok(Ok(pieces)) => {
-                        let mut sink = ShellWord::plain("");
-                        pieces_into(&pieces, &doc.doc.value, depth, a, &mut sink);
+                    Err(w) => {
+                        if restrictions {
+                            uncertain.get_or_insert_with(|| {
+                                format!("{w}, so deny and ask rules cannot be checked")
+                            });
+                        }
+                        note(w, &mut git_ok, &mut why)
                     }
-                    _ => opaque_sub(a, "(unparseable here-document)"),
+                }
+            }
+            if g.shows_content && read_rules {
+                let roots: Vec<PathBuf> = if worktrees.is_empty() {
+                    self.dirs_of(&g.dirs)
+                } else {
+                    worktrees.clone()
+                };
+                if roots.is_empty() {
+                    uncertain.get_or_insert_with(|| {
+                        "git shows file contents from a repository toolrt cannot place".into()
+                    });
+                }
+                for r in &roots {
+                    if let Some(i) = self
+                        .deny
+                        .read_paths
+                        .first_under(r)
+                        .or_else(|| self.ask.read_paths.first_under(r))
+                    {
+                        let _ = i;
+                        uncertain.get_or_insert_with(|| {
+                            format!(
+                                "git shows file contents from {}, where a Read deny or ask rule could apply",
+                                r.display()
+                            )
+                        });
+                        note(
+                            "git shows file contents a Read rule could cover".into(),
+                            &mut reads_ok,
+                            &mut why,
+                        );
+                    }
                 }
             }
         }
-    }
-}
 
-fn push_write(sub: &mut Sub, t: Target) {
-    if !matches!(&t, Target::Path(p) if p == "/dev/null") {
-        sub.writes.push(t);
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn displays(cmd: &str) -> Vec<String> {
-        analyse(cmd)
-            .subs
+        for t in &c.effects.reads {
+            match self.resolve(t, &worktrees) {
+                Resolved::Paths(cands) => {
+                    let any = |set: &PathSet| cands.iter().find_map(|p| set.first_match(p));
+                    if j.deny.is_none() {
+                        j.deny = any(&self.deny.read_paths).map(|i| self.by(i));
+                    }
+                    if j.ask.is_none() {
+                        j.ask = any(&self.ask.read_paths).map(|i| self.by(i));
+                    }
+                    if !self.readable(&cands) {
+                        note(
+                            format!("it reads {} outside the workspace", t.path),
+                            &mut reads_ok,
+                            &mut why,
+                        );
+                    }
+                    if !self.in_workspace(&cands) {
+                        edits_ok = false;
+                    }
+                }
+                Resolved::Nothing => {}
+                Resolved::Unknown(w) => {
+                    if read_rules {
+                        uncertain.get_or_insert_with(|| {
+                            format!("it reads a file a Read rule may cover, but {w}")
+                        });
+                    }
+                    edits_ok = false;
+                    note(w, &mut reads_ok, &mut why);
+                }
+            }
+        }
+        for t in &c.effects.lists {
+            match self.resolve(t, &worktrees) {
+                Resolved::Paths(cands) => {
+                    if !self.readable(&cands) {
+                        note(
+                            format!("it looks at {} outside the workspace", t.path),
+                            &mut reads_ok,
+                            &mut why,
+                        );
+                    }
+                    if !self.in_workspace(&cands) {
+                        edits_ok = false;
+                    }
+                }
+                Resolved::Nothing => {}
+                Resolved::Unknown(w) => {
+                    edits_ok = false;
+                    note(w, &mut reads_ok, &mut why);
+                }
+            }
+        }
+        for t in &c.effects.trees {
+            match self.resolve(t, &worktrees) {
+                Resolved::Paths(dirs) => {
+                    let any = |set: &PathSet| dirs.iter().find_map(|p| set.first_match(p));
+                    if j.deny.is_none() {
+                        j.deny = any(&self.deny.read_paths).map(|i| self.by(i));
+                    }
+                    if j.ask.is_none() {
+                        j.ask = any(&self.ask.read_paths).map(|i| self.by(i));
+                    }
+                    for d in &dirs {
+                        if self.deny.read_paths.first_under(d).is_some()
+                            || self.ask.read_paths.first_under(d).is_some()
+                        {
+                            uncertain.get_or_insert_with(|| {
+                                format!(
+                                    "it reads every file below {}, where a Read deny or ask rule could apply",
+                                    t.path
+                                )
+                            });
+                            note(
+                                format!("it reads every file below {}", t.path),
+                                &mut reads_ok,
+                                &mut why,
+                            );
+                        }
+                    }
+                    if !self.readable(&dirs) {
+                        note(
+                            format!("it reads {} outside the workspace", t.path),
+                            &mut reads_ok,
+                            &mut why,
+                        );
+                    }
+                    if !self.in_workspace(&dirs) {
+                        edits_ok = false;
+                    }
+                }
+                Resolved::Nothing => {}
+                Resolved::Unknown(w) => {
+                    if read_rules {
+                        uncertain.get_or_insert_with(|| {
+                            format!("it reads a directory tree a Read rule may cover, but {w}")
+                        });
+                    }
+                    edits_ok = false;
+                    note(w, &mut reads_ok, &mut why);
+                }
+            }
+        }
+        for (t, redirect) in c
+            .effects
+            .writes
             .iter()
-            .map(|s| s.display.clone())
+            .map(|t| (t, false))
+            .chain(c.effects.redirects.iter().map(|t| (t, true)))
+        {
+            match self.resolve(t, &worktrees) {
+                Resolved::Paths(cands) => {
+                    let any = |set: &PathSet| cands.iter().find_map(|p| set.first_match(p));
+                    if j.deny.is_none() {
+                        j.deny = any(&self.deny.edit_paths)
+                            .or_else(|| any(&self.deny.read_paths))
+                            .map(|i| self.by(i));
+                    }
+                    if j.ask.is_none() {
+                        j.ask = any(&self.ask.edit_paths).map(|i| self.by(i));
+                    }
+                    if cands
+                        .iter()
+                        .any(|p| is_protected(p) || is_git_layout_write(p))
+                        && j.never.is_none()
+                    {
+                        j.never = Some((
+                            "it writes to a protected path (.git, .claude, shell profiles, a git directory, …)"
+                                .into(),
+                            true,
+                        ));
+                    }
+                    let by_rule = cands
+                        .iter()
+                        .all(|p| self.allow.edit_paths.first_match(p).is_some());
+                    let in_ws = self.in_workspace(&cands);
+                    let by_mode = mode == Mode::AcceptEdits && in_ws;
+                    if redirect && !(by_rule || by_mode) {
+                        note(format!("it writes {}", t.path), &mut redirects_ok, &mut why);
+                    }
+                    if !redirect {
+                        reads_ok = false;
+                        if !in_ws {
+                            note(
+                                format!("it writes {} outside the workspace", t.path),
+                                &mut edits_ok,
+                                &mut why,
+                            );
+                        }
+                    }
+                }
+                Resolved::Nothing => {}
+                Resolved::Unknown(w) => {
+                    if path_rules {
+                        uncertain.get_or_insert_with(|| {
+                            format!("it writes a file an Edit rule may cover, but {w}")
+                        });
+                    }
+                    edits_ok = false;
+                    reads_ok = false;
+                    if redirect {
+                        note(w, &mut redirects_ok, &mut why);
+                    } else if why.is_none() {
+                        why = Some(w);
+                    }
+                }
+            }
+        }
+        for e in &c.effects.network {
+            note(
+                "it opens a network connection".into(),
+                &mut redirects_ok,
+                &mut why,
+            );
+            if let Some(host) = &e.host {
+                let host = host.trim_end_matches('.').to_ascii_lowercase();
+                let find = |l: &super::policy::List| {
+                    l.tool_rule("WebFetch").or_else(|| {
+                        l.domains
+                            .iter()
+                            .find(|(p, _)| p.matches(&host))
+                            .map(|&(_, i)| i)
+                    })
+                };
+                if j.deny.is_none() {
+                    j.deny = find(&self.deny).map(|i| self.by(i));
+                }
+                if j.ask.is_none() {
+                    j.ask = find(&self.ask).map(|i| self.by(i));
+                }
+            }
+        }
+        if c.effects.network_unknown && self.flags.network_rules {
+            uncertain.get_or_insert_with(|| {
+                "a redirect may open a network connection to a host only known when it runs".into()
+            });
+        }
+        if let Some(u) = uncertain
+            && j.never.as_ref().is_none_or(|(_, ok)| *ok)
+        {
+            j.never = Some((u, false));
+        }
+        if c.effects.removes.iter().any(|t| self.critical(t)) {
+            j.never = Some((
+                "rm/rmdir of a critical path (/, its children, home, the cwd or its parents) always needs approval"
+                    .into(),
+                false,
+            ));
+        }
+
+        let understood = c.understood();
+        let plain = c.effects.writes.is_empty()
+            && c.effects.redirects.is_empty()
+            && c.effects.removes.is_empty()
+            && c.effects.network.is_empty();
+        let read = understood
+            && git_ok
+            && redirects_ok
+            && plain
+            && matches!(c.kind, Kind::ReadOnly | Kind::Transparent);
+        if c.origin != Origin::Script {
+            j.allow = Some(DecidedBy::Default);
+            return Judged {
+                steps: j,
+                why_not: None,
+                read: true,
+            };
+        }
+        let command_ok = if !redirects_ok {
+            None
+        } else if c.kind == Kind::Transparent && c.hidden.is_none() {
+            Some(DecidedBy::Default)
+        } else if let Some(by) = tool_allow.filter(|_| c.hidden.is_none()) {
+            Some(by.clone())
+        } else if !understood {
+            None
+        } else if let Some(i) = c
+            .allow_view
+            .as_deref()
+            .and_then(|v| self.allow.bash_rule(v, c.prefix_forbidden))
+        {
+            Some(self.by(i))
+        } else if c.kind == Kind::ReadOnly && git_ok && reads_ok {
+            Some(DecidedBy::Default)
+        } else if c.kind == Kind::FileEdit && mode == Mode::AcceptEdits && edits_ok {
+            Some(DecidedBy::Mode(Mode::AcceptEdits))
+        } else {
+            None
+        };
+        j.allow = command_ok;
+        if j.allow.is_some() {
+            why = None;
+        }
+        Judged {
+            steps: j,
+            why_not: why,
+            read,
+        }
+    }
+
+    /// Directories of a working-directory set, absolute.
+    fn dirs_of(&self, cwd: &Cwd) -> Vec<PathBuf> {
+        if *cwd == Cwd::Session {
+            return vec![self.cwd.clone()];
+        }
+        cwd.dirs()
+            .iter()
+            .map(|d| absolutize(d, &self.cwd, &self.home))
             .collect()
     }
 
-    #[test]
-    fn splits_table() {
-        for (cmd, want) in [
-            ("ls -la", vec!["ls -la"]),
-            (
-                "a && b || c; d | e |& f & g",
-                vec!["a", "b", "c", "d", "e", "f", "g"],
-            ),
-            ("a\nb", vec!["a", "b"]),
-            ("(a; b)", vec!["a", "b"]),
-            ("{ a; b; }", vec!["a", "b"]),
-            (
-                "if a; then b; elif c; then d; else e; fi",
-                vec!["a", "b", "c", "d", "e"],
-            ),
-            ("for i in 1 2; do a; done", vec!["a"]),
-            ("while a; do b; done", vec!["a", "b"]),
-            ("case x in y) a;; esac", vec!["a"]),
-            ("echo $(a x) `b y`", vec!["a x", "b y", "echo $(a x) `b y`"]),
-            ("diff <(a) <(b)", vec!["a", "b", "diff <(…) <(…)"]),
-            ("r''m \\rm 'rm' \"rm\"", vec!["rm rm rm rm"]),
-            ("sh -c 'a; b'", vec!["sh -c a; b", "a", "b"]),
-            ("eval 'a && b'", vec!["eval a && b", "a", "b"]),
-            ("cat <<EOF\n$(a)\nEOF\n", vec!["a", "cat"]),
-        ] {
-            assert_eq!(displays(cmd), want, "{cmd:?}");
+    /// Whether writing `t` could change what git runs: a file git reads (`files`), a name that
+    /// makes or configures a git directory, or a path only known when it runs.
+    fn may_touch_git(&self, t: &Target, worktrees: &[PathBuf], files: &[PathBuf]) -> bool {
+        const NAMES: [&str; 11] = [
+            "HEAD",
+            "config",
+            "config.worktree",
+            "commondir",
+            "packed-refs",
+            "objects",
+            "refs",
+            "hooks",
+            ".git",
+            ".gitconfig",
+            ".gitattributes",
+        ];
+        match self.resolve(t, worktrees) {
+            Resolved::Paths(cands) => cands.iter().any(|p| {
+                files.iter().any(|f| f == p || f.starts_with(p))
+                    || p.iter()
+                        .any(|c| c.to_str().is_some_and(|c| NAMES.contains(&c)))
+            }),
+            Resolved::Nothing => false,
+            Resolved::Unknown(_) => true,
         }
     }
 
-    #[test]
-    fn views_table() {
-        for (cmd, view) in [
-            ("FOO=1 rm x", "rm x"),
-            ("env -i A=1 rm x", "rm x"),
-            ("sudo -u root rm x", "rm x"),
-            ("timeout -s KILL 5 rm x", "rm x"),
-            ("nice -n 5 rm x", "rm x"),
-            ("/bin/rm x", "rm x"),
-            ("xargs -0 rm", "rm"),
-            ("watch -n 1 rm x", "rm x"),
-            ("command rm x", "rm x"),
-            ("stdbuf -oL rm x", "rm x"),
-            ("nohup rm x", "rm x"),
-        ] {
-            let a = analyse(cmd);
-            assert!(
-                a.subs
-                    .iter()
-                    .any(|s| s.deny_views.iter().any(|v| v == view)),
-                "{cmd:?}: {:?}",
-                a.subs
-            );
+    /// Runs the git configuration check for every directory git may start in; the work trees
+    /// found and the files git reads, or why git could run code the agent wrote.
+    fn git_check(&self, dirs: &Cwd) -> Result<(Vec<PathBuf>, Vec<PathBuf>), String> {
+        let dirs = self.dirs_of(dirs);
+        if dirs.is_empty() {
+            return Err("git runs in a directory only known when it runs".into());
         }
-    }
-
-    #[test]
-    fn allow_view_table() {
-        for (cmd, want) in [
-            ("timeout 5 npm test", Some("npm test")),
-            ("NODE_ENV=test npm test", Some("npm test")),
-            ("FOO=1 npm test", None),
-            ("nice -n 5 npm test", Some("npm test")),
-            ("xargs npm", Some("npm")),
-            ("xargs -0 npm", Some("xargs -0 npm")),
-            ("command time -o f npm", Some("time -o f npm")),
-            ("env npm test", Some("env npm test")),
-        ] {
-            let a = analyse(cmd);
-            assert_eq!(a.subs[0].allow_view.as_deref(), want, "{cmd:?}");
-        }
-    }
-
-    /// Pathological nesting is refused before the recursive parser can overflow a small
-    /// (tokio-worker-sized) stack; an overflow would abort the whole server.
-    #[test]
-    fn deep_nesting_does_not_overflow() {
-        let h = std::thread::Builder::new()
-            .stack_size(1 << 20)
-            .spawn(|| {
-                let n = 5000;
-                for cmd in [
-                    format!("{}ls{}", "(".repeat(n), ")".repeat(n)),
-                    format!("{}ls{}", "$(".repeat(n), ")".repeat(n)),
-                    format!("{}ls{}", "{ ".repeat(n), "; }".repeat(n)),
-                    format!("{}ls{}", "if true; then ".repeat(n), " fi;".repeat(n)),
-                    format!("echo {}{}", "${x:-".repeat(n), "}".repeat(n)),
-                    format!("echo {}x{}", "\"$(echo ".repeat(n), ")\"".repeat(n)),
-                ] {
-                    assert!(!is_concurrency_safe(&cmd));
+        let trusted = |p: &Path| {
+            is_protected(p)
+                || !(inside(p, &self.roots) || self.allow.edit_paths.first_match(p).is_some())
+        };
+        let mut worktrees = Vec::new();
+        let mut all_files = Vec::new();
+        for d in dirs {
+            match &*self.git_check_dir(&d, &trusted) {
+                Check::Safe { worktree, files } => {
+                    worktrees.extend(worktree.iter().cloned());
+                    all_files.extend(files.iter().cloned());
                 }
-                assert!(is_concurrency_safe(&("ls && ".repeat(n) + "ls")));
-            })
-            .unwrap();
-        assert!(h.join().is_ok());
+                Check::Unsafe(w) => return Err(w.clone()),
+            }
+        }
+        Ok((worktrees, all_files))
     }
 
-    #[test]
-    fn concurrency_table() {
-        for (cmd, want) in [
-            ("ls -la", true),
-            ("git status && git log --oneline", true),
-            ("cat a | grep b | wc -l", true),
-            ("ls > out.txt", false),
-            ("ls 2>/dev/null", true),
-            ("rm x", false),
-            ("find . -name x", true),
-            ("find . -delete", false),
-            ("git branch -D x", false),
-            ("git push", false),
-            ("echo $(rm x)", false),
-            ("$X", false),
-            ("ls (", false),
-            ("", false),
-        ] {
-            assert_eq!(is_concurrency_safe(cmd), want, "{cmd:?}");
+    /// One directory's check, from the cache while the file system has not changed there.
+    fn git_check_dir(&self, dir: &Path, trusted: &dyn Fn(&Path) -> bool) -> std::sync::Arc<Check> {
+        let generation = gitconfig::generation();
+        if let Some(g) = generation
+            && let Ok(cache) = self.git_checks.by_dir.lock()
+            && let Some((at, check)) = cache.get(dir)
+            && *at == g
+        {
+            return check.clone();
+        }
+        let (check, fresh_reads) = gitconfig::check_reporting(dir, &self.git_env, trusted);
+        let check = std::sync::Arc::new(check);
+        // A check that read an untrusted file must read it again next time.
+        if let Some(g) = generation
+            && !fresh_reads
+            && let Ok(mut cache) = self.git_checks.by_dir.lock()
+        {
+            if cache.len() > 256 {
+                cache.clear();
+            }
+            cache.insert(dir.to_path_buf(), (g, check.clone()));
+        }
+        check
+    }
+
+    /// Every candidate inside the workspace or toolrt's output folder, or allowed by a Read or
+    /// Edit allow rule: what the Read tool reads without asking.
+    fn readable(&self, cands: &[PathBuf]) -> bool {
+        self.in_output_dir(cands)
+            || cands.iter().all(|p| {
+                inside(p, &self.roots)
+                    || self.allow.read_paths.first_match(p).is_some()
+                    || self.allow.edit_paths.first_match(p).is_some()
+            })
+    }
+
+    fn resolve(&self, t: &Target, worktrees: &[PathBuf]) -> Resolved {
+        if !t.exact {
+            return Resolved::Unknown(format!("`{}` is only known when it runs", t.path));
+        }
+        let absolute = t.path.starts_with('/') || t.path == "~" || t.path.starts_with("~/");
+        let bases: Vec<PathBuf> = if t.repo_top && !absolute {
+            if !worktrees.is_empty() {
+                worktrees.to_vec()
+            } else {
+                // The repository's top is some directory above the cwd: every one of them.
+                let mut v = Vec::new();
+                for d in self.dirs_of(&t.cwd) {
+                    v.extend(d.ancestors().map(Path::to_path_buf));
+                }
+                v
+            }
+        } else {
+            // Absolute paths need the command's cwd too: `/proc/self/cwd/…` is relative to it.
+            let dirs = self.dirs_of(&t.cwd);
+            if dirs.is_empty() && absolute && !names_cwd(&t.path) {
+                vec![self.cwd.clone()]
+            } else {
+                dirs
+            }
+        };
+        if bases.is_empty() {
+            return Resolved::Unknown(format!(
+                "`{}` is relative to a directory only known when it runs",
+                t.path
+            ));
+        }
+        let mut out: Vec<PathBuf> = Vec::new();
+        for base in &bases {
+            let abs = match paths::name(&t.path, base, &self.home) {
+                Named::File(p) => p,
+                Named::Device | Named::Fd => continue,
+                Named::Net { .. } => absolutize(&t.path, base, &self.home),
+                Named::Unknown(w) => return Resolved::Unknown(w),
+            };
+            if t.glob {
+                match paths::expand_glob(&abs, 256) {
+                    Some(found) => {
+                        for f in found {
+                            for c in candidates(&f) {
+                                if !out.contains(&c) {
+                                    out.push(c);
+                                }
+                            }
+                        }
+                    }
+                    None => {
+                        return Resolved::Unknown(format!(
+                            "`{}` expands to too many paths to check",
+                            t.path
+                        ));
+                    }
+                }
+            } else {
+                for c in candidates(&abs) {
+                    if !out.contains(&c) {
+                        out.push(c);
+                    }
+                }
+            }
+        }
+        if out.is_empty() {
+            Resolved::Nothing
+        } else {
+            Resolved::Paths(out)
         }
     }
+
+    /// SEMANTICS.md §3.6 critical `rm` targets: `/`, its direct children, home, the cwd and its parents.
+    /// Anything only known when the command runs counts as critical.
+    fn critical(&self, t: &Target) -> bool {
+        if !t.exact {
+            return true;
+        }
+        let absolute = t.path.starts_with('/') || t.path == "~" || t.path.starts_with("~/");
+        let mut bases = self.dirs_of(&t.cwd);
+        if bases.is_empty() && absolute && !names_cwd(&t.path) {
+            bases.push(self.cwd.clone());
+        }
+        if bases.is_empty() {
+            return true;
+        }
+        bases.iter().any(|base| {
+            let abs = match paths::name(&t.path, base, &self.home) {
+                Named::File(p) => p,
+                Named::Device | Named::Fd => return false,
+                Named::Net { .. } => return false,
+                Named::Unknown(_) => return true,
+            };
+            if t.glob {
+                // The directory before the first glob segment, and whether that segment
+                // matches (nearly) everything.
+                let mut dir = PathBuf::from("/");
+                let mut wide = false;
+                for comp in abs.iter().skip(1) {
+                    let s = comp.to_string_lossy();
+                    if s.contains(['*', '?', '[']) {
+                        wide = s.chars().all(|c| matches!(c, '*' | '.'));
+                        break;
+                    }
+                    dir.push(comp);
+                }
+                return dir == Path::new("/")
+                    || (wide && (dir == self.home || self.cwd.starts_with(&dir)));
+            }
+            candidates(&abs).iter().any(|c| {
+                c == Path::new("/")
+                    || c.parent() == Some(Path::new("/"))
+                    || *c == self.home
+                    || self.cwd.starts_with(c)
+            })
+        })
+    }
+}
+
+/// Whether an absolute path goes through the running process's own cwd (`/proc/self/cwd`).
+fn names_cwd(path: &str) -> bool {
+    path.starts_with("/proc/")
 }

@@ -144,6 +144,12 @@ pub enum DecidedBy {
     },
     /// The command cannot be parsed or holds constructs that cannot be analysed safely.
     Unparseable,
+    /// Part of the command is outside what toolrt auto-allows: not fully understood, or a path
+    /// outside the workspace, or git configuration that could run code.
+    NotUnderstood {
+        /// Exactly why (shown by `toolrt explain`, not to the model: it may quote the command).
+        why: String,
+    },
     /// Nothing allowed it.
     NoRule,
     /// An updated input passed the re-check of deny and ask rules.
@@ -167,6 +173,9 @@ impl DecidedBy {
             DecidedBy::Default => "a built-in default".into(),
             DecidedBy::NeverAutoApproved { why } => format!("a safety check: {why}"),
             DecidedBy::Unparseable => "the command could not be analysed safely".into(),
+            DecidedBy::NotUnderstood { .. } => {
+                "a part toolrt does not auto-allow (it cannot check it fully)".into()
+            }
             DecidedBy::NoRule => "no rule allows it".into(),
             DecidedBy::Rechecked => "the re-check of the updated input".into(),
         }
@@ -258,16 +267,24 @@ impl Decision {
             "decided by: {}\n",
             reason(self.behavior, &self.decided_by, self.mode)
         ));
+        if let DecidedBy::NotUnderstood { why } = &self.decided_by {
+            out.push_str(&format!("why: {why}\n"));
+        }
         out.push_str(&format!("mode: {}\n", self.mode));
         if !self.subcommands.is_empty() {
             out.push_str("subcommands:\n");
             for (i, s) in self.subcommands.iter().enumerate() {
+                let by = match &s.decided_by {
+                    DecidedBy::NotUnderstood { why } if s.behavior != Behavior::Allow => {
+                        format!("not auto-allowed: {why}")
+                    }
+                    other => reason(s.behavior, other, self.mode),
+                };
                 out.push_str(&format!(
-                    "  {}. {}: {} ({})\n",
+                    "  {}. {}: {} ({by})\n",
                     i + 1,
                     s.command,
                     s.behavior.as_str(),
-                    reason(s.behavior, &s.decided_by, self.mode)
                 ));
             }
         }
@@ -278,7 +295,10 @@ impl Decision {
 /// Why a verdict is what it is, in words that agree with the verdict: where the mode turned
 /// "no rule allows it" into an allow (bypass) or a deny (plan, dontAsk), the mode is named.
 fn reason(behavior: Behavior, by: &DecidedBy, mode: Mode) -> String {
-    let unsettled = matches!(by, DecidedBy::NoRule | DecidedBy::Unparseable);
+    let unsettled = matches!(
+        by,
+        DecidedBy::NoRule | DecidedBy::Unparseable | DecidedBy::NotUnderstood { .. }
+    );
     match (behavior, mode) {
         (Behavior::Allow, _) if unsettled => {
             format!("the permission mode {mode}, although {}", by.describe())

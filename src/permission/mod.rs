@@ -4,13 +4,14 @@
 //! # Layout
 //! - `rule`: the rule grammar (`Tool`, `Tool(specifier)`), parsed once, printed back verbatim.
 //! - `pattern`: Bash specifiers (exact, `*`, word-boundary ` *`, trailing `:*`).
-//! - [`bash`]: shell analysis with `brush-parser`: subcommands, wrappers, redirects.
+//! - `bash`: Bash commands judged against the rules, part by part, from the shell analysis
+//!   of [`crate::shell`].
 //! - `path_rule`: path specifiers, anchors, symlinks, protected paths.
 //! - `domain`: `WebFetch(domain:…)`.
 //! - `policy`: settings intake ([`PolicyBuilder`]) and the decision order ([`Policy::decide`]).
 //! - `decision`: [`Decision`] and the words the model and humans get.
 
-pub mod bash;
+mod bash;
 mod decision;
 mod domain;
 mod path_rule;

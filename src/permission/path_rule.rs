@@ -85,6 +85,9 @@ pub(crate) struct PathSet {
     set: Option<GlobSet>,
     owner: Vec<usize>,
     pending: Vec<(String, usize)>,
+    /// Each pattern's directory before its first glob character, for "could a pattern match
+    /// something below this directory".
+    prefixes: Vec<(PathBuf, usize)>,
 }
 
 impl PathSet {
@@ -102,6 +105,17 @@ impl PathSet {
                 .literal_separator(true)
                 .build()
                 .map_err(|e| (rule, e.kind().to_string()))?;
+            let literal_end = p.find(['*', '?', '[', '{', '\\']).unwrap_or(p.len());
+            let dir = match p[..literal_end].rfind('/') {
+                Some(0) | None => PathBuf::from("/"),
+                Some(k) => PathBuf::from(&p[..k]),
+            };
+            let dir = if literal_end == p.len() {
+                PathBuf::from(&p)
+            } else {
+                dir
+            };
+            self.prefixes.push((dir, rule));
             let last = p.rsplit('/').next().unwrap_or("");
             if !last.is_empty() && !last.contains(['*', '?', '[', ']', '{', '}', '\\']) {
                 self.by_name
@@ -121,6 +135,16 @@ impl PathSet {
 
     pub(crate) fn is_empty(&self) -> bool {
         self.owner.is_empty() && self.by_name.is_empty()
+    }
+
+    /// The lowest rule index of a pattern that could match `dir` or something below it (a
+    /// recursive read of `dir` might reach a file it matches).
+    pub(crate) fn first_under(&self, dir: &Path) -> Option<usize> {
+        self.prefixes
+            .iter()
+            .filter(|(p, _)| p.starts_with(dir) || dir.starts_with(p))
+            .map(|&(_, i)| i)
+            .min()
     }
 
     /// The lowest rule index matching `path`.
@@ -166,7 +190,33 @@ pub(crate) fn candidates(path: &Path) -> Vec<PathBuf> {
     let lexical = normalize(path);
     let mut out = vec![lexical.clone()];
     resolve_into(&lexical, &mut out, 0);
+    if out.len() > 1 && links_into_proc(&lexical) {
+        // A symlink to `/proc/self/…` names what the process that opens it sees, which is not
+        // what toolrt sees: a candidate nothing allows.
+        out.push(PathBuf::from("/proc/self"));
+    }
     out
+}
+
+/// Whether a symlink on the way to `path` points into `/proc` or `/dev/fd`.
+fn links_into_proc(path: &Path) -> bool {
+    let mut cur = PathBuf::from("/");
+    for (n, comp) in path.iter().skip(1).enumerate() {
+        if n > 64 {
+            return true;
+        }
+        cur.push(comp);
+        if let Ok(target) = std::fs::read_link(&cur) {
+            let t = target.to_string_lossy();
+            if t.starts_with("/proc") || t.starts_with("/dev/fd") || t.starts_with("/dev/std") {
+                return true;
+            }
+            if target.is_relative() && t.contains("..") && cur.starts_with("/proc") {
+                return true;
+            }
+        }
+    }
+    false
 }
 
 fn resolve_into(lexical: &Path, out: &mut Vec<PathBuf>, depth: usize) {
@@ -272,6 +322,10 @@ pub(crate) fn is_protected(path: &Path) -> bool {
             _ => {}
         }
     }
+    // `~/.config/git/…` (git's XDG configuration).
+    if parts.windows(2).any(|w| w[0] == ".config" && w[1] == "git") {
+        return true;
+    }
     matches!(
         parts.last().and_then(|p| p.to_str()),
         Some(
@@ -290,6 +344,42 @@ pub(crate) fn is_protected(path: &Path) -> bool {
                 | ".mcp.json"
         )
     )
+}
+
+/// What makes a folder a git directory (a bare layout git discovers anywhere): a write to one
+/// of these names in a folder that already has the others is protected too. Looks at the file
+/// system.
+pub(crate) fn is_git_layout_write(path: &Path) -> bool {
+    const NAMES: [&str; 8] = [
+        "HEAD",
+        "config",
+        "objects",
+        "refs",
+        "config.worktree",
+        "commondir",
+        "packed-refs",
+        "hooks",
+    ];
+    let mut cur = path;
+    // The written name itself, or a `hooks`/`refs`/`objects` directory above it.
+    for _ in 0..3 {
+        let (Some(dir), Some(name)) = (cur.parent(), cur.file_name().and_then(|n| n.to_str()))
+        else {
+            return false;
+        };
+        if NAMES.contains(&name) {
+            let has = |n: &str| n != name && dir.join(n).symlink_metadata().is_ok();
+            let others = ["objects", "refs", "config"]
+                .iter()
+                .filter(|n| has(n))
+                .count();
+            if has("HEAD") || others >= 2 {
+                return true;
+            }
+        }
+        cur = dir;
+    }
+    false
 }
 
 /// Whether `path` is inside one of `roots` (or is one).
@@ -396,6 +486,8 @@ mod tests {
             ("/w/.mcp.json", true),
             ("/w/src/git.rs", false),
             ("/w/.gitignore", false),
+            ("/h/.config/git/config", true),
+            ("/h/.config/gitx", false),
         ] {
             assert_eq!(is_protected(Path::new(p)), want, "{p}");
         }

@@ -84,6 +84,90 @@ impl BashPattern {
     }
 }
 
+/// One token of a text with unknown parts.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum TextTok {
+    Char(char),
+    Any,
+}
+
+/// One token of a pattern.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum PatTok {
+    Char(char),
+    Star,
+    SpaceStar,
+}
+
+impl BashPattern {
+    /// Whether some value of the unknown parts (`Part::Any`, an expansion) makes `parts` match:
+    /// a reading the rule could apply to. Searches the product of the two automata, so it is
+    /// linear in text × pattern.
+    pub(crate) fn may_match(&self, parts: &[crate::shell::Part]) -> bool {
+        use crate::shell::Part;
+        let mut text = Vec::new();
+        for p in parts {
+            match p {
+                Part::Lit(s) => text.extend(s.chars().map(TextTok::Char)),
+                Part::Any => {
+                    if text.last() != Some(&TextTok::Any) {
+                        text.push(TextTok::Any);
+                    }
+                }
+            }
+        }
+        let mut pat = Vec::new();
+        for s in &self.segs {
+            match s {
+                Seg::Lit(l) => pat.extend(l.chars().map(PatTok::Char)),
+                Seg::Star => pat.push(PatTok::Star),
+                Seg::SpaceStar => pat.push(PatTok::SpaceStar),
+            }
+        }
+        let (n, m) = (text.len(), pat.len());
+        // State: (i, j, inside) where inside means a SpaceStar at j has consumed its space.
+        let idx = |i: usize, j: usize, inside: bool| (i * (m + 1) + j) * 2 + usize::from(inside);
+        let mut seen = vec![false; (n + 1) * (m + 1) * 2];
+        let mut stack = vec![(0usize, 0usize, false)];
+        while let Some((i, j, inside)) = stack.pop() {
+            let k = idx(i, j, inside);
+            if seen[k] {
+                continue;
+            }
+            seen[k] = true;
+            if i == n && j == m {
+                return true;
+            }
+            let mut push = |s: (usize, usize, bool)| {
+                if !seen[idx(s.0, s.1, s.2)] {
+                    stack.push(s);
+                }
+            };
+            let pt = pat.get(j).copied();
+            let star_like = matches!(pt, Some(PatTok::Star)) || (inside && pt.is_some());
+            // Epsilon moves.
+            if i < n && text[i] == TextTok::Any {
+                push((i + 1, j, inside));
+            }
+            if star_like || matches!(pt, Some(PatTok::SpaceStar)) {
+                push((i, j + 1, false));
+            }
+            // Moves consuming one character.
+            match (text.get(i).copied(), pt) {
+                (Some(TextTok::Char(a)), Some(PatTok::Char(b))) if a == b && !inside => {
+                    push((i + 1, j + 1, false))
+                }
+                (Some(TextTok::Char(_)), Some(_)) if star_like => push((i + 1, j, inside)),
+                (Some(TextTok::Char(' ')), Some(PatTok::SpaceStar)) => push((i + 1, j, true)),
+                (Some(TextTok::Any), Some(PatTok::Char(_))) if !inside => push((i, j + 1, false)),
+                (Some(TextTok::Any), Some(PatTok::SpaceStar)) if !inside => push((i, j, true)),
+                _ => {}
+            }
+        }
+        false
+    }
+}
+
 /// Cheap necessary conditions, checked before the general matcher so that a long list of
 /// rules sharing a first word costs a few comparisons each: a literal first piece must be a
 /// prefix, a literal last piece a suffix, and every literal must occur somewhere.
@@ -191,6 +275,40 @@ mod tests {
                 want,
                 "{pat:?} vs {text:?}"
             );
+        }
+    }
+
+    #[test]
+    fn may_match_table() {
+        use crate::shell::Part::{Any, Lit};
+        let t = |s: &str| Lit(s.to_string());
+        for (pat, parts, want) in [
+            ("rm *", vec![Any, t(" x")], true),
+            ("git push *", vec![t("git "), Any, t(" origin")], true),
+            ("git push *", vec![t("git status "), Any], false),
+            ("npm test", vec![t("npm "), Any], true),
+            ("npm test", vec![t("npx "), Any], false),
+            ("ls *", vec![t("ls"), Any], true),
+            ("ls *", vec![t("lsof "), Any], false),
+            ("curl * evil.com", vec![t("curl "), Any], true),
+            ("a*b", vec![t("a"), Any, t("c")], false),
+            ("a*b", vec![t("a"), Any], true),
+            ("rm -rf *", vec![t("rm -r"), Any], true),
+        ] {
+            assert_eq!(
+                BashPattern::compile(pat).may_match(&parts),
+                want,
+                "{pat:?} vs {parts:?}"
+            );
+        }
+        // A literal text may-matches exactly when it matches.
+        for (pat, text) in [
+            ("ls *", "ls -la"),
+            ("ls *", "lsof"),
+            ("git * main", "git push origin main"),
+        ] {
+            let p = BashPattern::compile(pat);
+            assert_eq!(p.may_match(&[t(text)]), p.matches(text), "{pat} {text}");
         }
     }
 

@@ -12,12 +12,11 @@ use std::path::{Path, PathBuf};
 use globset::Candidate;
 use serde_json::{Map, Value};
 
-use super::bash::{self, Analysis, Sub, Target};
-use super::decision::{
-    Behavior, DecidedBy, Decision, HookVerdict, Mode, RuleKind, SubcommandVerdict,
-};
+use super::decision::{Behavior, DecidedBy, Decision, HookVerdict, Mode, RuleKind};
 use super::domain::{DomainPattern, host_of};
-use super::path_rule::{Anchors, PathSet, candidates, glob_patterns, inside, is_protected};
+use super::path_rule::{
+    Anchors, PathSet, candidates, glob_patterns, inside, is_git_layout_write, is_protected,
+};
 use super::pattern::BashPattern;
 use super::rule::{EDIT_TOOLS, READ_TOOLS, Rule, RuleError};
 use crate::paths::absolutize;
@@ -315,7 +314,8 @@ impl PolicyBuilder {
             Some(dir) => (candidates(dir), candidates(&dir.join("checkpoints"))),
             None => (Vec::new(), Vec::new()),
         };
-        Ok(Policy {
+        let git_env = crate::shell::gitconfig::GitEnv::from_process(&self.home);
+        let mut policy = Policy {
             output_roots,
             checkpoint_roots,
             mode: self.cli_mode.or(self.default_mode).unwrap_or_default(),
@@ -328,24 +328,29 @@ impl PolicyBuilder {
             ask,
             deny,
             default_allowed: self.default_allowed,
-        })
+            git_env,
+            flags: Default::default(),
+            git_checks: Default::default(),
+        };
+        policy.flags = policy.rule_flags();
+        Ok(policy)
     }
 }
 
 /// One compiled rule list (allow, ask or deny), indexed by tool.
 #[derive(Debug, Default)]
-struct List {
+pub(super) struct List {
     /// Rules without a specifier, by tool name (first one wins for reporting).
-    tool_level: HashMap<String, usize>,
+    pub(super) tool_level: HashMap<String, usize>,
     /// MCP rules with `*` in the name.
     mcp_globs: Vec<(globset::GlobMatcher, usize)>,
     /// Bash rules whose first word is literal, by that word.
-    bash_by_prog: HashMap<String, Vec<(BashPattern, usize)>>,
+    pub(super) bash_by_prog: HashMap<String, Vec<(BashPattern, usize)>>,
     /// Other Bash rules (`*` in the first word).
-    bash_general: Vec<(BashPattern, usize)>,
-    read_paths: PathSet,
-    edit_paths: PathSet,
-    domains: Vec<(DomainPattern, usize)>,
+    pub(super) bash_general: Vec<(BashPattern, usize)>,
+    pub(super) read_paths: PathSet,
+    pub(super) edit_paths: PathSet,
+    pub(super) domains: Vec<(DomainPattern, usize)>,
     agents: Vec<(String, usize)>,
 }
 
@@ -396,7 +401,7 @@ impl List {
 
     /// A rule without specifier covering `tool`: its own name, its family's head (`Read` for
     /// Glob/Grep, `Edit` for Write…), `Agent`/`Task` for each other, an MCP server or glob.
-    fn tool_rule(&self, tool: &str) -> Option<usize> {
+    pub(super) fn tool_rule(&self, tool: &str) -> Option<usize> {
         if let Some(&i) = self.tool_level.get(tool) {
             return Some(i);
         }
@@ -430,7 +435,7 @@ impl List {
     }
 
     /// The first Bash rule matching `text`; `no_wildcards` skips prefix rules.
-    fn bash_rule(&self, text: &str, no_wildcards: bool) -> Option<usize> {
+    pub(super) fn bash_rule(&self, text: &str, no_wildcards: bool) -> Option<usize> {
         let first = text.split(' ').next().unwrap_or("");
         let bucket = self
             .bash_by_prog
@@ -444,46 +449,52 @@ impl List {
             .map(|&(_, i)| i)
     }
 
-    fn has_bash_rules(&self) -> bool {
+    pub(super) fn has_bash_rules(&self) -> bool {
         !self.bash_by_prog.is_empty() || !self.bash_general.is_empty()
     }
 }
 
 /// Where the engine stands after the rule steps, before the mode and defaults.
 #[derive(Debug, Default)]
-struct Steps {
-    deny: Option<DecidedBy>,
-    ask: Option<DecidedBy>,
+pub(super) struct Steps {
+    pub(super) deny: Option<DecidedBy>,
+    pub(super) ask: Option<DecidedBy>,
     /// SEMANTICS.md §3.6: why, and whether bypass may still allow it.
-    never: Option<(String, bool)>,
+    pub(super) never: Option<(String, bool)>,
     /// Plan mode allows it (a read).
-    plan_allows: bool,
+    pub(super) plan_allows: bool,
     /// Plan mode refuses it (it modifies).
-    plan_denies: bool,
+    pub(super) plan_denies: bool,
     /// The mode itself allows it (acceptEdits inside the workspace).
-    mode_allows: bool,
-    allow: Option<DecidedBy>,
-    fallback: Option<DecidedBy>,
+    pub(super) mode_allows: bool,
+    pub(super) allow: Option<DecidedBy>,
+    pub(super) fallback: Option<DecidedBy>,
 }
 
 /// The permission policy of one session: immutable, shared, built once at start-up.
 #[derive(Debug)]
 pub struct Policy {
     mode: Mode,
-    cwd: PathBuf,
-    home: PathBuf,
+    pub(super) cwd: PathBuf,
+    pub(super) home: PathBuf,
     workspace: Vec<PathBuf>,
     /// Workspace directories, lexical and with symlinks resolved.
-    roots: Vec<PathBuf>,
+    pub(super) roots: Vec<PathBuf>,
     rules: Vec<RuleInfo>,
-    allow: List,
-    ask: List,
-    deny: List,
+    pub(super) allow: List,
+    pub(super) ask: List,
+    pub(super) deny: List,
     default_allowed: HashSet<String>,
     /// toolrt's output folder, lexical and resolved (reads need no rule) …
-    output_roots: Vec<PathBuf>,
+    pub(super) output_roots: Vec<PathBuf>,
     /// … except in and above its `checkpoints` folder.
-    checkpoint_roots: Vec<PathBuf>,
+    pub(super) checkpoint_roots: Vec<PathBuf>,
+    /// The environment git runs with, for the configuration check of read-only git commands.
+    pub(super) git_env: crate::shell::gitconfig::GitEnv,
+    /// Which kinds of deny and ask rules exist.
+    pub(super) flags: super::bash::RuleFlags,
+    /// Git configuration checks already made.
+    pub(super) git_checks: super::bash::GitChecks,
 }
 
 impl Policy {
@@ -514,7 +525,7 @@ impl Policy {
         Rule::parse(text)
     }
 
-    fn by(&self, i: usize) -> DecidedBy {
+    pub(super) fn by(&self, i: usize) -> DecidedBy {
         let r = &self.rules[i];
         DecidedBy::Rule {
             text: r.text.clone(),
@@ -601,8 +612,8 @@ impl Policy {
             "Bash" => {
                 let cmd = input.get("command").and_then(Value::as_str).unwrap_or("");
                 let p = BashPattern::compile(spec);
-                bash::analyse(cmd)
-                    .subs
+                crate::shell::analyse(cmd)
+                    .commands
                     .iter()
                     .any(|s| s.deny_views.iter().any(|v| p.matches(v)))
             }
@@ -648,12 +659,12 @@ impl Policy {
         }
     }
 
-    fn in_workspace(&self, cands: &[PathBuf]) -> bool {
+    pub(super) fn in_workspace(&self, cands: &[PathBuf]) -> bool {
         cands.iter().all(|c| inside(c, &self.roots))
     }
 
     /// Inside toolrt's own output folder, and neither in nor above its checkpoints.
-    fn in_output_dir(&self, cands: &[PathBuf]) -> bool {
+    pub(super) fn in_output_dir(&self, cands: &[PathBuf]) -> bool {
         !self.output_roots.is_empty()
             && cands.iter().all(|c| {
                 inside(c, &self.output_roots)
@@ -731,7 +742,10 @@ impl Policy {
                     s.allow = Some(DecidedBy::Default);
                 }
                 if is_edit {
-                    if cands.iter().any(|c| is_protected(c)) {
+                    if cands
+                        .iter()
+                        .any(|c| is_protected(c) || is_git_layout_write(c))
+                    {
                         s.never = Some((
                             "writes to protected paths (.git, .claude, shell profiles, …) need approval".into(),
                             true,
@@ -784,325 +798,9 @@ impl Policy {
         d.subcommands = subs;
         d
     }
-
-    /// Rule steps for a Bash command: every subcommand judged on its own, then combined (any
-    /// deny denies, any ask asks, allow needs all).
-    fn bash_steps(&self, cmd: &str, mode: Mode) -> (Steps, Vec<SubcommandVerdict>) {
-        let mut s = Steps::default();
-        let a = bash::analyse(cmd);
-        let tool_deny = self.deny.tool_rule("Bash").map(|i| self.by(i));
-        let tool_ask = self.ask.tool_rule("Bash").map(|i| self.by(i));
-        let tool_allow = self.allow.tool_rule("Bash").map(|i| self.by(i));
-        let unanalysable = a.unanalysable() || a.subs.is_empty();
-        let mut verdicts = Vec::with_capacity(a.subs.len() + 1);
-        let mut all_allowed =
-            !unanalysable || (tool_allow.is_some() && !a.parse_failed && !a.subs.is_empty());
-        let mut all_read = !unanalysable;
-        let mut first_allow: Option<DecidedBy> = None;
-        s.deny = tool_deny;
-        s.ask = tool_ask;
-        for sub in &a.subs {
-            let j = self.judge_sub(sub, &a, mode, tool_allow.as_ref());
-            if s.deny.is_none() {
-                s.deny = j.deny.clone();
-            }
-            if s.ask.is_none() {
-                s.ask = j.ask.clone();
-            }
-            // Keep the strongest never-auto-approved reason: one bypass cannot lift wins.
-            if let Some(n) = j.never.clone()
-                && s.never.as_ref().is_none_or(|(_, ok)| *ok)
-            {
-                s.never = Some(n);
-            }
-            let read = (sub.read_only || sub.transparent) && sub.writes.is_empty() && !sub.opaque;
-            all_read &= read;
-            match &j.allow {
-                Some(by) => {
-                    if first_allow.is_none()
-                        || matches!(by, DecidedBy::Rule { .. })
-                            && !matches!(first_allow, Some(DecidedBy::Rule { .. }))
-                    {
-                        first_allow = Some(by.clone());
-                    }
-                }
-                None => all_allowed = false,
-            }
-            verdicts.push(SubcommandVerdict {
-                command: if sub.display.is_empty() {
-                    "(redirection)".into()
-                } else {
-                    sub.display.clone()
-                },
-                behavior: sub_behavior(&j, mode, read),
-                decided_by: j
-                    .deny
-                    .or(j.ask)
-                    .or(j.never.map(|(why, _)| DecidedBy::NeverAutoApproved { why }))
-                    .or(j.allow)
-                    .unwrap_or(if sub.opaque {
-                        DecidedBy::Unparseable
-                    } else {
-                        DecidedBy::NoRule
-                    }),
-            });
-        }
-        if a.parse_failed && self.has_restrictions() && s.never.as_ref().is_none_or(|(_, ok)| *ok) {
-            s.never = Some((
-                "the command cannot be parsed, so deny and ask rules cannot be checked".into(),
-                false,
-            ));
-        }
-        if a.parse_failed {
-            verdicts.push(SubcommandVerdict {
-                command: "(unparseable)".into(),
-                behavior: if mode == Mode::DontAsk {
-                    Behavior::Deny
-                } else {
-                    Behavior::Ask
-                },
-                decided_by: DecidedBy::Unparseable,
-            });
-        }
-        s.plan_allows = all_read;
-        s.plan_denies = !all_read;
-        if all_allowed {
-            s.allow = first_allow.or(tool_allow);
-        }
-        s.fallback = Some(if unanalysable {
-            DecidedBy::Unparseable
-        } else {
-            DecidedBy::NoRule
-        });
-        (s, verdicts)
-    }
-
-    /// One subcommand against the rules.
-    fn judge_sub(
-        &self,
-        sub: &Sub,
-        a: &Analysis,
-        mode: Mode,
-        tool_allow: Option<&DecidedBy>,
-    ) -> Steps {
-        let mut j = Steps::default();
-        let views = |l: &List| {
-            if !l.has_bash_rules() {
-                return None;
-            }
-            sub.deny_views.iter().find_map(|v| l.bash_rule(v, false))
-        };
-        j.deny = views(&self.deny).map(|i| self.by(i));
-        j.ask = views(&self.ask).map(|i| self.by(i));
-
-        // Files written by redirects are Edits of that path; files read by readers are Reads.
-        let mut files_ok = true;
-        // Deny or ask rules might apply but cannot be checked: never auto-approved, in any mode.
-        let mut uncertain = sub.opaque && self.has_restrictions();
-        for t in &sub.writes {
-            match self.resolve_target(t, a) {
-                Some(cands) => {
-                    let any = |set: &PathSet| cands.iter().find_map(|c| set.first_match(c));
-                    if j.deny.is_none() {
-                        j.deny = any(&self.deny.edit_paths)
-                            .or_else(|| any(&self.deny.read_paths))
-                            .map(|i| self.by(i));
-                    }
-                    if j.ask.is_none() {
-                        j.ask = any(&self.ask.edit_paths).map(|i| self.by(i));
-                    }
-                    if cands.iter().any(|c| is_protected(c)) && j.never.is_none() {
-                        j.never = Some((
-                            "a redirect writes to a protected path (.git, .claude, shell profiles, …)".into(),
-                            true,
-                        ));
-                    }
-                    let by_rule = cands
-                        .iter()
-                        .all(|c| self.allow.edit_paths.first_match(c).is_some());
-                    let by_mode = mode == Mode::AcceptEdits && self.in_workspace(&cands);
-                    files_ok &= by_rule || by_mode;
-                }
-                None => {
-                    files_ok = false;
-                    uncertain |= self.has_path_rules();
-                }
-            }
-        }
-        let read_rules = !self.deny.read_paths.is_empty() || !self.ask.read_paths.is_empty();
-        if sub.recursive_read && read_rules {
-            // `grep -r` over a tree may read a denied file: never auto-allowed.
-            files_ok = false;
-            uncertain = true;
-        }
-        for t in &sub.reads {
-            if !read_rules {
-                break;
-            }
-            match self.resolve_target(t, a) {
-                Some(cands) if !has_glob(t) => {
-                    let any = |set: &PathSet| cands.iter().find_map(|c| set.first_match(c));
-                    if j.deny.is_none() {
-                        j.deny = any(&self.deny.read_paths).map(|i| self.by(i));
-                    }
-                    if j.ask.is_none() {
-                        j.ask = any(&self.ask.read_paths).map(|i| self.by(i));
-                    }
-                }
-                // A glob or unknown path might name a denied file: never auto-allow it.
-                _ => {
-                    files_ok = false;
-                    uncertain = true;
-                }
-            }
-        }
-        // Operands of file commands (`cp`, `mv`, `tee`, `rm`, `sed -i`, …) are edits too.
-        for t in &sub.fs_writes {
-            match self.resolve_target(t, a) {
-                Some(cands) if !has_glob(t) => {
-                    let any = |set: &PathSet| cands.iter().find_map(|c| set.first_match(c));
-                    if j.deny.is_none() {
-                        j.deny = any(&self.deny.edit_paths).map(|i| self.by(i));
-                    }
-                    if j.ask.is_none() {
-                        j.ask = any(&self.ask.edit_paths).map(|i| self.by(i));
-                    }
-                    if cands.iter().any(|c| is_protected(c)) && j.never.is_none() {
-                        j.never = Some((
-                            "a file command writes to a protected path (.git, .claude, shell profiles, …)"
-                                .into(),
-                            true,
-                        ));
-                    }
-                }
-                _ => uncertain |= self.has_path_rules(),
-            }
-        }
-        if uncertain && j.never.as_ref().is_none_or(|(_, ok)| *ok) {
-            j.never = Some((
-                "part of the command cannot be checked against the deny and ask rules".into(),
-                false,
-            ));
-        }
-        if !sub.rm_targets.is_empty() && sub.rm_targets.iter().any(|t| self.critical(t, a)) {
-            j.never = Some((
-                "rm/rmdir of a critical path (/, its children, home, the cwd or its parents) always needs approval"
-                    .into(),
-                false,
-            ));
-        }
-
-        if sub.opaque {
-            return j;
-        }
-        let command_ok = if sub.transparent {
-            Some(DecidedBy::Default)
-        } else if let Some(by) = tool_allow {
-            Some(by.clone())
-        } else if let Some(i) = sub
-            .allow_view
-            .as_deref()
-            .and_then(|v| self.allow.bash_rule(v, sub.prefix_forbidden))
-        {
-            Some(self.by(i))
-        } else if sub.read_only {
-            Some(DecidedBy::Default)
-        } else if mode == Mode::AcceptEdits && self.fs_ok(sub, a) {
-            Some(DecidedBy::Mode(Mode::AcceptEdits))
-        } else {
-            None
-        };
-        if files_ok {
-            j.allow = command_ok;
-        }
-        j
-    }
-
-    /// Whether any deny or ask rule could apply to a Bash command.
-    fn has_restrictions(&self) -> bool {
-        self.deny.has_bash_rules()
-            || self.ask.has_bash_rules()
-            || self.deny.tool_rule("Bash").is_some()
-            || self.ask.tool_rule("Bash").is_some()
-            || self.has_path_rules()
-    }
-
-    /// Whether any deny or ask path rule exists.
-    fn has_path_rules(&self) -> bool {
-        !(self.deny.read_paths.is_empty()
-            && self.deny.edit_paths.is_empty()
-            && self.ask.read_paths.is_empty()
-            && self.ask.edit_paths.is_empty())
-    }
-
-    /// acceptEdits file commands: every path static, inside the workspace, not protected.
-    fn fs_ok(&self, sub: &Sub, a: &Analysis) -> bool {
-        let Some(paths) = &sub.fs_paths else {
-            return false;
-        };
-        !paths.is_empty()
-            && paths.iter().all(|t| match self.resolve_target(t, a) {
-                Some(c) => {
-                    !has_glob(t) && self.in_workspace(&c) && !c.iter().any(|p| is_protected(p))
-                }
-                None => false,
-            })
-    }
-
-    /// Absolute candidates of a target; `None` when it is not known before running.
-    fn resolve_target(&self, t: &Target, a: &Analysis) -> Option<Vec<PathBuf>> {
-        let Target::Path(p) = t else { return None };
-        let relative = !p.starts_with('/') && !p.starts_with('~');
-        if a.cd_seen && relative {
-            return None;
-        }
-        if p.starts_with('~') && !(p == "~" || p.starts_with("~/")) {
-            return None;
-        }
-        Some(candidates(&absolutize(p, &self.cwd, &self.home)))
-    }
-
-    /// SEMANTICS.md §3.6 critical `rm` targets: `/`, its direct children, home, the cwd and its parents.
-    fn critical(&self, t: &Target, a: &Analysis) -> bool {
-        let Target::Path(p) = t else { return true };
-        let relative = !p.starts_with('/') && !p.starts_with('~');
-        if a.cd_seen && relative {
-            return true;
-        }
-        if p.starts_with('~') && !(p == "~" || p.starts_with("~/")) {
-            return true;
-        }
-        let abs = absolutize(p, &self.cwd, &self.home);
-        if has_glob(t) {
-            // The directory before the first glob segment, and whether that segment matches
-            // (nearly) everything.
-            let mut dir = PathBuf::from("/");
-            let mut wide = false;
-            for comp in abs.iter().skip(1) {
-                let s = comp.to_string_lossy();
-                if s.contains(['*', '?', '[']) {
-                    wide = s.chars().all(|c| matches!(c, '*' | '.'));
-                    break;
-                }
-                dir.push(comp);
-            }
-            return dir == Path::new("/")
-                || (wide && (dir == self.home || self.cwd.starts_with(&dir)));
-        }
-        candidates(&abs).iter().any(|c| {
-            c == Path::new("/")
-                || c.parent() == Some(Path::new("/"))
-                || *c == self.home
-                || self.cwd.starts_with(c)
-        })
-    }
 }
 
-fn has_glob(t: &Target) -> bool {
-    matches!(t, Target::Path(p) if p.contains(['*', '?', '[']))
-}
-
-fn ask_or_deny(by: DecidedBy, mode: Mode) -> Decision {
+pub(super) fn ask_or_deny(by: DecidedBy, mode: Mode) -> Decision {
     let b = if mode == Mode::DontAsk {
         Behavior::Deny
     } else {
@@ -1111,7 +809,7 @@ fn ask_or_deny(by: DecidedBy, mode: Mode) -> Decision {
     Decision::new(b, by, mode)
 }
 
-fn sub_behavior(j: &Steps, mode: Mode, read: bool) -> Behavior {
+pub(super) fn sub_behavior(j: &Steps, mode: Mode, read: bool) -> Behavior {
     let asked = if mode == Mode::DontAsk {
         Behavior::Deny
     } else {

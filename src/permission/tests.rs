@@ -212,7 +212,9 @@ fn s2_2_bash_specifiers() {
         (json!({"allow": ["Bash(npm *)"]}), DF, "Bash", bash("npm i || curl x"), Q),
         (json!({"allow": ["Bash(echo *)"]}), DF, "Bash", bash("echo $(curl x)"), Q),
         (json!({"allow": ["Bash(echo *)"]}), DF, "Bash", bash("echo `curl x`"), Q),
-        (json!({"allow": ["Bash(echo *)", "Bash(curl *)"]}), DF, "Bash", bash("echo $(curl x)"), A),
+        // an allow needs every part understood: a substitution's output is not known before it runs
+        (json!({"allow": ["Bash(echo *)", "Bash(curl *)"]}), DF, "Bash", bash("echo $(curl x)"), Q),
+        (json!({"allow": ["Bash(git commit *)"]}), DF, "Bash", bash("git commit -m \"$(cat <<'EOF'\nfix: x\nEOF\n)\""), A),
         // deny applies if any subcommand matches
         (json!({"deny": ["Bash(curl *)"]}), DF, "Bash", bash("ls && curl x"), D),
         (json!({"deny": ["Bash(curl *)"]}), BP, "Bash", bash("ls; (cd a && curl x)"), D),
@@ -278,7 +280,9 @@ fn s2_2_bash_specifiers() {
         (json!({"allow": ["Bash(setsid *)"]}), DF, "Bash", bash("setsid ls"), Q),
         (json!({"allow": ["Bash(ionice *)"]}), DF, "Bash", bash("ionice -c 3 ls"), Q),
         (json!({"allow": ["Bash(flock *)"]}), DF, "Bash", bash("flock /tmp/l ls"), Q),
-        (json!({"allow": ["Bash(find . -delete)"]}), DF, "Bash", bash("find . -delete"), A),
+        (json!({"allow": ["Bash(find build -delete)"]}), DF, "Bash", bash("find build -delete"), A),
+        // a bare find -delete of the cwd removes the whole workspace: critical
+        (json!({"allow": ["Bash(find . -delete)"]}), BP, "Bash", bash("find . -delete"), Q),
         // redirects are file writes
         (json!({}), DF, "Bash", bash("echo hi > out.txt"), Q),
         (json!({}), AE, "Bash", bash("echo hi > out.txt"), A),
@@ -295,7 +299,9 @@ fn s2_2_bash_specifiers() {
         (json!({}), AE, "Bash", bash("echo x > .git/config"), Q),
         (json!({}), DA, "Bash", bash("echo x > .git/config"), D),
         (json!({}), BP, "Bash", bash("echo x > .git/config"), A),
-        (json!({}), AE, "Bash", bash("cd sub && echo x > config"), Q),
+        (json!({}), AE, "Bash", bash("cd sub && echo x > config"), A),
+        (json!({}), AE, "Bash", bash("cd .git && echo x > config"), Q),
+        (json!({}), AE, "Bash", bash("cd $D && echo x > config"), Q),
         // file commands' operands are edits: Edit deny/ask rules apply to them too
         (json!({"deny": ["Edit(locked.txt)"]}), BP, "Bash", bash("cp a.txt locked.txt"), D),
         (json!({"deny": ["Edit(locked.txt)"]}), BP, "Bash", bash("rm -f locked.txt"), D),
@@ -389,7 +395,6 @@ fn s2_3_read_only_set() {
         rows.push((json!({"deny": ["Read(.env)"]}), BP, "Bash", bash(c), D));
     }
     rows.push((json!({"deny": ["Read(.env)"]}), DF, "Bash", bash("grep .env notes.txt"), A));
-    rows.push((json!({"deny": ["Read(.env)"]}), DF, "Bash", bash("cat .en*"), Q));
     rows.push((json!({"deny": ["Read(.env)"]}), DF, "Bash", bash("cat $F"), Q));
     // Read deny through copies, uploads, recursive readers, substitutions and cd
     #[rustfmt::skip]
@@ -399,7 +404,8 @@ fn s2_3_read_only_set() {
         (json!({"deny": ["Read(.env)"]}), DF, "Bash", bash("grep -r KEY ."), Q),
         (json!({"deny": ["Read(.env)"]}), BP, "Bash", bash("rg KEY"), Q),
         (json!({"deny": ["Read(.env)"]}), BP, "Bash", bash("cat $(echo .env)"), Q),
-        (json!({"deny": ["Read(./sub/key)"]}), DF, "Bash", bash("cd sub && cat key"), Q),
+        (json!({"deny": ["Read(./sub/key)"]}), DF, "Bash", bash("cd sub && cat key"), D),
+        (json!({"deny": ["Read(./sub/key)"]}), DF, "Bash", bash("cd $X && cat key"), Q),
     ];
     rows.extend(more);
     table(&rows);
@@ -948,6 +954,7 @@ mod props {
             let mut cmd = String::new();
             let mut any_denied = false;
             let mut all_allowed = true;
+            let mut substituted = false;
             for (i, (kind, idx, q, nest)) in pieces.iter().enumerate() {
                 let base = match kind {
                     0 => ALLOWED[idx % ALLOWED.len()],
@@ -957,6 +964,8 @@ mod props {
                 if *kind == 1 { all_allowed = false; }
                 // sh -c with single quotes inside single quotes would change the words.
                 let q = if *nest == 5 && (*q == 1 || *q == 4) { 0 } else { *q };
+                // `echo $(cmd)`: echo's argument is only known when it runs.
+                substituted |= *nest == 3 || *nest == 4;
                 let piece = wrap(quoted(base, q), *nest);
                 if i > 0 {
                     cmd.push(' ');
@@ -968,7 +977,7 @@ mod props {
             let d = decide(&p, DF, "Bash", bash(&cmd));
             if any_denied {
                 prop_assert_eq!(d.behavior, D, "{}\n{}", cmd, d.explain());
-            } else if all_allowed {
+            } else if all_allowed && !substituted {
                 prop_assert_eq!(d.behavior, A, "{}\n{}", cmd, d.explain());
             } else {
                 prop_assert_eq!(d.behavior, Q, "{}\n{}", cmd, d.explain());
@@ -1002,7 +1011,7 @@ mod props {
             for m in [DF, AE, PL, DA, BP] {
                 let _ = decide(&p, m, "Bash", bash(&cmd));
             }
-            let _ = bash::is_concurrency_safe(&cmd);
+            let _ = crate::shell::is_concurrency_safe(&cmd);
         }
     }
 }

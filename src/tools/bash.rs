@@ -76,7 +76,7 @@ impl Tool for Bash {
 
     fn is_concurrency_safe(&self, input: &Input) -> bool {
         !bool_field(input, "run_in_background", false)
-            && str_field(input, "command").is_some_and(crate::permission::bash::is_concurrency_safe)
+            && str_field(input, "command").is_some_and(crate::shell::is_concurrency_safe)
     }
 
     fn budget_class(&self) -> BudgetClass {
