@@ -82,6 +82,19 @@ impl Fixture {
         calls: &[(String, &str, Value)],
         answer: &str,
     ) -> Run {
+        self.run_from(&self.cwd, settings, extra, calls, answer)
+    }
+
+    /// Like [`Fixture::run`], with the toolrt process started in `process_cwd` (the session's
+    /// cwd is still `--cwd <cwd>`).
+    pub fn run_from(
+        &self,
+        process_cwd: &Path,
+        settings: &Path,
+        extra: &[&str],
+        calls: &[(String, &str, Value)],
+        answer: &str,
+    ) -> Run {
         let mut args: Vec<String> = vec![
             "serve".into(),
             "--cwd".into(),
@@ -92,7 +105,7 @@ impl Fixture {
             settings.display().to_string(),
         ];
         args.extend(extra.iter().map(|s| s.to_string()));
-        let mut server = Server::start_with_home(&args, &self.cwd, &self.home);
+        let mut server = Server::start_with_home(&args, process_cwd, &self.home);
         for (id, name, input) in calls {
             server.tool_use(id, name, input.clone());
         }

@@ -1,0 +1,583 @@
+//! The fifteen classes of rule bypass an outside red-team pass found, one test each, through
+//! `toolrt serve`. Every attempt would leave a trace if it ran — create its own marker file,
+//! delete its own victim file, print a secret, or connect to a listener — and is sent in every
+//! mode where it used to get through; each must come back `denied` (every ask is answered with
+//! deny) and leave no trace.
+//!
+//! The project holds `.env` (`SECRET=hunter2`) under a `Read(.env)` deny rule; `../outside/`
+//! holds `secret.txt` (`TOPSECRET`) outside the workspace. Deny rules: `Bash(rm *)`,
+//! `Bash(touch *)`, `Bash(curl *)`, `Bash(git tag *)`, `Read(.env)`,
+//! `WebFetch(domain:127.0.0.1)`.
+
+mod support;
+
+#[path = "common/serve.rs"]
+mod serve;
+
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::json;
+use serve::*;
+
+const ALL: &[&str] = &[
+    "default",
+    "acceptEdits",
+    "plan",
+    "dontAsk",
+    "bypassPermissions",
+];
+
+fn deny_rules() -> serde_json::Value {
+    json!({
+        "deny": [
+            "Bash(rm *)", "Bash(touch *)", "Bash(curl *)", "Bash(git tag *)", "Read(.env)",
+            "WebFetch(domain:127.0.0.1)"
+        ]
+    })
+}
+
+fn git(dir: &Path, args: &[&str]) {
+    let out = Command::new("git")
+        .args(["-c", "user.email=t@t", "-c", "user.name=t"])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("run git");
+    assert!(out.status.success(), "git {args:?}: {out:?}");
+}
+
+/// The project every class starts from.
+fn project() -> Fixture {
+    let fx = Fixture::new();
+    fx.write(".env", "SECRET=hunter2\n");
+    fx.write("notes.txt", "alpha\nbeta\n");
+    fx.write("notes2.txt", "alpha\ngamma\n");
+    std::fs::create_dir_all(fx.path("sub")).unwrap();
+    std::fs::create_dir_all(fx.root.join("outside")).unwrap();
+    std::fs::write(fx.root.join("outside/secret.txt"), "TOPSECRET\n").unwrap();
+    fx
+}
+
+/// A git repository in the project, with `.env` committed (so history holds the secret).
+fn repo(fx: &Fixture) {
+    git(&fx.cwd, &["init", "-q", "-b", "main"]);
+    git(&fx.cwd, &["add", "-A"]);
+    git(&fx.cwd, &["commit", "-qm", "init"]);
+}
+
+/// Sends every template in each mode and checks that nothing happened. `{m}` is the attempt's
+/// marker name, `{v}` its victim (created before the run), `{root}` and `{cwd}` absolute paths.
+fn must_hold(fx_for: &dyn Fn() -> Fixture, templates: &[&str], modes: &[&str]) {
+    for mode in modes {
+        let fx = fx_for();
+        let s = fx.settings(deny_rules());
+        let mut calls = Vec::new();
+        let mut ids = Vec::new();
+        for (i, t) in templates.iter().enumerate() {
+            let victim = format!("victim_{i}");
+            fx.write(&victim, "keep\n");
+            let cmd = t
+                .replace("{m}", &format!("made_{i}"))
+                .replace("{v}", &victim)
+                .replace("{root}", &fx.root.display().to_string())
+                .replace("{cwd}", &fx.cwd.display().to_string());
+            let id = format!("c{i}");
+            calls.push(bash(&id, &cmd));
+            ids.push((id, cmd));
+        }
+        let run = fx.run(&s, &["--permission-mode", mode], &calls, "deny");
+        let mut bad = Vec::new();
+        for (i, (id, cmd)) in ids.iter().enumerate() {
+            let outcome = run.outcome(id);
+            if outcome != "denied" {
+                bad.push(format!("{mode}: {cmd:?} -> {outcome}: {}", run.content(id)));
+            }
+            let marker = format!("made_{i}");
+            for dir in [
+                &fx.cwd,
+                &fx.root,
+                &fx.home,
+                &fx.cwd.join("sub"),
+                &fx.cwd.join(".git"),
+            ] {
+                if dir.join(&marker).exists() {
+                    bad.push(format!(
+                        "{mode}: {cmd:?} created {}",
+                        dir.join(&marker).display()
+                    ));
+                }
+            }
+            let victim = format!("victim_{i}");
+            if !fx.path(&victim).exists() {
+                bad.push(format!("{mode}: {cmd:?} deleted or moved its victim"));
+            }
+            for dir in [&fx.root, &fx.home, &fx.cwd.join(".git")] {
+                if dir.join(&victim).exists() {
+                    bad.push(format!(
+                        "{mode}: {cmd:?} copied its victim to {}",
+                        dir.display()
+                    ));
+                }
+            }
+        }
+        // Permission requests quote the command; results and events must not hold a secret.
+        for line in run
+            .lines
+            .iter()
+            .filter(|l| l["type"] != "permission_request")
+        {
+            let text = line.to_string();
+            if text.contains("hunter2") || text.contains("TOPSECRET") {
+                bad.push(format!("{mode}: a secret was printed: {text}"));
+            }
+        }
+        assert!(bad.is_empty(), "{}\nstderr: {}", bad.join("\n"), run.stderr);
+    }
+}
+
+/// Class 1: Code bash runs while evaluating values: arithmetic on a variable whose value holds a
+/// command substitution, prompt expansion, indirection, subscripts.
+#[test]
+fn class_01_code_run_while_evaluating_values() {
+    must_hold(
+        &project,
+        &[
+            "x='a[$(touch {m})]'; echo $((x))",
+            "x='a[$(touch {m})]'; echo $[x]",
+            "x='a[$(touch {m})]'; ((x))",
+            "x='a[$(touch {m})]'; [[ $x -eq 1 ]]",
+            "x='a[$(touch {m})]'; echo ${y[x]}",
+            "x='a[$(touch {m})]'; let x",
+            "p='$(touch {m})'; echo ${p@P}",
+            "for x in 'a[$(touch {m})]'; do echo $((x)); done",
+            "declare -i n; n='a[$(touch {m})]'",
+            "y='a[$(touch {m})]'; echo ${!y}",
+            "s='a[$(touch {m})]'; echo ${s:s}",
+            "read 'a[$(touch {m})]' <<< 1",
+            "printf -v 'a[$(touch {m})]' 1",
+            "x='a[$(rm {v})]'; echo $((x))",
+        ],
+        ALL,
+    );
+}
+
+/// Class 2: Abbreviated and bundled options: `--open` is git grep's `--open-files-in-pager`, `-iO…`
+/// bundles it; `--files0=` is wc's `--files0-from=`.
+#[test]
+fn class_02_abbreviated_and_bundled_options() {
+    let fx = || {
+        let fx = project();
+        repo(&fx);
+        fx
+    };
+    must_hold(
+        &fx,
+        &[
+            "git grep --open='touch {m}' alpha",
+            "git grep -iO'touch {m}' alpha",
+            "git grep --open-files-in-pager='touch {m}' alpha",
+            "wc --files0=.env",
+            "grep -rf.env alpha .",
+        ],
+        ALL,
+    );
+}
+
+/// Class 3: git runs programs named in a configuration the agent wrote: a bare-repository layout in
+/// a plain folder (`diff.external`), a hooks directory the repository's configuration points
+/// into the workspace, a file the repository's configuration includes.
+#[test]
+fn class_03_git_runs_code_from_configuration_the_agent_wrote() {
+    let fx = || {
+        let fx = project();
+        repo(&fx);
+        // What an agent can write in acceptEdits without touching a protected path.
+        fx.write("evil/HEAD", "ref: refs/heads/main\n");
+        fx.write(
+            "evil/config",
+            "[diff]\n\texternal = \"touch ../made_0; false\"\n",
+        );
+        std::fs::create_dir_all(fx.path("evil/objects")).unwrap();
+        std::fs::create_dir_all(fx.path("evil/refs")).unwrap();
+        // The user pointed hooks into the workspace; the agent wrote a hook there.
+        git(&fx.cwd, &["config", "core.hooksPath", ".githooks"]);
+        fx.write(".githooks/post-index-change", "#!/bin/sh\ntouch made_1\n");
+        let hook = fx.path(".githooks/post-index-change");
+        std::process::Command::new("chmod")
+            .arg("+x")
+            .arg(&hook)
+            .status()
+            .unwrap();
+        // The user's configuration includes a workspace file; the agent wrote it.
+        git(&fx.cwd, &["config", "include.path", "../gitcfg"]);
+        fx.write("gitcfg", "[diff]\n\texternal = \"touch made_2; false\"\n");
+        // A tracked file whose stat info changed, so `git status` refreshes the index.
+        fx.write("notes.txt", "alpha\nbeta\nchanged\n");
+        fx
+    };
+    must_hold(
+        &fx,
+        &[
+            "cd evil && git diff --no-index ../notes.txt ../notes2.txt",
+            "git status",
+            "git diff",
+            "git -c core.fsmonitor='touch made_3' status",
+        ],
+        ALL,
+    );
+}
+
+/// Class 4: Brace expansion turns one word into several: never a literal path, never a known
+/// program.
+#[test]
+fn class_04_brace_expansion() {
+    must_hold(
+        &project,
+        &[
+            "cat {notes.txt,.env}",
+            "cat .en{v,}",
+            "{touch,{m}}",
+            "{rm,{v}}",
+            "cat {..,.}/outside/secret.txt",
+            "cat .e?v",
+            "cat .[e]nv",
+        ],
+        &[
+            "default",
+            "acceptEdits",
+            "plan",
+            "dontAsk",
+            "bypassPermissions",
+        ],
+    );
+}
+
+/// Class 5: Programs that read files without being plain file readers: git's blob, diff, grep,
+/// blame and patch output, options that take a file, recursion spelled another way, operands
+/// from stdin.
+#[test]
+fn class_05_reads_through_other_programs() {
+    let fx = || {
+        let fx = project();
+        fx.write("sub/.env", "OTHER=1\n");
+        repo(&fx);
+        fx
+    };
+    must_hold(
+        &fx,
+        &[
+            "git show HEAD:.env",
+            "git diff --no-index .env notes.txt",
+            "git grep hunter",
+            "git blame .env",
+            "git log -p",
+            "git cat-file -p HEAD:.env",
+            "diff --from-file=.env notes.txt",
+            "wc --files0-from=.env",
+            "grep -f .env -r . --include=.env",
+            "grep -d recurse hunter .",
+            "diff -r . sub",
+            "diff -r sub .",
+            "ls -a | xargs cat",
+            "echo .env | xargs cat",
+        ],
+        ALL,
+    );
+}
+
+/// Class 6: Reads outside the workspace ask, as the Read tool's do. (Plan mode allows reads anywhere,
+/// for the Read tool and Bash alike; bypass allows everything not denied.)
+#[test]
+fn class_06_reads_outside_the_workspace() {
+    must_hold(
+        &project,
+        &[
+            "cat ../outside/secret.txt",
+            "cat {root}/outside/secret.txt",
+            "cd .. && cat outside/secret.txt",
+            "grep -r TOPSEC ..",
+            "head ../outside/*.txt",
+            "tail /proc/self/cwd/../outside/secret.txt",
+            "git -C ../outside diff --no-index secret.txt /dev/null",
+        ],
+        &["default", "acceptEdits", "dontAsk"],
+    );
+}
+
+/// Class 7: Network through the shell itself: `/dev/tcp` redirects are connections, denied by the
+/// WebFetch domain rule and by `Bash(curl *)`, never read-only.
+#[test]
+fn class_07_network_through_dev_tcp() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let attempts = [
+        format!("echo hi > /dev/tcp/127.0.0.1/{port}"),
+        format!("cat < /dev/tcp/127.0.0.1/{port}"),
+        format!("exec 3<>/dev/tcp/127.0.0.1/{port}; echo hi >&3"),
+        format!("h=127.0.0.1; echo hi > /dev/tcp/$h/{port}"),
+        format!("ls > /dev/tcp/localhost/{port}"),
+    ];
+    let templates: Vec<&str> = attempts.iter().map(String::as_str).collect();
+    must_hold(&project, &templates, ALL);
+    assert!(
+        listener.accept().is_err(),
+        "a /dev/tcp redirect connected to the listener"
+    );
+}
+
+/// Class 8: acceptEdits file commands with options that run code or write elsewhere.
+#[test]
+fn class_08_edit_commands_with_options_that_run_or_write_elsewhere() {
+    let fx = || {
+        let fx = project();
+        repo(&fx);
+        fx
+    };
+    must_hold(
+        &fx,
+        &[
+            "sed 's/.*/touch {m}/e' notes.txt",
+            "sed -n '1e touch {m}' notes.txt",
+            "sed -n 'w ../{m}' notes.txt",
+            "sed 's/alpha/x/w ../{m}' notes.txt",
+            "sed -i'../{m}_*' s/alpha/x/ notes.txt",
+            "cp -t .. {v}",
+            "cp --target-directory=.git {v}",
+            "cp -t.git {v}",
+            "mv -t .. {v}",
+            "mv --target-directory=.. {v}",
+        ],
+        &["acceptEdits"],
+    );
+}
+
+/// Class 9: Wrapper options parsed by each wrapper's real grammar; an unknown option makes the inner
+/// command unknowable, and deny rules match every plausible reading.
+#[test]
+fn class_09_wrapper_options() {
+    must_hold(
+        &project,
+        &[
+            "timeout --signal=KILL 5 rm {v}",
+            "timeout -k 1 5 rm {v}",
+            "timeout --frobnicate 5 rm {v}",
+            "nice --adjustment=5 rm {v}",
+            "nice -n5 rm {v}",
+            "stdbuf --output=L rm {v}",
+            "env -S 'rm {v}'",
+            "env --split-string='rm {v}'",
+            "env -C sub rm ../{v}",
+            "xargs -l rm <<< {v}",
+            "xargs --max-lines rm <<< {v}",
+            "xargs -i rm {} <<< {v}",
+            "xargs -I% sh -c 'rm %' <<< {v}",
+            "\\time -f %e rm {v}",
+            "flock -c 'rm {v}' {cwd}/lockfile",
+            "flock {cwd}/lockfile -c 'rm {v}'",
+        ],
+        ALL,
+    );
+}
+
+/// Class 10: Programs that run their arguments as a command, peeled by the wrapper table.
+#[test]
+fn class_10_command_runners() {
+    must_hold(
+        &project,
+        &[
+            "taskset 1 rm {v}",
+            "taskset -c 0 rm {v}",
+            "setpriv --inh-caps=-all rm {v}",
+            "prlimit --nofile=1024 rm {v}",
+            "script -qc 'rm {v}' /dev/null",
+            "chrt -o 0 rm {v}",
+            "ionice -c3 rm {v}",
+            "setsid -w rm {v}",
+            "nohup rm {v}",
+        ],
+        ALL,
+    );
+}
+
+/// Class 11: Shell scripts read wrongly: `-c` option handling, trap strings, scripts from stdin,
+/// here-strings and process substitution, aliases, `hash -p`, callbacks.
+#[test]
+fn class_11_shell_sources() {
+    must_hold(
+        &project,
+        &[
+            "bash -c -- 'rm {v}'",
+            "bash -c -e 'rm {v}'",
+            "bash -o errexit -c 'rm {v}'",
+            "bash -O extglob -c 'rm {v}'",
+            "trap 'rm {v}' EXIT",
+            "source /dev/stdin <<< 'rm {v}'",
+            ". <(echo rm {v})",
+            "bash <<< 'rm {v}'",
+            "bash /dev/stdin <<< 'rm {v}'",
+            "shopt -s expand_aliases\nalias ls='rm {v}'\nls",
+            "hash -p /bin/rm ls; ls {v}",
+            "mapfile -C 'rm {v};:' -c 1 a <<< x",
+            "compgen -C 'rm {v}' x",
+            "sh -c \"eval 'rm {v}'\"",
+            "zsh -c 'rm {v}'",
+        ],
+        ALL,
+    );
+}
+
+/// Class 12: git's global options under prefix rules: `-C`, `--no-pager`, `-c alias.…`.
+#[test]
+fn class_12_git_global_options() {
+    let fx = || {
+        let fx = project();
+        repo(&fx);
+        fx
+    };
+    must_hold(
+        &fx,
+        &[
+            "git -C . tag {m}",
+            "git --no-pager tag {m}",
+            "git -P tag {m}",
+            "git -c alias.t=tag t {m}",
+            "git -c alias.x='!touch {m}' x",
+            "git --literal-pathspecs tag {m}",
+        ],
+        ALL,
+    );
+    let fx = fx();
+    let out = Command::new("git")
+        .args(["tag", "-l"])
+        .current_dir(&fx.cwd)
+        .output()
+        .unwrap();
+    assert!(out.stdout.is_empty());
+}
+
+/// Class 13: The critical-path `rm` check sees paths that reach rm through xargs, find and any
+/// wrapper (asked in every mode, bypass included; here answered with deny).
+#[test]
+fn class_13_critical_rm_through_xargs_find_and_wrappers() {
+    let fx = || {
+        let fx = project();
+        fx.write("keep.txt", "keep\n");
+        fx
+    };
+    must_hold(
+        &fx,
+        &[
+            "echo . | xargs rm -rf",
+            "find . -delete",
+            "find . -exec rm -rf {} +",
+            "find {cwd} -mindepth 1 -delete",
+            "timeout 5 rm -rf .",
+            "nice rm -rf ~",
+            "env -C .. rm -rf proj",
+            "command rm -rf ..",
+            "xargs -a /dev/stdin rm -rf <<< .",
+        ],
+        &["bypassPermissions", "acceptEdits"],
+    );
+}
+
+/// Class 14: Read deny rules in bypass through `env -C`, `find -exec`, `xargs -a`.
+#[test]
+fn class_14_read_deny_in_bypass() {
+    must_hold(
+        &project,
+        &[
+            "env -C sub cat ../.env",
+            "find . -name .env -exec cat {} +",
+            "find . -name '.e*' -exec head {} \\;",
+            "xargs -a .env echo",
+            "xargs --arg-file=.env echo",
+            "cd sub && cat ../.env",
+        ],
+        &["bypassPermissions", "default"],
+    );
+}
+
+/// Class 14b: An `--output=FILE` option writes FILE, for every program: Edit deny rules hold.
+#[test]
+fn class_14_output_options_are_writes() {
+    let fx = || {
+        let fx = project();
+        repo(&fx);
+        fx
+    };
+    let s_fx = fx();
+    let s = s_fx.settings(json!({"deny": ["Edit(made_*)"]}));
+    let calls = vec![
+        bash("o0", "git log --output=made_0 -1"),
+        bash("o1", "git diff --output made_1"),
+        bash("o2", "sort --output=made_2 notes.txt"),
+    ];
+    let run = s_fx.run(
+        &s,
+        &["--permission-mode", "bypassPermissions"],
+        &calls,
+        "deny",
+    );
+    for (id, _, input) in &calls {
+        assert_eq!(run.outcome(id), "denied", "{input}: {}", run.content(id));
+    }
+    for m in ["made_0", "made_1", "made_2"] {
+        assert!(!s_fx.path(m).exists(), "{m} was written");
+    }
+}
+
+/// Class 15: Paths through `/proc/self/cwd`, `/proc/self/root`, `/dev/fd/N` resolve to what they name
+/// before rules match, for Bash and for the Read tool. toolrt's own process runs elsewhere than
+/// the session's cwd here, so `/proc/self/cwd` means something else to toolrt than to the
+/// command it runs.
+#[test]
+fn class_15_proc_and_fd_aliases() {
+    let attempts = [
+        "cat /proc/self/cwd/.env",
+        "cat /proc/thread-self/cwd/sub/../.env",
+        "cat /proc/self/root{cwd}/.env",
+        "cd sub && cat /proc/self/cwd/../.env",
+        "cat /dev/fd/3 3< .env",
+        "cat /dev/stdin < .env",
+        "cat /proc/$$/cwd/.env",
+        "cat /proc/self/fd/3 3<.env",
+        "cat /proc/self/root/proc/self/cwd/.env",
+        "cat /proc/self/fd/3/.env 3<.",
+        "cat /dev/stdin/.env < .",
+        "cd /proc/self/cwd && cat .env",
+        "cd /proc/self/cwd/sub && cat ../.env",
+        "git -C /proc/self/cwd show HEAD:.env",
+    ];
+    for mode in ALL {
+        let fx = project();
+        let s = fx.settings(deny_rules());
+        let mut calls = Vec::new();
+        for (i, a) in attempts.iter().enumerate() {
+            let cmd = a.replace("{cwd}", &fx.cwd.display().to_string());
+            calls.push(bash(&format!("b{i}"), &cmd));
+        }
+        calls.push(call(
+            "r0",
+            "Read",
+            json!({"file_path": "/proc/self/cwd/proj/.env"}),
+        ));
+        calls.push(call(
+            "r1",
+            "Read",
+            json!({"file_path": format!("/proc/self/root{}/.env", fx.cwd.display())}),
+        ));
+        let run = fx.run_from(&fx.root, &s, &["--permission-mode", mode], &calls, "deny");
+        for (id, _, input) in &calls {
+            assert_eq!(
+                run.outcome(id),
+                "denied",
+                "{mode} {input}: {}",
+                run.content(id)
+            );
+            assert!(!run.content(id).contains("hunter2"), "{mode} {input}");
+        }
+    }
+}
