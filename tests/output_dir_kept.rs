@@ -92,8 +92,11 @@ fn the_default_output_folder_is_kept_in_the_state_directory() {
     // toolrt has exited: the file is still there, whole.
     assert_eq!(std::fs::read_to_string(&file).unwrap(), expected_big());
     assert!(!r["content"].as_str().unwrap().contains("temporary"));
-    // Not inside the workspace.
+    // Not inside the workspace, and only its owner may look into it.
     assert!(!file.starts_with(&sb.cwd));
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&sessions).unwrap().permissions().mode();
+    assert_eq!(mode & 0o077, 0, "sessions folder mode {mode:o}");
 }
 
 #[test]
@@ -209,9 +212,15 @@ fn the_model_can_read_its_output_file_back_without_asking() {
     let saved = first_file(&checkpoints).expect("a checkpoint file");
     server.tool_use("cp", "Read", json!({"file_path": saved}));
     assert_eq!(server.result("cp")["outcome"], "denied");
-    // Nor is a search of the whole folder, which would reach the checkpoints.
+    // Nor is a search of the whole folder, which would reach the checkpoints, or a listing.
     server.tool_use("all", "Grep", json!({"pattern": "before", "path": folder}));
     assert_eq!(server.result("all")["outcome"], "denied");
+    server.tool_use(
+        "ls",
+        "Glob",
+        json!({"pattern": format!("{}/*", checkpoints.display())}),
+    );
+    assert_eq!(server.result("ls")["outcome"], "denied");
     // Another session's folder is not this session's.
     let other = folder.parent().unwrap().join("another-session");
     std::fs::create_dir_all(&other).unwrap();

@@ -129,3 +129,32 @@ fn read_deny_hides_files_from_glob_and_grep() {
         "{r}"
     );
 }
+
+#[test]
+fn an_absolute_glob_pattern_is_judged_on_the_folder_it_searches() {
+    let sb = support::Sandbox::new();
+    sb.write("in.txt", "x\n");
+    let outside = sb.dir.path().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(outside.join("secret.txt"), "s\n").unwrap();
+    let mut server = sb.serve(&["--permission-prompt", "none"]);
+    // Without `path` the cwd is the default, but an absolute pattern searches elsewhere: that
+    // folder is what needs permission.
+    server.tool_use(
+        "out",
+        "Glob",
+        json!({"pattern": format!("{}/*.txt", outside.display())}),
+    );
+    let r = server.result("out");
+    assert_eq!(r["outcome"], "denied", "{r}");
+    assert!(!r["content"].as_str().unwrap().contains("secret.txt"));
+    server.tool_use(
+        "in",
+        "Glob",
+        json!({"pattern": format!("{}/*.txt", sb.cwd.display())}),
+    );
+    let r = server.result("in");
+    assert_eq!(r["outcome"], "success", "{r}");
+    assert!(r["content"].as_str().unwrap().contains("in.txt"));
+    server.finish();
+}

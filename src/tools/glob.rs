@@ -50,6 +50,18 @@ impl Tool for Glob {
     }
 
     fn normalize(&self, input: &mut Input, session: &Session) {
+        // An absolute pattern names the folder it searches: it becomes `path`, so hooks and
+        // permission rules judge the folder actually searched rather than the default cwd.
+        if let Some(pattern) = str_field(input, "pattern")
+            && Path::new(pattern).is_absolute()
+        {
+            let (base, rest) = split_literal_prefix(pattern);
+            input.insert(
+                "path".into(),
+                Value::from(base.to_string_lossy().into_owned()),
+            );
+            input.insert("pattern".into(), Value::from(rest));
+        }
         absolutize_field(input, "path", session);
     }
 
