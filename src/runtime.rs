@@ -182,6 +182,9 @@ fn output_folder(
         OutputDir::At(dir) => {
             let err =
                 |why: String| StartError::Io(format!("--output-dir {}: {why}", dir.display()));
+            if dir.exists() && !dir.is_dir() {
+                return Err(err("not a folder".into()));
+            }
             private_dir(dir).map_err(|e| err(e.to_string()))?;
             let abs = std::fs::canonicalize(dir).map_err(|e| err(e.to_string()))?;
             let home = std::fs::canonicalize(crate::paths::home_dir())

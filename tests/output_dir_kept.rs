@@ -263,6 +263,11 @@ fn an_output_dir_that_would_expose_more_than_outputs_is_refused() {
             "{err}"
         );
     }
+    let file = sb.dir.path().join("a-file");
+    std::fs::write(&file, "").unwrap();
+    let (code, err) = status(&file);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("not a folder"), "{err}");
     // A folder of its own is fine.
     let (code, err) = status(&sb.out);
     assert_eq!(code, Some(0), "{err}");

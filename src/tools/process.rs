@@ -66,7 +66,12 @@ pub fn spawn_shell(
         cmd.env_remove(name);
     }
     let child = cmd.spawn()?;
-    tracing::debug!(pid = child.id(), command, "process started");
+    // A command may be megabytes long; its start is enough to tell which one it is.
+    let shown = command
+        .char_indices()
+        .nth(200)
+        .map_or(command, |(end, _)| &command[..end]);
+    tracing::debug!(pid = child.id(), command = shown, "process started");
     // At once, before anything else can happen: if toolrt dies from here on, the watchdog
     // kills the group.
     let guard = child.id().map(GroupGuard::new);
