@@ -66,15 +66,15 @@ pub fn spawn_shell(
         cmd.env_remove(name);
     }
     let child = cmd.spawn()?;
+    // At once, before anything else can happen: if toolrt dies from here on, the watchdog
+    // kills the group.
+    let guard = child.id().map(GroupGuard::new);
     // A command may be megabytes long; its start is enough to tell which one it is.
     let shown = command
         .char_indices()
         .nth(200)
         .map_or(command, |(end, _)| &command[..end]);
     tracing::debug!(pid = child.id(), command = shown, "process started");
-    // At once, before anything else can happen: if toolrt dies from here on, the watchdog
-    // kills the group.
-    let guard = child.id().map(GroupGuard::new);
     Ok((child, guard))
 }
 
