@@ -71,7 +71,7 @@ impl Policy {
             || !self.ask.domains.is_empty()
             || self.deny.tool_rule("WebFetch").is_some()
             || self.ask.tool_rule("WebFetch").is_some();
-        let bash_rules = self.flags.bash_rules;
+        let bash_rules = self.deny.has_bash_rules() || self.ask.has_bash_rules();
         RuleFlags {
             restrictions: bash_rules
                 || self.deny.tool_rule("Bash").is_some()

@@ -1132,6 +1132,20 @@ fn bypass_attempts_are_never_allowed() {
         true,
     );
 
+    // With Bash deny rules alone, code toolrt cannot see asks in bypass too.
+    let p = policy(json!({"deny": ["Bash(rm *)"]}));
+    for cmd in [
+        "echo 'unterminated; rm x",
+        "X=<(echo rm v); . $X",
+        "x='a[$(rm v)]'; echo $((x))",
+        "$X v",
+        "cat a | sh",
+        "eval \"$C\"",
+    ] {
+        expect(&p, BP, "Bash", bash(cmd), false);
+    }
+    expect(&p, BP, "Bash", bash("echo $X"), true);
+
     let p = policy(json!({"deny": ["Bash(touch *)", "Edit(locked.txt)"]}));
     for cmd in attempts::BYPASS_MODE_ATTEMPTS {
         expect(&p, BP, "Bash", bash(cmd), false);

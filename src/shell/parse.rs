@@ -1180,6 +1180,10 @@ impl Walker {
         let view = push_views(cmd, words);
         let prog = basename(&words[0].text).to_string();
         if !words[0].literal() {
+            cmd.hide(format!(
+                "the program `{}` is only known when the command runs",
+                words[0].text
+            ));
             return;
         }
         let args = &words[1..];
@@ -1363,9 +1367,18 @@ impl Walker {
                 }
             }
             "trap" => {
-                let script = args
-                    .first()
-                    .filter(|w| args.len() >= 2 && !w.text.starts_with('-') || w.text == "--");
+                // trap [-lp] [[ACTION] SIGNAL...]: `--` ends the options; a lone argument (or
+                // `-`) resets a signal.
+                let mut rest = args;
+                while let Some(w) = rest.first()
+                    && matches!(w.text.as_str(), "-p" | "-l" | "-P" | "-lp" | "-pl")
+                {
+                    rest = &rest[1..];
+                }
+                if rest.first().is_some_and(|w| w.text == "--") {
+                    rest = &rest[1..];
+                }
+                let script = rest.first().filter(|w| rest.len() >= 2 && w.text != "-");
                 match script {
                     Some(w) if w.literal() => {
                         if !w.text.is_empty() {
@@ -1379,8 +1392,10 @@ impl Walker {
                         }
                         set_kind(cmd, ctx, Kind::Transparent);
                     }
-                    Some(_) => cmd.hide("trap runs a string only known when it runs"),
-                    None => {}
+                    _ if rest.first().is_some_and(|w| !w.literal()) => {
+                        cmd.hide("trap runs a string only known when it runs")
+                    }
+                    _ => {}
                 }
             }
             "cd" | "pushd" | "popd" => {

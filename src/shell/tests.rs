@@ -119,6 +119,8 @@ fn shells_and_builtins_table() {
         ("source /dev/stdin <<< 'rm x'", true, "rm x"),
         (". <(echo rm x)", true, "echo rm x"),
         ("trap 'rm x' EXIT", false, "rm x"),
+        ("trap -- 'rm x' EXIT", false, "rm x"),
+        ("trap -p -- 'rm x' INT TERM", false, "rm x"),
         ("trap \"$C\" EXIT", true, "trap $C EXIT"),
         ("eval 'rm x'", false, "rm x"),
         ("eval \"$C\"", true, "eval $C"),
