@@ -413,6 +413,7 @@ fn class_11_shell_sources() {
             "bash -o errexit -c 'rm {v}'",
             "bash -O extglob -c 'rm {v}'",
             "trap 'rm {v}' EXIT",
+            "trap -- 'rm {v}' EXIT",
             "source /dev/stdin <<< 'rm {v}'",
             ". <(echo rm {v})",
             "bash <<< 'rm {v}'",
@@ -498,6 +499,35 @@ fn class_14_read_deny_in_bypass() {
         ],
         &["bypassPermissions", "default"],
     );
+}
+
+/// Code toolrt cannot see asks in bypass with a Bash deny rule alone (no path rules).
+#[test]
+fn hidden_code_asks_in_bypass_with_only_a_bash_deny_rule() {
+    let fx = project();
+    let s = fx.settings(json!({"deny": ["Bash(rm *)"]}));
+    let attempts = [
+        "x='a[$(rm victim_0)]'; echo $((x))",
+        "echo 'rm victim_1' | bash",
+        "env BASH_ENV=<(echo rm victim_2) bash -c true",
+        "echo 'unterminated; rm victim_3",
+        "c='rm victim_4'; eval \"$c\"",
+    ];
+    let mut calls = Vec::new();
+    for (i, a) in attempts.iter().enumerate() {
+        fx.write(&format!("victim_{i}"), "keep\n");
+        calls.push(bash(&format!("h{i}"), a));
+    }
+    let run = fx.run(
+        &s,
+        &["--permission-mode", "bypassPermissions"],
+        &calls,
+        "deny",
+    );
+    for (i, (id, _, input)) in calls.iter().enumerate() {
+        assert_eq!(run.outcome(id), "denied", "{input}: {}", run.content(id));
+        assert!(fx.path(&format!("victim_{i}")).exists(), "{input}");
+    }
 }
 
 /// Class 14b: An `--output=FILE` option writes FILE, for every program: Edit deny rules hold.

@@ -475,6 +475,32 @@ mod tests {
     }
 
     #[test]
+    fn git_layout_writes_are_protected() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(tmp.path()).unwrap();
+        let d = root.join("d");
+        std::fs::create_dir_all(d.join("objects")).unwrap();
+        // One of the names alone is not a git directory yet.
+        assert!(!is_git_layout_write(&d.join("config")));
+        assert!(!is_git_layout_write(&d.join("notes.txt")));
+        std::fs::create_dir_all(d.join("refs")).unwrap();
+        for name in [
+            "config",
+            "HEAD",
+            "hooks/post-index-change",
+            "config.worktree",
+        ] {
+            assert!(is_git_layout_write(&d.join(name)), "{name}");
+        }
+        assert!(!is_git_layout_write(&d.join("src/config")));
+        let e = root.join("e");
+        std::fs::create_dir_all(&e).unwrap();
+        std::fs::write(e.join("HEAD"), "ref: refs/heads/main\n").unwrap();
+        assert!(is_git_layout_write(&e.join("config")));
+        assert!(is_git_layout_write(&e.join("objects")));
+    }
+
+    #[test]
     fn protected_table() {
         for (p, want) in [
             ("/w/.git/config", true),
