@@ -8,6 +8,15 @@ use serde_json::{Map, Value};
 
 use crate::call::{ToolCall, ToolResult};
 
+pub mod json;
+
+/// Longest id (a call's, a batch's, a request's) and tool name a message may carry, in bytes.
+/// Ids come back in every result and event; a longer one is refused with an `error` line.
+pub const MAX_ID_BYTES: usize = 256;
+
+/// Longest `message` a `permission_response` may carry, in bytes.
+pub const MAX_MESSAGE_BYTES: usize = 64 * 1024;
+
 /// The protocol version `hello` reports (docs/PROTOCOL.md): additions keep it, changes bump it.
 pub const PROTOCOL_VERSION: u32 = 1;
 
@@ -174,6 +183,9 @@ pub enum LineError {
     /// No `type`, or a `type` we do not know.
     #[error("{0}")]
     Type(String),
+    /// An object repeats a key, or the message holds too many values: refused whole.
+    #[error("{0}; the message was refused")]
+    Refused(String),
     /// A field is missing or has the wrong type.
     #[error("{message}: field `{field}`: {expected}")]
     Field {
@@ -196,7 +208,13 @@ pub fn parse_line(line: &str) -> Result<ClientMessage, LineError> {
 
 /// Reads any message through its JSON object, naming the field that is wrong.
 fn parse_any(line: &str) -> Result<ClientMessage, LineError> {
-    let value: Value = serde_json::from_str(line).map_err(|e| LineError::Json(e.to_string()))?;
+    let value = json::from_str(line).map_err(|e| {
+        if json::is_refusal(&e) {
+            LineError::Refused(e.to_string())
+        } else {
+            LineError::Json(e.to_string())
+        }
+    })?;
     let Value::Object(mut obj) = value else {
         return Err(LineError::NotObject(json_type(&value)));
     };
@@ -250,9 +268,11 @@ fn parse_any(line: &str) -> Result<ClientMessage, LineError> {
         }
         "cancel" => match (obj.get("id"), obj.get("batch")) {
             (Some(Value::String(id)), None) => {
+                check_len("cancel", "id", id, MAX_ID_BYTES)?;
                 Ok(ClientMessage::Cancel(CancelTarget::Call(id.clone())))
             }
             (None, Some(Value::String(b))) => {
+                check_len("cancel", "batch", b, MAX_ID_BYTES)?;
                 Ok(ClientMessage::Cancel(CancelTarget::Batch(b.clone())))
             }
             (Some(_), Some(_)) => Err(field_err(
@@ -302,7 +322,10 @@ fn parse_any(line: &str) -> Result<ClientMessage, LineError> {
             };
             let message = match obj.get("message") {
                 None | Some(Value::Null) => None,
-                Some(Value::String(s)) => Some(s.clone()),
+                Some(Value::String(s)) => {
+                    check_len("permission_response", "message", s, MAX_MESSAGE_BYTES)?;
+                    Some(s.clone())
+                }
                 Some(other) => {
                     return Err(field_err(
                         "permission_response",
@@ -324,9 +347,12 @@ fn parse_any(line: &str) -> Result<ClientMessage, LineError> {
         "shutdown" => Ok(ClientMessage::Shutdown),
         "hello" => match obj.get("client") {
             None | Some(Value::Null) => Ok(ClientMessage::Hello { client: None }),
-            Some(Value::String(c)) => Ok(ClientMessage::Hello {
-                client: Some(c.clone()),
-            }),
+            Some(Value::String(c)) => {
+                check_len("hello", "client", c, MAX_ID_BYTES)?;
+                Ok(ClientMessage::Hello {
+                    client: Some(c.clone()),
+                })
+            }
             Some(other) => Err(field_err(
                 "hello",
                 "client",
@@ -349,25 +375,33 @@ fn plain_tool_use(line: &str) -> Option<ToolCall> {
         #[serde(rename = "tool_use")]
         ToolUse,
     }
+    // Any other field, or a field twice, is for the general parser (which refuses a repeated
+    // key anywhere); inside `input` a repeated key fails this parse too.
     #[derive(serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
     struct Line {
         #[serde(rename = "type")]
         _kind: Kind,
         id: String,
         name: String,
         // Missing is an empty object; anything present, `null` included, goes on as is.
-        #[serde(default = "empty_object")]
+        #[serde(default = "empty_object", deserialize_with = "strict_input")]
         input: Value,
     }
     fn empty_object() -> Value {
         Value::Object(Map::new())
+    }
+    fn strict_input<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Value, D::Error> {
+        use serde::de::DeserializeSeed;
+        let count = std::cell::Cell::new(0);
+        json::Seed::new(&count, json::Where::Field("input")).deserialize(d)
     }
     // A derived struct would also accept a JSON array of its fields.
     if !line.trim_start().starts_with('{') {
         return None;
     }
     let parsed: Line = serde_json::from_str(line).ok()?;
-    if parsed.id.is_empty() {
+    if parsed.id.is_empty() || parsed.id.len() > MAX_ID_BYTES || parsed.name.len() > MAX_ID_BYTES {
         return None;
     }
     Some(ToolCall {
@@ -405,7 +439,9 @@ fn parse_call(
     if id.is_empty() {
         return Err(field_err(message, &path("id"), "must not be empty".into()));
     }
+    check_len(message, &path("id"), &id, MAX_ID_BYTES)?;
     let name = take("name")?;
+    check_len(message, &path("name"), &name, MAX_ID_BYTES)?;
     // A missing input is an empty object; anything else reaches the pipeline as is, so the
     // schema stage can say precisely what was wrong with it.
     let input = obj
@@ -421,7 +457,10 @@ fn string_field(
     prefix: &str,
 ) -> Result<String, LineError> {
     match obj.get(field) {
-        Some(Value::String(s)) => Ok(s.clone()),
+        Some(Value::String(s)) => {
+            check_len(message, &format!("{prefix}{field}"), s, MAX_ID_BYTES)?;
+            Ok(s.clone())
+        }
         Some(other) => Err(field_err(
             message,
             &format!("{prefix}{field}"),
@@ -433,6 +472,18 @@ fn string_field(
             "missing (expected a string)".into(),
         )),
     }
+}
+
+/// Refuses a string field longer than `max` bytes, without quoting it.
+fn check_len(message: &'static str, field: &str, value: &str, max: usize) -> Result<(), LineError> {
+    if value.len() <= max {
+        return Ok(());
+    }
+    Err(field_err(
+        message,
+        field,
+        format!("longer than {max} bytes (got {})", value.len()),
+    ))
 }
 
 fn field_err(message: &'static str, field: &str, expected: String) -> LineError {
@@ -595,6 +646,72 @@ mod tests {
             let err = parse_line(line).unwrap_err().to_string();
             assert!(err.contains(needle), "{line}: {err}");
         }
+    }
+
+    #[test]
+    fn a_repeated_key_anywhere_refuses_the_line_and_names_the_key() {
+        for (line, needle) in [
+            (
+                r#"{"type":"tool_use","id":"a","name":"Bash","input":{"command":"ls","command":"rm -rf ~"}}"#,
+                "duplicate key `command` in `input`",
+            ),
+            (
+                r#"{"type":"tool_use","id":"a","name":"Bash","input":{"command":"ls"},"x":1,"x":2}"#,
+                "duplicate key `x`",
+            ),
+            (
+                r#"{"type":"tool_use","id":"a","id":"b","name":"Bash"}"#,
+                "duplicate key `id`",
+            ),
+            (
+                r#"{"type":"batch","id":"b","calls":[{"id":"1","name":"Bash","input":{"a":{"b":1,"b":2}}}]}"#,
+                "duplicate key `b` in `calls[0].input.a`",
+            ),
+            (
+                r#"{"type":"permission_response","request_id":"r","behavior":"allow","updated_input":{"command":"a","command":"b"}}"#,
+                "duplicate key `command` in `updated_input`",
+            ),
+        ] {
+            assert!(plain_tool_use(line).is_none(), "{line}");
+            let err = parse_line(line).unwrap_err();
+            assert!(matches!(err, LineError::Refused(_)), "{line}: {err:?}");
+            assert!(err.to_string().contains(needle), "{line}: {err}");
+        }
+    }
+
+    #[test]
+    fn ids_and_names_past_their_limit_are_refused_without_quoting_them() {
+        let long = "x".repeat(MAX_ID_BYTES + 1);
+        let ok = "y".repeat(MAX_ID_BYTES);
+        for (line, field) in [
+            (
+                format!(r#"{{"type":"tool_use","id":"{long}","name":"Bash"}}"#),
+                "`id`",
+            ),
+            (
+                format!(r#"{{"type":"tool_use","id":"a","name":"{long}"}}"#),
+                "`name`",
+            ),
+            (
+                format!(r#"{{"type":"batch","id":"{long}","calls":[]}}"#),
+                "`id`",
+            ),
+            (
+                format!(r#"{{"type":"batch","id":"b","calls":[{{"id":"{long}","name":"X"}}]}}"#),
+                "`calls[0].id`",
+            ),
+            (format!(r#"{{"type":"cancel","id":"{long}"}}"#), "`id`"),
+            (format!(r#"{{"type":"rewind","to":"{long}"}}"#), "`to`"),
+        ] {
+            let err = parse_line(&line).unwrap_err().to_string();
+            assert!(
+                err.contains(field) && err.contains("longer than 256 bytes"),
+                "{err}"
+            );
+            assert!(!err.contains(&long), "the error quotes the value");
+        }
+        let line = format!(r#"{{"type":"tool_use","id":"{ok}","name":"Bash"}}"#);
+        assert!(matches!(parse_line(&line), Ok(ClientMessage::ToolUse(_))));
     }
 
     #[test]

@@ -4,6 +4,7 @@
 //! stdout and stderr are merged in arrival order (each read as it comes, so lines from the two
 //! streams interleave as the command wrote them, give or take pipe buffering).
 
+use super::limits;
 use std::future::pending;
 use std::process::ExitStatus;
 use std::time::Duration;
@@ -64,9 +65,9 @@ impl Tool for Bash {
         json!({
             "type": "object",
             "properties": {
-                "command": {"type": "string", "description": "The command to run"},
+                "command": {"type": "string", "maxLength": limits::COMMAND_CHARS, "description": "The command to run"},
                 "timeout": {"type": "integer", "description": "Timeout in milliseconds (default 120000, max 600000)"},
-                "description": {"type": "string", "description": "What the command does, in a few words"},
+                "description": {"type": "string", "maxLength": limits::TEXT_CHARS, "description": "What the command does, in a few words"},
                 "run_in_background": {"type": "boolean", "description": "Start the command in the background and return a task id at once"}
             },
             "required": ["command"],
@@ -85,6 +86,12 @@ impl Tool for Bash {
 
     fn validate(&self, input: &Input, _session: &Session) -> Result<(), String> {
         match str_field(input, "command") {
+            Some(c) if c.len() > limits::COMMAND_CHARS as usize => Err(format!(
+                "the command is {} bytes; Linux passes at most {} bytes to bash in one argument: \
+                 write a script file and run that instead",
+                c.len(),
+                limits::COMMAND_CHARS
+            )),
             Some(c) if !c.trim().is_empty() => Ok(()),
             _ => Err("command is empty: give the shell command to run".to_string()),
         }

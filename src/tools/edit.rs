@@ -1,5 +1,6 @@
 //! `Edit`: replaces an exact string in a file, keeping its line endings and byte-order mark.
 
+use super::limits;
 use async_trait::async_trait;
 use serde_json::{Value, json};
 
@@ -120,9 +121,9 @@ impl Tool for Edit {
         json!({
             "type": "object",
             "properties": {
-                "file_path": {"type": "string", "description": "The file to change (absolute, or relative to the working directory)"},
-                "old_string": {"type": "string", "description": "The exact text to replace"},
-                "new_string": {"type": "string", "description": "The text to put instead"},
+                "file_path": {"type": "string", "maxLength": limits::PATH_CHARS, "description": "The file to change (absolute, or relative to the working directory)"},
+                "old_string": {"type": "string", "maxLength": limits::CONTENT_CHARS, "description": "The exact text to replace"},
+                "new_string": {"type": "string", "maxLength": limits::CONTENT_CHARS, "description": "The text to put instead"},
                 "replace_all": {"type": "boolean", "description": "Replace every occurrence (default false)"}
             },
             "required": ["file_path", "old_string", "new_string"],

@@ -1,5 +1,6 @@
 //! `Glob`: files whose path matches a glob pattern, newest first. No ignore files apply.
 
+use super::limits;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
@@ -37,8 +38,8 @@ impl Tool for Glob {
         json!({
             "type": "object",
             "properties": {
-                "pattern": {"type": "string", "description": "The glob pattern"},
-                "path": {"type": "string", "description": "The folder to search (default: the working directory)"}
+                "pattern": {"type": "string", "maxLength": limits::PATTERN_CHARS, "description": "The glob pattern"},
+                "path": {"type": "string", "maxLength": limits::PATH_CHARS, "description": "The folder to search (default: the working directory)"}
             },
             "required": ["pattern"],
             "additionalProperties": false

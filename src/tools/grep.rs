@@ -5,6 +5,7 @@
 //! hidden files are searched, `.git` folders never. Binary files (a NUL byte) are skipped whole,
 //! and so are files a Read deny rule covers.
 
+use super::limits;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
@@ -120,10 +121,10 @@ impl Tool for Grep {
         json!({
             "type": "object",
             "properties": {
-                "pattern": {"type": "string", "description": "Regular expression"},
-                "path": {"type": "string", "description": "File or folder to search (default: the working directory)"},
-                "glob": {"type": "string", "description": "Only files matching this glob"},
-                "type": {"type": "string", "description": "Only files of this type (rust, py, js, …)"},
+                "pattern": {"type": "string", "maxLength": limits::PATTERN_CHARS, "description": "Regular expression"},
+                "path": {"type": "string", "maxLength": limits::PATH_CHARS, "description": "File or folder to search (default: the working directory)"},
+                "glob": {"type": "string", "maxLength": limits::PATTERN_CHARS, "description": "Only files matching this glob"},
+                "type": {"type": "string", "maxLength": limits::NAME_CHARS, "description": "Only files of this type (rust, py, js, …)"},
                 "output_mode": {"type": "string", "enum": ["files_with_matches", "content", "count"]},
                 "-i": {"type": "boolean", "description": "Case-insensitive"},
                 "-n": {"type": "boolean", "description": "Line numbers (content mode; default true)"},

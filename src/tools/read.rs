@@ -1,5 +1,6 @@
 //! `Read`: a text file as numbered lines (`cat -n` style), a window at a time.
 
+use super::limits;
 use std::path::Path;
 
 use async_trait::async_trait;
@@ -42,7 +43,7 @@ impl Tool for Read {
         json!({
             "type": "object",
             "properties": {
-                "file_path": {"type": "string", "description": "The file to read (absolute, or relative to the working directory)"},
+                "file_path": {"type": "string", "maxLength": limits::PATH_CHARS, "description": "The file to read (absolute, or relative to the working directory)"},
                 "offset": {"type": "integer", "minimum": 0, "description": "First line to return, 1-based"},
                 "limit": {"type": "integer", "minimum": 1, "description": "How many lines to return"}
             },

@@ -1,5 +1,6 @@
 //! `TaskOutput`: the status and output of a background task, optionally waiting for it to end.
 
+use super::limits;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -63,7 +64,7 @@ impl Tool for TaskOutput {
         json!({
             "type": "object",
             "properties": {
-                "task_id": {"type": "string", "description": "The id Bash returned"},
+                "task_id": {"type": "string", "maxLength": limits::NAME_CHARS, "description": "The id Bash returned"},
                 "block": {"type": "boolean", "description": "Wait for the task to finish (default true)"},
                 "timeout": {"type": "integer", "description": "How long to wait, in milliseconds (default 30000, max 600000)"}
             },

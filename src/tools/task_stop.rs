@@ -1,5 +1,6 @@
 //! `TaskStop`: kills a background task's whole process group.
 
+use super::limits;
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -30,7 +31,7 @@ impl Tool for TaskStop {
         json!({
             "type": "object",
             "properties": {
-                "task_id": {"type": "string", "description": "The id Bash returned"}
+                "task_id": {"type": "string", "maxLength": limits::NAME_CHARS, "description": "The id Bash returned"}
             },
             "required": ["task_id"],
             "additionalProperties": false

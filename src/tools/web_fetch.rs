@@ -4,6 +4,7 @@
 //! TLS is rustls with the `ring` provider (reqwest's default, aws-lc-rs, needs a much heavier C
 //! build); certificates are checked against the platform's trust store.
 
+use super::limits;
 use std::sync::OnceLock;
 use std::time::Duration;
 
@@ -96,8 +97,8 @@ impl Tool for WebFetch {
         json!({
             "type": "object",
             "properties": {
-                "url": {"type": "string", "description": "The http(s) URL to fetch"},
-                "prompt": {"type": "string", "description": "What to look for in the page"}
+                "url": {"type": "string", "maxLength": limits::URL_CHARS, "description": "The http(s) URL to fetch"},
+                "prompt": {"type": "string", "maxLength": limits::TEXT_CHARS, "description": "What to look for in the page"}
             },
             "required": ["url", "prompt"],
             "additionalProperties": false

@@ -1,5 +1,6 @@
 //! `Write`: creates or replaces a file (parents created), after a checkpoint of its prior state.
 
+use super::limits;
 use std::path::{Path, PathBuf};
 
 use async_trait::async_trait;
@@ -83,8 +84,8 @@ impl Tool for Write {
         json!({
             "type": "object",
             "properties": {
-                "file_path": {"type": "string", "description": "The file to write (absolute, or relative to the working directory)"},
-                "content": {"type": "string", "description": "The complete new content"}
+                "file_path": {"type": "string", "maxLength": limits::PATH_CHARS, "description": "The file to write (absolute, or relative to the working directory)"},
+                "content": {"type": "string", "maxLength": limits::CONTENT_CHARS, "description": "The complete new content"}
             },
             "required": ["file_path", "content"],
             "additionalProperties": false

@@ -117,7 +117,9 @@ fn from_string(s: &str, wants: Wants) -> Option<Value> {
         }
     }
     if ((wants.object && t.starts_with('{')) || (wants.array && t.starts_with('[')))
-        && let Ok(v) = serde_json::from_str::<Value>(t)
+        // As strict as a message: a repeated key leaves the string as it is (the schema then
+        // refuses it), never a silently chosen value.
+        && let Ok(v) = crate::protocol::json::from_str(t)
         && ((wants.object && v.is_object()) || (wants.array && v.is_array()))
     {
         return Some(v);

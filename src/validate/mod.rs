@@ -136,9 +136,12 @@ pub fn check_input(
 ) -> Result<Input, Vec<String>> {
     let mut input = match input {
         Value::Object(map) => Value::Object(map),
-        // A whole input sent as a JSON-encoded string.
-        Value::String(s) => match serde_json::from_str::<Value>(&s) {
+        // A whole input sent as a JSON-encoded string (read as strictly as a message).
+        Value::String(s) => match crate::protocol::json::from_str(&s) {
             Ok(Value::Object(map)) => Value::Object(map),
+            Err(e) if crate::protocol::json::is_refusal(&e) => {
+                return Err(vec![format!("input (a JSON-encoded string): {e}")]);
+            }
             _ => return Err(vec!["input: expected an object, got string".into()]),
         },
         other => {
@@ -148,6 +151,14 @@ pub fn check_input(
             )]);
         }
     };
+    // A value over its field's length limit is refused before coercion and normalisation
+    // could copy it: a huge field costs no more than the line it came in.
+    if let Value::Object(map) = &input {
+        let problems = schema::oversized(&entry.schema, map);
+        if !problems.is_empty() {
+            return Err(problems);
+        }
+    }
     coerce::coerce(&mut input, &entry.schema);
     if let Value::Object(map) = &mut input {
         entry.tool.normalize(map, session);

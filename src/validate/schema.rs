@@ -16,8 +16,9 @@ pub fn problems(validator: &jsonschema::Validator, instance: &Value) -> Vec<Stri
     for err in validator.iter_errors(instance) {
         let path = dotted(err.instance_path().segments());
         let field = |name: &str| {
+            let name = short(name);
             if path.is_empty() {
-                name.to_string()
+                name
             } else {
                 format!("{path}.{name}")
             }
@@ -96,7 +97,7 @@ fn dotted<'a>(segments: impl Iterator<Item = LocationSegment<'a>>) -> String {
                 if !out.is_empty() {
                     out.push('.');
                 }
-                out.push_str(&p);
+                out.push_str(&short(&p));
             }
             LocationSegment::Index(i) => {
                 out.push_str(&format!("[{i}]"));
@@ -104,6 +105,46 @@ fn dotted<'a>(segments: impl Iterator<Item = LocationSegment<'a>>) -> String {
         }
     }
     out
+}
+
+/// The top-level string fields of `input` longer than their schema's `maxLength` (in
+/// characters), one line each. Cheap: a field is counted only when its bytes exceed the limit.
+pub fn oversized(schema: &Value, input: &serde_json::Map<String, Value>) -> Vec<String> {
+    let Some(props) = schema.get("properties").and_then(Value::as_object) else {
+        return Vec::new();
+    };
+    let mut lines = Vec::new();
+    for (key, value) in input {
+        let (Value::String(s), Some(max)) = (
+            value,
+            props
+                .get(key)
+                .and_then(|p| p.get("maxLength"))
+                .and_then(Value::as_u64),
+        ) else {
+            continue;
+        };
+        if s.len() as u64 > max {
+            let chars = s.chars().count() as u64;
+            if chars > max {
+                lines.push(format!(
+                    "{}: expected at most {max} characters, got {chars}",
+                    short(key)
+                ));
+            }
+        }
+    }
+    lines
+}
+
+/// A field name as a message shows it: at most 100 characters.
+fn short(name: &str) -> String {
+    if name.chars().count() <= 100 {
+        name.to_string()
+    } else {
+        let cut: String = name.chars().take(97).collect();
+        format!("{cut}...")
+    }
 }
 
 /// A short rendering of a value for error messages: strings quoted and cut, others by type.
