@@ -39,6 +39,16 @@ pub fn normalize(path: &Path) -> PathBuf {
     out
 }
 
+/// Creates `dir` and any missing parents, readable by their owner only (mode 700; folders that
+/// exist are left as they are). Output folders: what toolrt saves may hold secrets.
+pub fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::DirBuilderExt;
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+}
+
 /// The home directory: `$HOME`, else `/`.
 pub fn home_dir() -> PathBuf {
     std::env::var_os("HOME")

@@ -159,17 +159,9 @@ fn output_folder(
     cwd: &Path,
 ) -> Result<(PathBuf, Option<tempfile::TempDir>), StartError> {
     match choice {
-        OutputDir::Default => {
-            let dir = default_output_dir(session_id);
-            // Outputs may hold secrets: the folders toolrt makes are its user's alone. The
-            // session's own folder is made when the first file is written.
-            if let Some(sessions) = dir.parent()
-                && let Err(e) = private_dir(sessions)
-            {
-                tracing::warn!("cannot create {}: {e}", sessions.display());
-            }
-            Ok((dir, None))
-        }
+        // Made by the first file written into it (a session that writes none leaves no trace),
+        // readable by its owner only.
+        OutputDir::Default => Ok((default_output_dir(session_id), None)),
         OutputDir::Temporary => {
             let tmp = tempfile::Builder::new()
                 .prefix("toolrt-out-")
@@ -185,7 +177,7 @@ fn output_folder(
             if dir.exists() && !dir.is_dir() {
                 return Err(err("not a folder".into()));
             }
-            private_dir(dir).map_err(|e| err(e.to_string()))?;
+            crate::paths::create_private_dir(dir).map_err(|e| err(e.to_string()))?;
             let abs = std::fs::canonicalize(dir).map_err(|e| err(e.to_string()))?;
             let home = std::fs::canonicalize(crate::paths::home_dir())
                 .unwrap_or_else(|_| crate::paths::home_dir());
@@ -202,15 +194,6 @@ fn output_folder(
             Ok((abs, None))
         }
     }
-}
-
-/// Creates `dir` and any missing parents readable by the user only (what exists is left as is).
-fn private_dir(dir: &Path) -> std::io::Result<()> {
-    use std::os::unix::fs::DirBuilderExt;
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(dir)
 }
 
 /// `$XDG_STATE_HOME/toolrt/sessions/<id>`, else `~/.local/state/toolrt/sessions/<id>`; without

@@ -16,7 +16,9 @@ fn cancelling_a_running_bash_call_kills_its_process_group() {
     server.tool_use(
         "long",
         "Bash",
-        json!({"command": "sleep 60 & echo $! > child.pid; echo $$ > shell.pid; wait"}),
+        // Each pid file appears whole (written, then renamed): a cancel right after it appears
+        // cannot leave it empty.
+        json!({"command": "sleep 60 & echo $! > child.tmp; mv child.tmp child.pid; echo $$ > shell.tmp; mv shell.tmp shell.pid; wait"}),
     );
     wait_file(&sb.path("child.pid"));
     wait_file(&sb.path("shell.pid"));

@@ -95,8 +95,10 @@ fn the_default_output_folder_is_kept_in_the_state_directory() {
     // Not inside the workspace, and only its owner may look into it.
     assert!(!file.starts_with(&sb.cwd));
     use std::os::unix::fs::PermissionsExt;
-    let mode = std::fs::metadata(&sessions).unwrap().permissions().mode();
-    assert_eq!(mode & 0o077, 0, "sessions folder mode {mode:o}");
+    for folder in [&sessions, &file.parent().unwrap().to_path_buf()] {
+        let mode = std::fs::metadata(folder).unwrap().permissions().mode();
+        assert_eq!(mode & 0o077, 0, "{} mode {mode:o}", folder.display());
+    }
 }
 
 #[test]

@@ -335,7 +335,7 @@ impl Actor for BudgetActor {
                 // Writing may take a while for a big output: off the actor, so other calls'
                 // small outputs are not held up behind it.
                 tokio::task::spawn_blocking(move || {
-                    let written = std::fs::create_dir_all(&dir)
+                    let written = crate::paths::create_private_dir(&dir)
                         .and_then(|_| std::fs::write(&path, text.as_bytes()));
                     let shaped = match written {
                         Ok(()) => Shaped {

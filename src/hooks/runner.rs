@@ -518,6 +518,6 @@ fn unique_stamp() -> u128 {
 }
 
 fn write_file(dir: &Path, path: &Path, text: &str) -> std::io::Result<()> {
-    std::fs::create_dir_all(dir)?;
+    crate::paths::create_private_dir(dir)?;
     std::fs::write(path, text)
 }

@@ -140,7 +140,7 @@ impl Capture {
 
     /// Creates the spill file and moves what was held in memory into it.
     fn open_file(&mut self) -> std::io::Result<()> {
-        std::fs::create_dir_all(&self.dir)?;
+        crate::paths::create_private_dir(&self.dir)?;
         let (file, path) = tempfile::Builder::new()
             .prefix(&format!("{}-", self.prefix))
             .suffix(".log")

@@ -83,7 +83,7 @@ impl CheckpointStore {
         let blob = match std::fs::read(path) {
             Ok(bytes) => {
                 let dir = self.dir.as_deref().unwrap_or(fallback_dir);
-                std::fs::create_dir_all(dir)?;
+                crate::paths::create_private_dir(dir)?;
                 inner.seq += 1;
                 // A unique name: several sessions may share one output directory.
                 let mut file = tempfile::Builder::new()
