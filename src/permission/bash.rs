@@ -105,7 +105,7 @@ impl Policy {
         let mut written: Vec<&Target> = Vec::new();
         for c in &a.commands {
             let j = self.judge(c, mode, tool_allow.as_ref(), &written);
-            if c.origin == Origin::Script {
+            if c.origin != Origin::Reading {
                 written.extend(c.effects.writes.iter().chain(c.effects.redirects.iter()));
             }
             if s.deny.is_none() {

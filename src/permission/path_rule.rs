@@ -382,6 +382,20 @@ pub(crate) fn is_git_layout_write(path: &Path) -> bool {
     false
 }
 
+/// Whether a path the Read, Write or Edit tool would open names one of toolrt's own file
+/// descriptors (its stdin and stdout are the protocol) or its terminal, rather than a file.
+pub(crate) fn names_own_descriptor(path: &Path) -> bool {
+    let s = path.to_string_lossy();
+    let own = format!("/proc/{}/fd", std::process::id());
+    matches!(
+        s.as_ref(),
+        "/dev/stdin" | "/dev/stdout" | "/dev/stderr" | "/dev/tty"
+    ) || s.starts_with("/dev/fd")
+        || s.starts_with("/proc/self/fd")
+        || s.starts_with("/proc/thread-self/fd")
+        || s.starts_with(&own)
+}
+
 /// Whether `path` is inside one of `roots` (or is one).
 pub(crate) fn inside(path: &Path, roots: &[PathBuf]) -> bool {
     roots.iter().any(|r| path.starts_with(r))

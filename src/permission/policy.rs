@@ -16,6 +16,7 @@ use super::decision::{Behavior, DecidedBy, Decision, HookVerdict, Mode, RuleKind
 use super::domain::{DomainPattern, host_of};
 use super::path_rule::{
     Anchors, PathSet, candidates, glob_patterns, inside, is_git_layout_write, is_protected,
+    names_own_descriptor,
 };
 use super::pattern::BashPattern;
 use super::rule::{EDIT_TOOLS, READ_TOOLS, Rule, RuleError};
@@ -740,6 +741,15 @@ impl Policy {
                 let in_ws = self.in_workspace(&cands);
                 if is_read && s.allow.is_none() && (in_ws || self.in_output_dir(&cands)) {
                     s.allow = Some(DecidedBy::Default);
+                }
+                if cands.iter().any(|c| names_own_descriptor(c)) {
+                    // `/dev/stdin`, `/dev/fd/1`, `/proc/self/fd/…` name toolrt's own
+                    // descriptors: its protocol streams, not a file.
+                    s.never = Some((
+                        "the path names one of toolrt's own file descriptors or its terminal"
+                            .into(),
+                        false,
+                    ));
                 }
                 if is_edit {
                     if cands

@@ -674,6 +674,12 @@ fn s2_6_never_auto_approved() {
         rows.push((json!({}), BP, "Write", file(path), A));
     }
     rows.push((json!({}), AE, "Edit", file("/w/proj/.claude/worktrees/x/a.rs"), A));
+    // toolrt's own descriptors are its protocol streams: never a file to read or write
+    for p in ["/dev/stdout", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/1", "/dev/tty"] {
+        rows.push((json!({}), BP, "Write", file(p), Q));
+        rows.push((json!({}), BP, "Read", file(p), Q));
+        rows.push((json!({"allow": ["Read", "Edit"]}), DA, "Read", file(p), D));
+    }
     rows.push((json!({}), AE, "Bash", bash("rm .git/index"), Q));
     rows.push((json!({}), AE, "Bash", bash("touch .husky/pre-commit"), Q));
     // critical rm targets: ask in every mode (bypass too), deny in dontAsk
