@@ -222,7 +222,7 @@ fn modes() {
     assert!(!fx.root.join("ae_outside").exists());
     assert_eq!(run.outcome("deny"), "denied");
 
-    // plan: reads only
+    // plan: reads run; anything else asks (checked against the reference CLI)
     let run = fx.run(
         &s,
         &["--permission-mode", "plan"],
@@ -242,7 +242,7 @@ fn modes() {
     assert_eq!(run.outcome("ls"), "success");
     for id in ["write", "touch"] {
         assert_eq!(run.outcome(id), "denied", "{id}");
-        assert!(!run.asked(id), "plan refuses without asking: {id}");
+        assert!(run.asked(id), "plan asks before a change: {id}");
     }
     assert!(!fx.path("plan.txt").exists() && !fx.path("plan2").exists());
 
@@ -279,7 +279,8 @@ fn modes() {
 
     // defaultMode from settings; the flag wins over it
     let s2 = fx.settings(json!({ "defaultMode": "plan" }));
-    let run = fx.run(&s2, &[], &[bash("touch", "touch dm1")], "allow");
+    let run = fx.run(&s2, &[], &[bash("touch", "touch dm1")], "deny");
+    assert!(run.asked("touch"), "plan mode from defaultMode asks");
     assert_eq!(run.outcome("touch"), "denied");
     let run = fx.run(
         &s2,

@@ -84,6 +84,8 @@ pub struct PolicyBuilder {
     dirs: Vec<PathBuf>,
     default_mode: Option<Mode>,
     cli_mode: Option<Mode>,
+    /// `permissions.disableBypassPermissionsMode: "disable"`, and the file that said so.
+    bypass_disabled: Option<String>,
     warnings: Vec<String>,
     default_allowed: HashSet<String>,
     output_dir: Option<PathBuf>,
@@ -101,6 +103,7 @@ impl PolicyBuilder {
             dirs: Vec::new(),
             default_mode: None,
             cli_mode: None,
+            bypass_disabled: None,
             warnings: Vec::new(),
             default_allowed: ["TaskOutput", "TaskStop"]
                 .into_iter()
@@ -148,6 +151,11 @@ impl PolicyBuilder {
                         let Some(text) = item.as_str() else {
                             return Err(err(&ipath, "expected a string"));
                         };
+                        // `// …` entries are comments: the reference CLI accepts them, and the
+                        // other rules of the list still apply.
+                        if text.trim_start().starts_with("//") {
+                            continue;
+                        }
                         let origin = format!("{fname}: {ipath}");
                         self.push(kind, text, fname.clone(), settings_dir.clone(), origin)?;
                     }
@@ -170,6 +178,10 @@ impl PolicyBuilder {
                     self.default_mode =
                         Some(m.parse::<Mode>().map_err(|e| err(&kpath, &e.to_string()))?);
                 }
+                "disableBypassPermissionsMode" => match value.as_str() {
+                    Some("disable") => self.bypass_disabled = Some(fname.clone()),
+                    _ => return Err(err(&kpath, "expected \"disable\"")),
+                },
                 // Unknown keys are reported once, with a likely key, by `settings`.
                 _ => {}
             }
@@ -230,9 +242,26 @@ impl PolicyBuilder {
         self.default_allowed.insert(tool.to_string());
     }
 
-    /// Warnings collected so far (unknown keys), for stderr.
+    /// Warnings collected so far (unknown keys), for stderr. [`Policy::warnings`] also has the
+    /// ones [`PolicyBuilder::build`] adds.
     pub fn warnings(&self) -> &[String] {
         &self.warnings
+    }
+
+    /// The starting mode: the flag, else the last `defaultMode`, else `default`; bypass taken
+    /// away (with a warning) when a settings file disables it.
+    fn starting_mode(&mut self) -> Mode {
+        let mode = self.cli_mode.or(self.default_mode).unwrap_or_default();
+        match &self.bypass_disabled {
+            Some(file) if mode == Mode::BypassPermissions => {
+                self.warnings.push(format!(
+                    "{file}: permissions.disableBypassPermissionsMode: bypassPermissions is \
+                     disabled; running in default mode (calls that need approval ask)"
+                ));
+                Mode::Default
+            }
+            _ => mode,
+        }
     }
 
     fn push(
@@ -260,6 +289,13 @@ impl PolicyBuilder {
                 });
             }
         }
+        if kind == RuleKind::Allow && !rule.specifier_is_checked() {
+            self.warnings.push(format!(
+                "{origin}: toolrt cannot check the specifier of {text:?}, so this allow rule \
+                 approves nothing (deny and ask rules of this kind cover every {} call)",
+                rule.tool()
+            ));
+        }
         self.pending.push(Pending {
             kind,
             rule,
@@ -271,7 +307,8 @@ impl PolicyBuilder {
     }
 
     /// Compiles every rule once and indexes them by tool.
-    pub fn build(self) -> Result<Policy, PolicyError> {
+    pub fn build(mut self) -> Result<Policy, PolicyError> {
+        let mode = self.starting_mode();
         let mut rules = Vec::with_capacity(self.pending.len());
         let mut lists = [List::default(), List::default(), List::default()];
         let mut origins = Vec::new();
@@ -319,7 +356,8 @@ impl PolicyBuilder {
         let mut policy = Policy {
             output_roots,
             checkpoint_roots,
-            mode: self.cli_mode.or(self.default_mode).unwrap_or_default(),
+            mode,
+            warnings: self.warnings,
             cwd: self.cwd,
             home: self.home,
             workspace,
@@ -353,6 +391,9 @@ pub(super) struct List {
     pub(super) edit_paths: PathSet,
     pub(super) domains: Vec<(DomainPattern, usize)>,
     agents: Vec<(String, usize)>,
+    /// Deny and ask rules with a specifier toolrt cannot interpret (`Skill(x)`), by tool name:
+    /// they apply to every call of that tool. Allow rules of that kind grant nothing.
+    by_name: HashMap<String, usize>,
 }
 
 impl List {
@@ -391,6 +432,11 @@ impl List {
                 self.domains.push((DomainPattern::compile(host), idx));
             }
             "Agent" | "Task" => self.agents.push((spec.to_string(), idx)),
+            // Failing closed both ways: such a deny or ask covers the whole tool, such an allow
+            // never approves a call it cannot check.
+            t if !is_allow && !t.starts_with("mcp__") => {
+                self.by_name.entry(t.to_string()).or_insert(idx);
+            }
             _ => {}
         }
     }
@@ -404,6 +450,9 @@ impl List {
     /// Glob/Grep, `Edit` for Write…), `Agent`/`Task` for each other, an MCP server or glob.
     pub(super) fn tool_rule(&self, tool: &str) -> Option<usize> {
         if let Some(&i) = self.tool_level.get(tool) {
+            return Some(i);
+        }
+        if let Some(&i) = self.by_name.get(tool) {
             return Some(i);
         }
         let family = if READ_TOOLS.contains(&tool) {
@@ -464,7 +513,7 @@ pub(super) struct Steps {
     pub(super) never: Option<(String, bool)>,
     /// Plan mode allows it (a read).
     pub(super) plan_allows: bool,
-    /// Plan mode refuses it (it modifies).
+    /// Plan mode asks for it (it modifies).
     pub(super) plan_denies: bool,
     /// The mode itself allows it (acceptEdits inside the workspace).
     pub(super) mode_allows: bool,
@@ -476,6 +525,7 @@ pub(super) struct Steps {
 #[derive(Debug)]
 pub struct Policy {
     mode: Mode,
+    warnings: Vec<String>,
     pub(super) cwd: PathBuf,
     pub(super) home: PathBuf,
     workspace: Vec<PathBuf>,
@@ -502,6 +552,11 @@ impl Policy {
     /// The mode a session starts in: the flag, else the last `defaultMode`, else `default`.
     pub fn starting_mode(&self) -> Mode {
         self.mode
+    }
+
+    /// Warnings for stderr: unknown `permissions` keys, a bypass mode that settings disable.
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
     }
 
     /// The cwd and `additionalDirectories`, resolved.
@@ -624,6 +679,8 @@ impl Policy {
                 host.is_some_and(|h| pat.matches(&h))
             }
             "Agent" | "Task" => input.get("subagent_type").and_then(Value::as_str) == Some(spec),
+            // A specifier toolrt cannot interpret: the rule is about the tool, by name.
+            t if !READ_TOOLS.contains(&t) && !EDIT_TOOLS.contains(&t) => true,
             _ => {
                 let Some(path) = self.input_path(tool, input) else {
                     return false;
@@ -838,7 +895,8 @@ pub(super) fn sub_behavior(j: &Steps, mode: Mode, read: bool) -> Behavior {
     } else if mode == Mode::BypassPermissions {
         Behavior::Allow
     } else if mode == Mode::Plan && !read {
-        Behavior::Deny
+        // Plan mode auto-allows only reads; anything else asks (verified with the reference).
+        asked
     } else if j.allow.is_some() {
         Behavior::Allow
     } else {
@@ -855,7 +913,8 @@ fn resolve(s: Steps, mode: Mode, hook: Option<&HookVerdict>) -> Decision {
         return ask_or_deny(by, mode);
     }
     if matches!(hook, Some(HookVerdict::Ask)) {
-        return ask_or_deny(DecidedBy::Hook { reason: None }, mode);
+        // A hook's explicit ask reaches the client even in dontAsk (verified with the reference).
+        return Decision::new(Behavior::Ask, DecidedBy::Hook { reason: None }, mode);
     }
     if let Some((why, bypass_ok)) = s.never
         && !(bypass_ok && mode == Mode::BypassPermissions)
@@ -867,7 +926,8 @@ fn resolve(s: Steps, mode: Mode, hook: Option<&HookVerdict>) -> Decision {
             return Decision::new(Behavior::Allow, DecidedBy::Mode(mode), mode);
         }
         Mode::Plan if s.plan_denies => {
-            return Decision::new(Behavior::Deny, DecidedBy::Mode(mode), mode);
+            // A write in plan mode asks rather than being refused outright (as the reference).
+            return Decision::new(Behavior::Ask, DecidedBy::Mode(mode), mode);
         }
         Mode::Plan if s.plan_allows && s.allow.is_none() => {
             return Decision::new(Behavior::Allow, DecidedBy::Mode(mode), mode);

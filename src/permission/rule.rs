@@ -21,7 +21,7 @@ pub enum RuleError {
     /// `Tool()`.
     #[error("empty specifier in rule {0:?}")]
     EmptySpecifier(String),
-    /// A specifier on a tool that takes none (MCP tools, custom tools).
+    /// A specifier on an MCP tool (MCP tools take none).
     #[error("tool {tool} takes no specifier, in rule {rule:?}")]
     SpecifierNotAllowed {
         /// The tool name.
@@ -111,12 +111,15 @@ impl Rule {
                         });
                     }
                 }
-                _ => {
+                _ if is_mcp => {
                     return Err(RuleError::SpecifierNotAllowed {
                         tool: tool.to_string(),
                         rule: owned(),
                     });
                 }
+                // A tool toolrt does not know the specifier of (`Skill(x)`, `SlashCommand(/x)`):
+                // the rule loads and is matched by the tool's name (see `policy`).
+                _ => {}
             }
         }
         Ok(Rule {
@@ -134,6 +137,26 @@ impl Rule {
     /// The specifier inside the parentheses; `None` for `Tool` and `Tool(*)`.
     pub fn specifier(&self) -> Option<&str> {
         self.spec.map(|(a, b)| &self.text[a..b])
+    }
+
+    /// Whether toolrt can check this rule's specifier against a call (Bash, file, WebFetch and
+    /// Agent specifiers). A rule like `Skill(x)` loads, but its specifier is not read.
+    pub fn specifier_is_checked(&self) -> bool {
+        self.spec.is_none()
+            || matches!(
+                self.tool(),
+                "Bash"
+                    | "Read"
+                    | "Glob"
+                    | "Grep"
+                    | "Edit"
+                    | "Write"
+                    | "MultiEdit"
+                    | "NotebookEdit"
+                    | "Agent"
+                    | "Task"
+                    | "WebFetch"
+            )
     }
 
     /// The text the rule was parsed from.
@@ -224,6 +247,13 @@ mod tests {
             ("mcp__srv__*", "mcp__srv__*", None),
             ("mcp__srv", "mcp__srv", None),
             ("MyTool", "MyTool", None),
+            ("Skill(x)", "Skill", Some("x")),
+            (
+                "SlashCommand(/deploy prod)",
+                "SlashCommand",
+                Some("/deploy prod"),
+            ),
+            ("MyTool(x)", "MyTool", Some("x")),
         ] {
             let r = Rule::parse(text).unwrap();
             assert_eq!(r.tool(), tool, "{text}");
@@ -249,10 +279,6 @@ mod tests {
             (
                 "mcp__srv__tool(x)",
                 "tool mcp__srv__tool takes no specifier, in rule \"mcp__srv__tool(x)\"",
-            ),
-            (
-                "MyTool(x)",
-                "tool MyTool takes no specifier, in rule \"MyTool(x)\"",
             ),
             (
                 "WebFetch(example.com)",

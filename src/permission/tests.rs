@@ -112,14 +112,16 @@ fn s2_1_order_and_modes() {
         (json!({}), AE, "Bash", bash("sudo rm x"), Q),
         (json!({}), AE, "Bash", bash("npm i"), Q),
         (json!({}), DF, "Bash", bash("mkdir build"), Q),
-        // plan: only reads
+        // plan: only reads are auto-allowed; anything else asks (allow rules included)
         (json!({}), PL, "Read", file("/w/proj/a.txt"), A),
         (json!({}), PL, "Read", file("/etc/hosts"), A),
         (json!({}), PL, "Bash", bash("git status"), A),
-        (json!({}), PL, "Edit", file("/w/proj/a.txt"), D),
-        (json!({"allow": ["Edit"]}), PL, "Edit", file("/w/proj/a.txt"), D),
-        (json!({"allow": ["Bash(npm *)"]}), PL, "Bash", bash("npm i"), D),
-        (json!({}), PL, "Bash", bash("ls > out.txt"), D),
+        (json!({}), PL, "Edit", file("/w/proj/a.txt"), Q),
+        (json!({}), PL, "Write", file("/w/proj/new.txt"), Q),
+        (json!({"allow": ["Edit"]}), PL, "Edit", file("/w/proj/a.txt"), Q),
+        (json!({"allow": ["Bash(npm *)"]}), PL, "Bash", bash("npm i"), Q),
+        (json!({}), PL, "Bash", bash("ls > out.txt"), Q),
+        (json!({"deny": ["Edit"]}), PL, "Edit", file("/w/proj/a.txt"), D),
         // dontAsk: no prompt, a deny instead
         (json!({}), DA, "Bash", bash("npm test"), D),
         (json!({"allow": ["Bash(npm test)"]}), DA, "Bash", bash("npm test"), A),
@@ -138,6 +140,15 @@ fn s2_1_order_and_modes() {
         (json!({"allow": ["MyTool"]}), DF, "MyTool", json!({}), A),
         (json!({"deny": ["MyTool"]}), DF, "MyTool", json!({}), D),
         (json!({"allow": ["MyTool(*)"]}), DF, "MyTool", json!({}), A),
+        // rules for tools whose specifier toolrt cannot read: deny and ask cover the tool by
+        // name, an allow grants nothing it cannot check
+        (json!({"deny": ["Skill(deploy)"]}), DF, "Skill", json!({"skill": "other"}), D),
+        (json!({"ask": ["SlashCommand(/x)"]}), BP, "SlashCommand", json!({"command": "/y"}), Q),
+        (json!({"allow": ["Skill(deploy)"]}), DF, "Skill", json!({"skill": "deploy"}), Q),
+        (json!({"deny": ["Skill(deploy)"]}), DF, "Bash", bash("git status"), A),
+        // `//` entries are comments; the rest of the list still applies
+        (json!({"deny": ["// no pushing", "Bash(git push *)"]}), DF, "Bash", bash("git push origin"), D),
+        (json!({"allow": ["//Bash(npm *)"]}), DF, "Bash", bash("npm i"), Q),
     ]);
 }
 
@@ -170,7 +181,9 @@ fn s2_1_hooks() {
     assert_eq!(run(DF, "cargo build", Some(HookVerdict::Allow)), A);
     // a hook ask forces a prompt, even for allowed commands
     assert_eq!(run(DF, "npm i", Some(HookVerdict::Ask)), Q);
-    assert_eq!(run(DA, "npm i", Some(HookVerdict::Ask)), D);
+    // …and in dontAsk too (verified with the reference), unless an ask rule makes it a deny
+    assert_eq!(run(DA, "npm i", Some(HookVerdict::Ask)), Q);
+    assert_eq!(run(DA, "git push origin", Some(HookVerdict::Ask)), D);
     let input = obj(bash("ls"));
     let d = p.decide(&DecisionRequest {
         tool: "Bash",
@@ -790,6 +803,8 @@ fn s1_settings_errors() {
         (json!({"allow": ["Read", "Edit", "Bash(ls"]}), "settings.json: permissions.allow[2]: unbalanced parentheses in rule \"Bash(ls\""),
         (json!({"deny": ["(x)"]}), "settings.json: permissions.deny[0]: empty tool name in rule \"(x)\""),
         (json!({"ask": ["mcp__a__b(x)"]}), "settings.json: permissions.ask[0]: tool mcp__a__b takes no specifier, in rule \"mcp__a__b(x)\""),
+        (json!({"disableBypassPermissionsMode": true}), "settings.json: permissions.disableBypassPermissionsMode: expected \"disable\""),
+        (json!({"disableBypassPermissionsMode": "yes"}), "settings.json: permissions.disableBypassPermissionsMode: expected \"disable\""),
         (json!({"allow": ["mcp__*"]}), "settings.json: permissions.allow[0]: allow rules may use * in an MCP tool name only after mcp__<server>__, in rule \"mcp__*\""),
         (json!({"allow": "Bash"}), "settings.json: permissions.allow: expected an array of rule strings"),
         (json!({"allow": [3]}), "settings.json: permissions.allow[0]: expected a string"),
@@ -810,6 +825,33 @@ fn s1_settings_errors() {
     b.add_settings_file(Path::new("s.json"), &json!({"frobnicate": 1}))
         .unwrap();
     assert!(b.warnings().is_empty());
+}
+
+#[test]
+fn s1_disable_bypass_permissions_mode() {
+    // From the flag or from defaultMode, bypass is taken away: default mode, with a warning.
+    for cli in [true, false] {
+        let mut b = PolicyBuilder::new(PathBuf::from(CWD), PathBuf::from(HOME));
+        let mut s = json!({"disableBypassPermissionsMode": "disable"});
+        if cli {
+            b.set_cli_mode(BP);
+        } else {
+            s["defaultMode"] = json!("bypassPermissions");
+        }
+        b.add_settings_file(Path::new("/a/s.json"), &s).unwrap();
+        let p = b.build().unwrap();
+        assert_eq!(p.starting_mode(), DF, "cli flag: {cli}");
+        assert_eq!(p.warnings().len(), 1);
+        assert!(p.warnings()[0].contains("bypassPermissions is disabled"), "{:?}", p.warnings());
+    }
+    // Other modes are untouched and nothing is said.
+    let mut b = PolicyBuilder::new(PathBuf::from(CWD), PathBuf::from(HOME));
+    b.add_settings_file(Path::new("/a/s.json"), &json!({"disableBypassPermissionsMode": "disable"}))
+        .unwrap();
+    b.set_cli_mode(AE);
+    let p = b.build().unwrap();
+    assert_eq!(p.starting_mode(), AE);
+    assert!(p.warnings().is_empty());
 }
 
 #[test]
@@ -848,6 +890,9 @@ fn recheck_and_hooks_if() {
     assert!(!p.rule_matches(&rule, "Write", &obj(file("/w/proj/lib/a.rs"))));
     let rule = Policy::parse_rule("Read").unwrap();
     assert!(p.rule_matches(&rule, "Grep", &obj(json!({"pattern": "x"}))));
+    let rule = Policy::parse_rule("Skill(deploy)").unwrap();
+    assert!(p.rule_matches(&rule, "Skill", &obj(json!({"skill": "x"}))));
+    assert!(!p.rule_matches(&rule, "Bash", &obj(bash("ls"))));
     let rule = Policy::parse_rule("mcp__srv").unwrap();
     assert!(p.rule_matches(&rule, "mcp__srv__x", &obj(json!({}))));
     assert!(!p.rule_matches(&rule, "mcp__other__x", &obj(json!({}))));
@@ -894,7 +939,7 @@ fn explain_and_messages() {
     );
     let d = decide(&p, PL, "Edit", file("/w/proj/a"));
     assert!(
-        d.message("Edit").contains("plan mode"),
+        d.message("Edit").contains("mode plan"),
         "{}",
         d.message("Edit")
     );
