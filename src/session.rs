@@ -47,6 +47,8 @@ pub struct Session {
     pub output_dir: PathBuf,
     /// Environment variable names removed from every tool and hook process.
     pub env_scrub: Vec<String>,
+    /// Variables set for every tool and hook process (settings `env`), after the scrub.
+    pub env: Vec<(String, String)>,
     /// Permission questions asked while a tool runs.
     pub guard: Arc<dyn Guard>,
     /// Per-session state of the built-in tools.
@@ -65,6 +67,7 @@ impl Session {
             home: crate::paths::home_dir(),
             output_dir,
             env_scrub: Vec::new(),
+            env: Vec::new(),
             guard: Arc::new(AllowAll),
             tools: crate::tools::ToolState::default(),
             limits: Arc::default(),

@@ -93,7 +93,10 @@ pub struct Settings {
     pub alias_files: BTreeMap<String, PathBuf>,
     /// `limits`.
     pub limits: Limits,
-    /// `env.scrub`: glob patterns of variable names removed from tool and hook processes.
+    /// `env`: variables set for every process toolrt starts (Bash commands, background tasks,
+    /// hooks), merged across files (a later file wins per name).
+    pub env: BTreeMap<String, String>,
+    /// `toolrt.envScrub`: glob patterns of variable names removed from tool and hook processes.
     pub env_scrub: Vec<String>,
     /// `tools.requireReadBeforeEdit` (default true).
     pub require_read_before_edit: bool,
@@ -124,6 +127,7 @@ pub const KNOWN_KEYS: Known = Known::Object(&[
             ("deny", Known::Value),
             ("additionalDirectories", Known::Value),
             ("defaultMode", Known::Value),
+            ("disableBypassPermissionsMode", Known::Value),
         ]),
     ),
     // Events and their handlers: the hook configuration checks its own keys.
@@ -140,7 +144,9 @@ pub const KNOWN_KEYS: Known = Known::Object(&[
             ("per_tool", Known::Value),
         ]),
     ),
-    ("env", Known::Object(&[("scrub", Known::Value)])),
+    // Variable names → values: any name is a variable, not a key.
+    ("env", Known::Value),
+    ("toolrt", Known::Object(&[("envScrub", Known::Value)])),
     (
         "tools",
         Known::Object(&[("requireReadBeforeEdit", Known::Value)]),
@@ -346,21 +352,30 @@ impl Settings {
             }
         }
         if let Some(v) = root.get("env") {
+            self.merge_env(path, v)?;
+        }
+        if let Some(v) = root.get("toolrt") {
             let Value::Object(map) = v else {
-                return Err(key_err(path, "env", "expected an object", v));
+                return Err(key_err(path, "toolrt", "expected an object", v));
             };
-            if let Some(scrub) = map.get("scrub") {
-                let list = string_list(path, "env.scrub", scrub)?;
-                for pattern in &list {
-                    if let Err(e) = globset::Glob::new(pattern) {
-                        return Err(SettingsError::Key {
-                            file: path.to_path_buf(),
-                            key: "env.scrub".into(),
-                            expected: format!("invalid glob pattern {pattern:?}: {e}"),
-                        });
+            for (key, val) in map {
+                match key.as_str() {
+                    "envScrub" => {
+                        let list = string_list(path, "toolrt.envScrub", val)?;
+                        for pattern in &list {
+                            if let Err(e) = globset::Glob::new(pattern) {
+                                return Err(SettingsError::Key {
+                                    file: path.to_path_buf(),
+                                    key: "toolrt.envScrub".into(),
+                                    expected: format!("invalid glob pattern {pattern:?}: {e}"),
+                                });
+                            }
+                        }
+                        self.env_scrub.extend(list);
                     }
+                    // Reported with every other unknown key above.
+                    _ => {}
                 }
-                self.env_scrub.extend(list);
             }
         }
         if let Some(v) = root.get("tools") {
@@ -383,6 +398,54 @@ impl Settings {
             path: path.to_path_buf(),
             root,
         });
+        Ok(())
+    }
+
+    /// `env`: variable → value. Strings, and numbers or booleans written as their text; a later
+    /// file wins per name.
+    fn merge_env(&mut self, path: &Path, v: &Value) -> Result<(), SettingsError> {
+        let Value::Object(map) = v else {
+            return Err(key_err(
+                path,
+                "env",
+                "expected an object of variable name → value",
+                v,
+            ));
+        };
+        for (name, val) in map {
+            let key = format!("env.{name}");
+            if name == "scrub" && val.is_array() {
+                // toolrt's scrub list lived here before; a silent change would un-scrub secrets.
+                return Err(SettingsError::Key {
+                    file: path.to_path_buf(),
+                    key,
+                    expected: "`env` holds variables to set (name → value); toolrt's list of \
+                               variables to remove is now `toolrt.envScrub`"
+                        .into(),
+                });
+            }
+            if name.is_empty() || name.contains(['=', '\0']) {
+                return Err(SettingsError::Key {
+                    file: path.to_path_buf(),
+                    key,
+                    expected: "not a valid environment variable name".into(),
+                });
+            }
+            let text = match val {
+                Value::String(s) => s.clone(),
+                Value::Number(n) => n.to_string(),
+                Value::Bool(b) => b.to_string(),
+                other => return Err(key_err(path, &key, "expected a string", other)),
+            };
+            if text.contains('\0') {
+                return Err(SettingsError::Key {
+                    file: path.to_path_buf(),
+                    key,
+                    expected: "a value cannot hold a NUL character".into(),
+                });
+            }
+            self.env.insert(name.clone(), text);
+        }
         Ok(())
     }
 
@@ -459,13 +522,28 @@ mod tests {
                 "limits.bash_chars: expected a positive integer",
             ),
             (
-                r#"{"env": {"scrub": "X"}}"#,
-                "env.scrub: expected an array of strings, got string",
+                r#"{"toolrt": {"envScrub": "X"}}"#,
+                "toolrt.envScrub: expected an array of strings, got string",
             ),
             (
-                r#"{"env": {"scrub": ["["]}}"#,
-                "env.scrub: invalid glob pattern",
+                r#"{"toolrt": {"envScrub": ["["]}}"#,
+                "toolrt.envScrub: invalid glob pattern",
             ),
+            (
+                r#"{"env": {"scrub": ["*_TOKEN"]}}"#,
+                "env.scrub: `env` holds variables to set (name → value); toolrt's list of \
+                 variables to remove is now `toolrt.envScrub`",
+            ),
+            (r#"{"env": []}"#, "env: expected an object of variable name"),
+            (
+                r#"{"env": {"A": {"b": 1}}}"#,
+                "env.A: expected a string, got object",
+            ),
+            (
+                r#"{"env": {"A=B": "x"}}"#,
+                "env.A=B: not a valid environment variable name",
+            ),
+            (r#"{"toolrt": 1}"#, "toolrt: expected an object"),
             (
                 r#"{"tools": {"requireReadBeforeEdit": "no"}}"#,
                 "tools.requireReadBeforeEdit: expected true or false",
@@ -495,7 +573,7 @@ mod tests {
     fn unknown_keys_name_the_likely_key() {
         let s = merge(
             r#"{"permissions": {"alow": [], "allow": []}, "limits": {"bash_char": 3},
-                "tools": {"requireReadBeforEdit": true}, "env": {"scrubb": []},
+                "tools": {"requireReadBeforEdit": true}, "toolrt": {"envScrubb": []},
                 "Permissions": {}, "defaultMode": "plan", "aliases": {"Anything": "Bash"},
                 "mcpServers": {"srv": {"command": "x"}}, "model": "opus"}"#,
         )
@@ -507,7 +585,7 @@ mod tests {
                 "tools.requireReadBeforEdit",
                 Some("tools.requireReadBeforeEdit"),
             ),
-            ("env.scrubb", Some("env.scrub")),
+            ("toolrt.envScrubb", Some("toolrt.envScrub")),
             ("Permissions", Some("permissions")),
             ("defaultMode", Some("permissions.defaultMode")),
             ("model", None),
@@ -524,5 +602,35 @@ mod tests {
                 None => assert!(!w.contains("did you mean"), "{w}"),
             }
         }
+    }
+
+    #[test]
+    fn env_merges_across_files_and_scrub_lives_under_toolrt() {
+        let mut s = merge(
+            r#"{"env": {"A": "1", "B": "one", "N": 3, "T": true}, "toolrt": {"envScrub": ["*_TOKEN"]}}"#,
+        )
+        .unwrap();
+        s.merge_text(
+            Path::new("/p/b.json"),
+            r#"{"env": {"B": "two", "C": ""}, "toolrt": {"envScrub": ["AWS_*"], "x": 1}}"#,
+        )
+        .unwrap();
+        let env: Vec<(&str, &str)> = s
+            .env
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        assert_eq!(
+            env,
+            [
+                ("A", "1"),
+                ("B", "two"),
+                ("C", ""),
+                ("N", "3"),
+                ("T", "true")
+            ]
+        );
+        assert_eq!(s.env_scrub, ["*_TOKEN", "AWS_*"]);
+        assert_eq!(s.warnings, ["/p/b.json: unknown key \"toolrt.x\" ignored"]);
     }
 }

@@ -127,7 +127,8 @@ pub(crate) fn start(command: &str, ctx: &ToolContext) -> ToolOutput {
             ));
         }
     };
-    let (child, group) = match spawn_shell(command, &session.cwd, &session.env_scrub) {
+    let (child, group) = match spawn_shell(command, &session.cwd, &session.env_scrub, &session.env)
+    {
         Ok(spawned) => spawned,
         Err(err) => {
             return ToolOutput::failed(format!(

@@ -113,15 +113,16 @@ impl Tool for Bash {
             &format!("bash-{}", ctx.tool_use_id),
             KEEP_FILE_OVER_CHARS,
         );
-        let (child, group) = match spawn_shell(&command, &session.cwd, &session.env_scrub) {
-            Ok(spawned) => spawned,
-            Err(err) => {
-                return ToolOutput::failed(format!(
-                    "could not start bash in {}: {err}",
-                    session.cwd.display()
-                ));
-            }
-        };
+        let (child, group) =
+            match spawn_shell(&command, &session.cwd, &session.env_scrub, &session.env) {
+                Ok(spawned) => spawned,
+                Err(err) => {
+                    return ToolOutput::failed(format!(
+                        "could not start bash in {}: {err}",
+                        session.cwd.display()
+                    ));
+                }
+            };
         let deadline = Instant::now() + Duration::from_millis(timeout_ms);
         let (ending, captured) = run_captured(
             child,

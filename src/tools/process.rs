@@ -47,12 +47,14 @@ pub fn scrubbed_vars(patterns: &[String]) -> Vec<OsString> {
 }
 
 /// A `bash -c command` child in its own process group (so the whole group can be killed), in
-/// `cwd`, stdin from /dev/null, stdout and stderr piped, with the scrubbed variables removed;
-/// and the guard of its group, already known to the watchdog.
+/// `cwd`, stdin from /dev/null, stdout and stderr piped, with the scrubbed variables removed and
+/// then the settings' `env` variables set; and the guard of its group, already known to the
+/// watchdog.
 pub fn spawn_shell(
     command: &str,
     cwd: &Path,
     env_scrub: &[String],
+    env: &[(String, String)],
 ) -> std::io::Result<(Child, Option<GroupGuard>)> {
     let mut cmd = Command::new("bash");
     cmd.arg("-c")
@@ -65,6 +67,7 @@ pub fn spawn_shell(
     for name in scrubbed_vars(env_scrub) {
         cmd.env_remove(name);
     }
+    cmd.envs(env.iter().map(|(k, v)| (k, v)));
     let child = cmd.spawn()?;
     // At once, before anything else can happen: if toolrt dies from here on, the watchdog
     // kills the group.
