@@ -131,6 +131,23 @@ pub struct RuntimeArgs {
     /// Who answers an ask: "client" (a permission_request) or "none" (deny).
     #[arg(long = "permission-prompt", value_name = "WHO", default_value = "client", value_parser = ["client", "none"])]
     pub permission_prompt: String,
+    /// A plugin directory whose hooks/hooks.json to load (repeatable).
+    #[arg(long = "plugin-dir", value_name = "DIR")]
+    pub plugin_dirs: Vec<PathBuf>,
+    /// The session_id hooks see (default: a fresh id per run).
+    #[arg(long = "session-id", value_name = "ID", value_parser = non_empty)]
+    pub session_id: Option<String>,
+    /// The transcript_path hooks see (default: null).
+    #[arg(long = "transcript-path", value_name = "P", value_parser = non_empty)]
+    pub transcript_path: Option<String>,
+}
+
+fn non_empty(s: &str) -> Result<String, String> {
+    if s.is_empty() {
+        Err("must not be empty".into())
+    } else {
+        Ok(s.to_owned())
+    }
 }
 
 fn parse_mode(s: &str) -> Result<Mode, String> {
@@ -164,6 +181,9 @@ impl RuntimeArgs {
         config.max_queued = self.max_queued as usize;
         config.max_parked = self.max_parked as usize;
         config.max_parallel = self.max_parallel as usize;
+        config.plugin_dirs = self.plugin_dirs;
+        config.session_id = self.session_id;
+        config.transcript_path = self.transcript_path;
         config.ask_policy = if self.permission_prompt == "none" {
             AskPolicy::Deny
         } else {

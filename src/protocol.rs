@@ -41,6 +41,14 @@ pub enum ClientMessage {
         /// The `tool_use_id` of the first call to undo.
         to: String,
     },
+    /// Name the session hooks are told about (toolrt extension): `session_id` and
+    /// `transcript_path` in every later hook's input.
+    Session {
+        /// The session id; `None` keeps the current one.
+        session_id: Option<String>,
+        /// The transcript path; `None` keeps the current one.
+        transcript_path: Option<String>,
+    },
     /// Accept nothing more, finish what is in flight, exit.
     Shutdown,
     /// Ask what toolrt this is: answered by [`ServerMessage::Hello`].
@@ -220,7 +228,7 @@ fn parse_any(line: &str) -> Result<ClientMessage, LineError> {
     };
     let Some(kind) = obj.get("type") else {
         return Err(LineError::Type(
-            "missing field `type` (expected one of tool_use, batch, cancel, permission_response, rewind, shutdown, hello)".into(),
+            "missing field `type` (expected one of tool_use, batch, cancel, permission_response, rewind, session, shutdown, hello)".into(),
         ));
     };
     let Some(kind) = kind.as_str() else {
@@ -344,6 +352,35 @@ fn parse_any(line: &str) -> Result<ClientMessage, LineError> {
         "rewind" => Ok(ClientMessage::Rewind {
             to: string_field(&obj, "rewind", "to", "")?,
         }),
+        "session" => {
+            let opt = |field: &str| match obj.get(field) {
+                None | Some(Value::Null) => Ok(None),
+                Some(Value::String(s)) if !s.is_empty() && !s.contains('\0') => Ok(Some(s.clone())),
+                Some(Value::String(_)) => Err(field_err(
+                    "session",
+                    field,
+                    "expected a non-empty string without NUL characters".into(),
+                )),
+                Some(other) => Err(field_err(
+                    "session",
+                    field,
+                    format!("expected a string, got {}", json_type(other)),
+                )),
+            };
+            let session_id = opt("session_id")?;
+            let transcript_path = opt("transcript_path")?;
+            if session_id.is_none() && transcript_path.is_none() {
+                return Err(field_err(
+                    "session",
+                    "session_id",
+                    "missing (give `session_id`, `transcript_path` or both)".into(),
+                ));
+            }
+            Ok(ClientMessage::Session {
+                session_id,
+                transcript_path,
+            })
+        }
         "shutdown" => Ok(ClientMessage::Shutdown),
         "hello" => match obj.get("client") {
             None | Some(Value::Null) => Ok(ClientMessage::Hello { client: None }),
@@ -360,7 +397,7 @@ fn parse_any(line: &str) -> Result<ClientMessage, LineError> {
             )),
         },
         other => Err(LineError::Type(format!(
-            "unknown message type {other:?} (expected one of tool_use, batch, cancel, permission_response, rewind, shutdown, hello)"
+            "unknown message type {other:?} (expected one of tool_use, batch, cancel, permission_response, rewind, session, shutdown, hello)"
         ))),
     }
 }
@@ -596,6 +633,32 @@ mod tests {
                 client: Some("orch/2".into())
             }
         );
+        assert_eq!(
+            parse_line(r#"{"type":"rewind","to":"a"}"#).unwrap(),
+            ClientMessage::Rewind { to: "a".into() }
+        );
+        assert_eq!(
+            parse_line(r#"{"type":"session","session_id":"s-1","transcript_path":"/t.jsonl"}"#)
+                .unwrap(),
+            ClientMessage::Session {
+                session_id: Some("s-1".into()),
+                transcript_path: Some("/t.jsonl".into())
+            }
+        );
+        assert_eq!(
+            parse_line(r#"{"type":"session","transcript_path":"/t"}"#).unwrap(),
+            ClientMessage::Session {
+                session_id: None,
+                transcript_path: Some("/t".into())
+            }
+        );
+        for bad in [
+            r#"{"type":"session"}"#,
+            r#"{"type":"session","session_id":3}"#,
+            r#"{"type":"session","session_id":""}"#,
+        ] {
+            assert!(parse_line(bad).is_err(), "{bad}");
+        }
         assert_eq!(
             parse_line(r#"{"type":"rewind","to":"a"}"#).unwrap(),
             ClientMessage::Rewind { to: "a".into() }

@@ -38,6 +38,9 @@ pub enum OutputDir {
     Temporary,
 }
 
+/// At shutdown, how long async hooks still running may take before they are killed.
+const ASYNC_HOOK_GRACE: Duration = Duration::from_secs(5);
+
 /// How to build a runtime.
 #[derive(Clone)]
 pub struct Config {
@@ -76,6 +79,12 @@ pub struct Config {
     pub clock: Option<Arc<dyn crate::supervisor::StageClock>>,
     /// In-process hooks registered by a library user: event, matcher, timeout, function.
     pub in_process_hooks: Vec<(HookEvent, String, Duration, Arc<dyn InProcessHook>)>,
+    /// `--plugin-dir`: plugin directories whose hooks load after the settings files' hooks.
+    pub plugin_dirs: Vec<PathBuf>,
+    /// `--session-id`: the `session_id` hooks see (default: a fresh id per run).
+    pub session_id: Option<String>,
+    /// `--transcript-path`: the `transcript_path` hooks see (default: null).
+    pub transcript_path: Option<String>,
 }
 
 impl Config {
@@ -102,6 +111,9 @@ impl Config {
             extra_tools: Vec::new(),
             in_process_hooks: Vec::new(),
             clock: None,
+            plugin_dirs: Vec::new(),
+            session_id: None,
+            transcript_path: None,
         }
     }
 
@@ -141,6 +153,9 @@ pub enum StartError {
     /// Hook configuration.
     #[error(transparent)]
     Hooks(#[from] crate::hooks::HookConfigError),
+    /// A plugin directory.
+    #[error(transparent)]
+    Plugin(#[from] crate::hooks::plugin::PluginError),
     /// The working or output directory.
     #[error("{0}")]
     Io(String),
@@ -258,6 +273,11 @@ fn build_policy_and_registry(
     let mut warnings = settings.warnings.clone();
     warnings.extend(policy.warnings().iter().cloned());
     let policy = Arc::new(policy.build()?);
+    // A notice (bypass taken away) says what toolrt does, not a setting it ignores: printed,
+    // never refused by --strict-settings.
+    for notice in policy.notices() {
+        tracing::warn!("{notice}");
+    }
     let mut tools: Vec<Arc<dyn Tool>> = if config.builtins {
         crate::tools::builtin_tools()
     } else {
@@ -394,6 +414,11 @@ impl Runtime {
             build_policy_and_registry(&config, &cwd, Some(&output_dir))?;
 
         session.env_scrub = settings.env_scrub.clone();
+        session.env = settings
+            .env
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
         session.tools = crate::tools::ToolState::new(
             settings.require_read_before_edit,
             output_dir.join("checkpoints"),
@@ -407,10 +432,23 @@ impl Runtime {
         for (file, hooks) in settings.sections("hooks") {
             hook_config.add_settings_file(file, hooks, &crate::permission::check_rule)?;
         }
+        // Plugin data lives under the home directory, so it outlives the session.
+        let data_root = session.home.join(".toolrt").join("plugin-data");
+        for dir in &config.plugin_dirs {
+            let plugin = crate::hooks::plugin::load(dir, &data_root)?;
+            for file in &plugin.hooks {
+                hook_config.add_plugin_file(
+                    &file.file,
+                    &file.hooks,
+                    &crate::permission::check_rule,
+                    plugin.info.clone(),
+                )?;
+            }
+        }
         for (event, matcher, timeout, hook) in &config.in_process_hooks {
             hook_config.register_fn(*event, matcher, *timeout, hook.clone())?;
         }
-        warnings.extend(hook_config.warnings().iter().cloned());
+        warnings.extend(hook_config.warnings());
         report_warnings(config.strict_settings, &warnings)?;
         let hooks = if hook_config.is_empty() {
             Hooks::none()
@@ -418,8 +456,15 @@ impl Runtime {
             let env = HookEnv {
                 cwd: session.cwd.clone(),
                 project_dir: session.cwd.clone(),
-                session_id: session.id.clone(),
+                // The client's id for hooks; toolrt's own id still names its output folder, so a
+                // client-chosen id never becomes a path.
+                session_id: config
+                    .session_id
+                    .clone()
+                    .unwrap_or_else(|| session.id.clone()),
+                transcript_path: config.transcript_path.clone(),
                 env_scrub: session.env_scrub.clone(),
+                env: session.env.clone(),
                 output_dir: session.output_dir.clone(),
             };
             let events = emitter.clone();
@@ -471,6 +516,11 @@ impl Runtime {
         );
         pipeline.clock = config.clock.clone();
         let pipeline = Arc::new(pipeline);
+        // Before any call is accepted, as the reference runs SessionStart before the first turn.
+        pipeline
+            .hooks
+            .session_start(crate::supervisor::mode_name(pipeline.mode))
+            .await;
         let dispatcher = Dispatcher::new(
             pipeline,
             Limits {
@@ -522,9 +572,18 @@ impl Runtime {
         self.dispatcher.pipeline().close_asks();
     }
 
-    /// Finishes everything in flight, stops the stages and closes the message stream.
+    /// Finishes everything in flight, runs SessionEnd hooks, gives async hooks still running
+    /// a few seconds, stops the stages and closes the message stream.
     pub async fn shutdown(self) {
         self.dispatcher.drain().await;
-        self.dispatcher.pipeline().stop();
+        let pipeline = self.dispatcher.pipeline();
+        pipeline
+            .hooks
+            .session_end(
+                crate::supervisor::mode_name(pipeline.mode),
+                ASYNC_HOOK_GRACE,
+            )
+            .await;
+        pipeline.stop();
     }
 }

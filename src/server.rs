@@ -161,9 +161,10 @@ async fn read_loop<R: AsyncBufRead + Unpin>(
         drop(bytes);
         match msg {
             ClientMessage::Shutdown => reader.shutting_down = true,
-            ClientMessage::PermissionResponse(_) | ClientMessage::Cancel(_) => {
-                dispatcher.control(msg)
-            }
+            // A `session` message only names what later hooks see; it never waits either.
+            ClientMessage::PermissionResponse(_)
+            | ClientMessage::Cancel(_)
+            | ClientMessage::Session { .. } => dispatcher.control(msg),
             msg if reader.shutting_down => reader.refuse(
                 msg,
                 "shutting_down",

@@ -28,7 +28,7 @@ use crate::emit::Emitter;
 use crate::execute::Executor;
 use crate::hooks::stage::CallFacts;
 use crate::hooks::{BatchCallRecord, HookEvent, HookPermission, Hooks, PermissionRequestDecision};
-use crate::permission::{Behavior, HookVerdict, Mode, Permission, Query};
+use crate::permission::{Behavior, DecidedBy, HookVerdict, Mode, Permission, Query};
 use crate::protocol::{PermissionResponse, ServerMessage};
 use crate::session::Session;
 use crate::tool::{ProgressSink, ToolContext, ToolStatus};
@@ -495,6 +495,7 @@ async fn drive(
 
     // PreToolUse hooks.
     let mut hook_verdict = None;
+    let mut hook_ask_reason = None;
     if p.hooks.has(HookEvent::PreToolUse) {
         let pre = lend(&mut prepared.input, |input| {
             p.hooks.pre_tool_use(facts(p, &tool, input, id, cancel))
@@ -523,7 +524,10 @@ async fn drive(
                     format!("A PreToolUse hook deferred this call; it did not run{why}."),
                 ));
             }
-            Some(HookPermission::Ask) => hook_verdict = Some(HookVerdict::Ask),
+            Some(HookPermission::Ask) => {
+                hook_verdict = Some(HookVerdict::Ask);
+                hook_ask_reason = pre.reason;
+            }
             Some(HookPermission::Allow) => hook_verdict = Some(HookVerdict::Allow),
             None => {}
         }
@@ -564,7 +568,12 @@ async fn drive(
         );
         match decision.behavior {
             Behavior::Allow => break,
-            Behavior::Deny => return Err((Outcome::Denied, decision.message(&tool))),
+            Behavior::Deny => {
+                let message = decision.message(&tool);
+                return Err(
+                    permission_denied(p, &tool, &mut prepared.input, id, cancel, message).await,
+                );
+            }
             Behavior::Ask => {
                 rounds += 1;
                 if rounds > MAX_ASK_ROUNDS {
@@ -609,18 +618,28 @@ async fn drive(
                     }
                 }
                 if p.ask_policy == AskPolicy::Deny {
-                    return Err((
-                        Outcome::Denied,
-                        format!(
-                            "{} (no one can approve it in this session)",
-                            decision.message(&tool)
-                        ),
-                    ));
+                    let message = format!(
+                        "{} (no one can approve it in this session)",
+                        decision.message(&tool)
+                    );
+                    return Err(permission_denied(
+                        p,
+                        &tool,
+                        &mut prepared.input,
+                        id,
+                        cancel,
+                        message,
+                    )
+                    .await);
                 }
                 // Waiting holds no execution slot.
                 drop(slot_permit);
-                let answer =
-                    ask_client(p, id, &tool, &prepared, cancel, decision.message(&tool)).await?;
+                // A hook's ask carries its own reason to the client.
+                let reason = match (&decision.decided_by, &hook_ask_reason) {
+                    (DecidedBy::Hook { .. }, Some(r)) => r.clone(),
+                    _ => decision.message(&tool),
+                };
+                let answer = ask_client(p, id, &tool, &prepared, cancel, reason).await?;
                 lap.restart();
                 if !answer.allow {
                     let why = answer
@@ -717,6 +736,7 @@ async fn drive(
                             facts(p, &tool, input.clone(), id, cancel),
                             error,
                             false,
+                            duration_ms,
                         )
                         .await
                         .map_err(fault)?
@@ -761,6 +781,34 @@ async fn drive(
     let mut result = ToolResult::new(String::new(), shaped.outcome, shaped.content);
     result.output_file = shaped.output_file;
     Ok(result)
+}
+
+/// The permission decision denied the call: PermissionDenied hooks hear of it (one of them may
+/// say the call can be retried), and the call ends `denied` with `message`.
+async fn permission_denied(
+    p: &Pipeline,
+    tool: &Arc<str>,
+    input: &mut Input,
+    id: &Arc<str>,
+    cancel: &CancellationToken,
+    mut message: String,
+) -> Early {
+    if p.hooks.has(HookEvent::PermissionDenied) {
+        let reason = message.clone();
+        let retry = lend(input, |input| {
+            p.hooks
+                .permission_denied(facts(p, tool, input, id, cancel), reason)
+        })
+        .await;
+        match retry {
+            Ok(true) => message.push_str(
+                "\n\nA PermissionDenied hook says this call may be retried if the user asked for it.",
+            ),
+            Ok(false) => {}
+            Err(fault) => return fault,
+        }
+    }
+    (Outcome::Denied, message)
 }
 
 /// Lends the call's input to a stage request: it travels in the message (no copy) and comes

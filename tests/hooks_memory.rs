@@ -53,6 +53,7 @@ fn fifty_megabytes_of_hook_output_stay_bounded() {
             session_id: "s".into(),
             env_scrub: vec![],
             output_dir: dir.path().to_path_buf(),
+            ..Default::default()
         },
         Arc::new(NoFilter),
         Arc::new(move |v| sink.lock().unwrap().push(v)),

@@ -4,6 +4,7 @@
 mod hooks_support;
 mod support;
 
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use hooks_support::*;
@@ -201,7 +202,7 @@ fn timeout_is_in_seconds() {
 }
 
 #[test]
-fn command_hooks_run_with_sh_in_cwd_with_project_dir_and_no_terminal() {
+fn command_hooks_run_through_the_shell_in_cwd_with_project_dir_and_no_terminal() {
     let fx = Fixture::new();
     let (logger, log) = fx.logger("env");
     let shell = fx.hooks.path().join("shell.txt");
@@ -228,8 +229,14 @@ fn command_hooks_run_with_sh_in_cwd_with_project_dir_and_no_terminal() {
     );
     assert_eq!(rec["stdin_tty"], false);
     assert_eq!(rec["stdout_tty"], false);
-    // `sh -c <command>` makes $0 "sh".
-    assert_eq!(std::fs::read_to_string(&shell).unwrap(), "sh");
+    // `<shell> -c <command>` makes $0 the shell: the user's $SHELL when it is bash, zsh or sh,
+    // else /bin/sh (tests/hooks_shell.rs pins $SHELL).
+    let user = std::env::var("SHELL").unwrap_or_default();
+    let want = match Path::new(&user).file_name().and_then(|n| n.to_str()) {
+        Some("bash" | "zsh" | "sh") if user.starts_with('/') => user.clone(),
+        _ => "/bin/sh".to_owned(),
+    };
+    assert_eq!(std::fs::read_to_string(&shell).unwrap(), want);
 }
 
 // ---------- §4.3 input ----------

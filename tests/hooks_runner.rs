@@ -68,6 +68,7 @@ impl Harness {
             session_id: "sess-1".into(),
             env_scrub,
             output_dir: dir.path().join("out"),
+            ..Default::default()
         };
         let runner = HookRunner::new(
             Arc::new(config),
@@ -258,6 +259,7 @@ async fn hook_that_cannot_start_fails_open() {
             session_id: "s".into(),
             env_scrub: vec![],
             output_dir: dir.clone(),
+            ..Default::default()
         },
         Arc::new(PrefixFilter),
         Arc::new(|_| {}),
@@ -380,7 +382,7 @@ async fn event_specific_input_fields() {
         .post_tool_use(&c, &json!({"stdout": "hi"}), 12, &never)
         .await;
     h.runner
-        .post_tool_use_failure(&c, "exit 1", false, &never)
+        .post_tool_use_failure(&c, "exit 1", false, 7, &never)
         .await;
     let record = BatchCallRecord {
         tool_name: "Bash".into(),
@@ -702,7 +704,7 @@ async fn long_hook_output_is_saved_to_a_file() {
     let input = bash_input("ls");
     let r = h
         .runner
-        .post_tool_use_failure(&call(&input), "boom", false, &CancellationToken::new())
+        .post_tool_use_failure(&call(&input), "boom", false, 3, &CancellationToken::new())
         .await;
     assert_eq!(r.feedback.len(), 1);
     let text = &r.feedback[0];

@@ -35,6 +35,7 @@ pub(crate) fn runner(dir: &Path) -> HookRunner {
             session_id: "bench".into(),
             env_scrub: vec!["*_TOKEN".into()],
             output_dir: dir.to_path_buf(),
+            ..Default::default()
         },
         Arc::new(NoFilter),
         Arc::new(|_| {}),

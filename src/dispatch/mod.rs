@@ -224,8 +224,8 @@ impl Dispatcher {
         }
     }
 
-    /// Handles a message that never waits for admission: `cancel`, `permission_response`
-    /// (`shutdown` is the caller's business; calls and `rewind` are ignored here).
+    /// Handles a message that never waits for admission: `cancel`, `permission_response`,
+    /// `session` (`shutdown` is the caller's business; calls and `rewind` are ignored here).
     pub fn control(&self, msg: ClientMessage) {
         match msg {
             ClientMessage::Cancel(target) => self.cancel(&target),
@@ -237,6 +237,10 @@ impl Dispatcher {
                     ));
                 }
             }
+            ClientMessage::Session {
+                session_id,
+                transcript_path,
+            } => self.pipeline.hooks.set_session(session_id, transcript_path),
             ClientMessage::ToolUse(_)
             | ClientMessage::Batch { .. }
             | ClientMessage::Rewind { .. }

@@ -1,9 +1,9 @@
-//! Running one command hook: `sh -c` in its own process group, stdin fed and closed, stdout and
-//! stderr captured with a bound, the whole group killed at timeout, on cancellation and when the
-//! run is dropped.
+//! Running one command hook: a shell (or, in exec form, the program itself) in its own process
+//! group, stdin fed and closed, stdout and stderr captured with a bound, the whole group killed
+//! at timeout, on cancellation and when the run is dropped.
 
-use std::ffi::OsString;
-use std::path::Path;
+use std::ffi::{OsStr, OsString};
+use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
@@ -48,10 +48,17 @@ pub(crate) enum CommandRun {
 
 /// Everything one spawn needs.
 pub(crate) struct CommandSpec<'a> {
-    pub(crate) command: &'a str,
+    /// The program: a shell, or the exec-form `command`.
+    pub(crate) program: &'a OsStr,
+    /// Its arguments (`-c <command>` for a shell).
+    pub(crate) args: &'a [OsString],
+    /// What logs call it.
+    pub(crate) label: &'a str,
     pub(crate) cwd: &'a Path,
-    pub(crate) project_dir: &'a Path,
+    /// Removed from the inherited environment first.
     pub(crate) env_remove: &'a [OsString],
+    /// Then set (settings `env`, `CLAUDE_PROJECT_DIR`, plugin directories, …).
+    pub(crate) env_set: &'a [(OsString, OsString)],
     pub(crate) stdin: &'a [u8],
     pub(crate) timeout: Duration,
     pub(crate) cancel: &'a CancellationToken,
@@ -70,9 +77,8 @@ impl Drop for GroupGuard {
 
 /// Runs one command hook to completion, timeout or cancellation.
 pub(crate) async fn run(spec: CommandSpec<'_>) -> CommandRun {
-    let mut cmd = Command::new("sh");
-    cmd.arg("-c")
-        .arg(spec.command)
+    let mut cmd = Command::new(spec.program);
+    cmd.args(spec.args)
         .current_dir(spec.cwd)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -84,11 +90,15 @@ pub(crate) async fn run(spec: CommandSpec<'_>) -> CommandRun {
     for name in spec.env_remove {
         cmd.env_remove(name);
     }
-    cmd.env("CLAUDE_PROJECT_DIR", spec.project_dir)
-        .env("TOOLRT_PROJECT_DIR", spec.project_dir);
+    cmd.envs(spec.env_set.iter().map(|(k, v)| (k, v)));
     let mut child = match cmd.spawn() {
         Ok(c) => c,
-        Err(e) => return CommandRun::SpawnFailed(format!("cannot start hook: {e}")),
+        Err(e) => {
+            return CommandRun::SpawnFailed(format!(
+                "cannot start {}: {e}",
+                spec.program.to_string_lossy()
+            ));
+        }
     };
     let Some(pid) = child.id().and_then(|p| i32::try_from(p).ok()) else {
         return CommandRun::SpawnFailed("hook exited before it could be tracked".into());
@@ -168,7 +178,7 @@ pub(crate) async fn run(spec: CommandSpec<'_>) -> CommandRun {
     let dropped = out.1 + err.1;
     if dropped > 0 {
         tracing::warn!(
-            command = spec.command,
+            command = spec.label,
             dropped,
             "hook output over the capture limit dropped"
         );
@@ -197,6 +207,79 @@ pub(crate) async fn run(spec: CommandSpec<'_>) -> CommandRun {
         }
         Err(e) => CommandRun::SpawnFailed(format!("cannot wait for hook: {e}")),
     }
+}
+
+/// The program a shell-form hook with `shell: "bash"` runs through: the user's `$SHELL` when it
+/// is bash, zsh or sh (by its file name), else `/bin/sh`.
+pub(crate) fn user_shell(shell_var: Option<&OsStr>) -> PathBuf {
+    if let Some(shell) = shell_var {
+        let path = Path::new(shell);
+        let name = path.file_name().and_then(OsStr::to_str).unwrap_or("");
+        if path.is_absolute() && matches!(name, "bash" | "zsh" | "sh") {
+            return path.to_path_buf();
+        }
+    }
+    PathBuf::from("/bin/sh")
+}
+
+/// How long a syntax check (`shell -n`) may take.
+const SYNTAX_CHECK_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Whether the shell reports a syntax error in `command` itself, or, when the command is just
+/// the path of a shell script (`#!/bin/sh`, bash, zsh, dash), in that script: `<shell> -n`
+/// parses without running anything. A hook that exits 2 because of such an error did not mean to
+/// block. Errs on the side of "no syntax error" when the check itself cannot run.
+pub(crate) async fn has_syntax_error(shell: &Path, command: &str, cwd: &Path) -> bool {
+    let check = |program: PathBuf, args: Vec<OsString>| async move {
+        let mut cmd = Command::new(program);
+        cmd.args(args)
+            .current_dir(cwd)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .process_group(0)
+            .kill_on_drop(true);
+        match tokio::time::timeout(SYNTAX_CHECK_TIMEOUT, cmd.status()).await {
+            Ok(Ok(status)) => !status.success(),
+            _ => false,
+        }
+    };
+    let args = vec![OsString::from("-n"), "-c".into(), command.into()];
+    if check(shell.to_path_buf(), args).await {
+        return true;
+    }
+    match script_interpreter(command, cwd) {
+        Some((interp, script)) => check(interp, vec!["-n".into(), script.into_os_string()]).await,
+        None => false,
+    }
+}
+
+/// For a command that is one word naming a script with a shell `#!` line: (interpreter, script).
+fn script_interpreter(command: &str, cwd: &Path) -> Option<(PathBuf, PathBuf)> {
+    let word = command.trim();
+    let word = word
+        .strip_prefix('"')
+        .and_then(|w| w.strip_suffix('"'))
+        .or_else(|| word.strip_prefix('\'').and_then(|w| w.strip_suffix('\'')))
+        .unwrap_or(word);
+    if word.is_empty() || word.contains(char::is_whitespace) || word.contains('$') {
+        return None;
+    }
+    let script = cwd.join(word);
+    let mut head = [0u8; 128];
+    let n = {
+        use std::io::Read;
+        std::fs::File::open(&script).ok()?.read(&mut head).ok()?
+    };
+    let first = head[..n].split(|b| *b == b'\n').next()?;
+    let line = std::str::from_utf8(first.strip_prefix(b"#!")?).ok()?.trim();
+    let mut words = line.split_whitespace();
+    let mut interp = words.next()?;
+    if Path::new(interp).file_name()? == "env" {
+        interp = words.next()?;
+    }
+    let name = Path::new(interp).file_name()?.to_str()?;
+    matches!(name, "sh" | "bash" | "zsh" | "dash").then(|| (PathBuf::from(interp), script))
 }
 
 async fn kill_and_reap(pid: i32, child: &mut tokio::process::Child) {
@@ -271,7 +354,44 @@ pub(crate) fn glob_match(pattern: &str, name: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::glob_match;
+    use super::*;
+
+    #[test]
+    fn user_shell_table() {
+        for (var, want) in [
+            (Some("/bin/bash"), "/bin/bash"),
+            (Some("/usr/bin/zsh"), "/usr/bin/zsh"),
+            (Some("/bin/sh"), "/bin/sh"),
+            (Some("/usr/bin/fish"), "/bin/sh"),
+            (Some("/bin/dash"), "/bin/sh"),
+            (Some("bash"), "/bin/sh"),
+            (Some(""), "/bin/sh"),
+            (None, "/bin/sh"),
+        ] {
+            assert_eq!(
+                user_shell(var.map(OsStr::new)),
+                PathBuf::from(want),
+                "{var:?}"
+            );
+        }
+    }
+
+    #[tokio::test]
+    async fn syntax_errors_of_the_shell_are_told_apart() {
+        let dir = tempfile::tempdir().unwrap();
+        let sh = Path::new("/bin/sh");
+        assert!(has_syntax_error(sh, "if then fi", dir.path()).await);
+        assert!(!has_syntax_error(sh, "exit 2", dir.path()).await);
+        // A script whose own text does not parse.
+        std::fs::write(dir.path().join("bad.sh"), "#!/bin/sh\nif then\n").unwrap();
+        std::fs::write(dir.path().join("good.sh"), "#!/usr/bin/env bash\nexit 2\n").unwrap();
+        std::fs::write(dir.path().join("py"), "#!/usr/bin/python3\nif then\n").unwrap();
+        assert!(has_syntax_error(sh, "./bad.sh", dir.path()).await);
+        assert!(has_syntax_error(sh, "'./bad.sh'", dir.path()).await);
+        assert!(!has_syntax_error(sh, "./good.sh", dir.path()).await);
+        assert!(!has_syntax_error(sh, "./py", dir.path()).await);
+        assert!(!has_syntax_error(sh, "./missing.sh", dir.path()).await);
+    }
 
     #[test]
     fn glob_table() {

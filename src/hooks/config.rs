@@ -3,12 +3,14 @@
 //! Everything here is pure: a settings value goes in, pre-indexed handlers (or an error naming
 //! the file and key) come out. Regexes are compiled once, at load.
 
+use std::collections::BTreeMap;
 use std::fmt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::protocol::InProcessHook;
 
@@ -25,16 +27,25 @@ pub enum HookEvent {
     PostToolUseFailure,
     /// Once per batch, after every call has finished.
     PostToolBatch,
+    /// After the permission decision (a rule, the mode, dontAsk) denied a call.
+    PermissionDenied,
+    /// Once, when the runtime has started.
+    SessionStart,
+    /// Once, when the runtime shuts down.
+    SessionEnd,
 }
 
 impl HookEvent {
     /// Every event, in index order.
-    pub const ALL: [HookEvent; 5] = [
+    pub const ALL: [HookEvent; 8] = [
         HookEvent::PreToolUse,
         HookEvent::PermissionRequest,
         HookEvent::PostToolUse,
         HookEvent::PostToolUseFailure,
         HookEvent::PostToolBatch,
+        HookEvent::PermissionDenied,
+        HookEvent::SessionStart,
+        HookEvent::SessionEnd,
     ];
 
     /// The name used in settings files, hook input (`hook_event_name`) and wire events.
@@ -45,6 +56,9 @@ impl HookEvent {
             HookEvent::PostToolUse => "PostToolUse",
             HookEvent::PostToolUseFailure => "PostToolUseFailure",
             HookEvent::PostToolBatch => "PostToolBatch",
+            HookEvent::PermissionDenied => "PermissionDenied",
+            HookEvent::SessionStart => "SessionStart",
+            HookEvent::SessionEnd => "SessionEnd",
         }
     }
 
@@ -55,7 +69,10 @@ impl HookEvent {
 
     /// Whether the event concerns one tool call (so matchers and `if` filters apply).
     pub fn is_tool_event(self) -> bool {
-        !matches!(self, HookEvent::PostToolBatch)
+        !matches!(
+            self,
+            HookEvent::PostToolBatch | HookEvent::SessionStart | HookEvent::SessionEnd
+        )
     }
 
     fn index(self) -> usize {
@@ -69,22 +86,48 @@ impl fmt::Display for HookEvent {
     }
 }
 
-/// Events of the reference CLI that toolrt never fires. Settings files written for it may hold
-/// them; they load with a warning instead of failing, because nothing toolrt does depends on them.
-const FOREIGN_EVENTS: &[&str] = &[
+/// Every hook event of the reference CLI. All of them load; toolrt fires the ones in
+/// [`HookEvent`] and reports the others once as not applicable (they concern a conversation,
+/// subagents, compaction, … which toolrt does not have).
+pub const REFERENCE_EVENTS: &[&str] = &[
+    "PreToolUse",
+    "PostToolUse",
+    "PostToolUseFailure",
+    "PostToolBatch",
+    "Notification",
+    "UserPromptSubmit",
+    "UserPromptExpansion",
     "SessionStart",
     "SessionEnd",
-    "UserPromptSubmit",
-    "Notification",
     "Stop",
+    "StopFailure",
     "SubagentStart",
     "SubagentStop",
     "PreCompact",
     "PostCompact",
+    "PreModelSwitch",
+    "PostModelSwitch",
+    "PermissionRequest",
+    "PermissionDenied",
+    "Setup",
+    "TeammateIdle",
+    "TaskCreated",
+    "TaskCompleted",
+    "Elicitation",
+    "ElicitationResult",
+    "ConfigChange",
+    "WorktreeCreate",
+    "WorktreeRemove",
+    "InstructionsLoaded",
+    "CwdChanged",
+    "FileChanged",
+    "DirectoryAdded",
+    "MessageDisplay",
+    "PreSkillShellCommand",
 ];
 
-/// Which tool names a hook group applies to. PostToolBatch concerns no single tool, so its
-/// matchers (and `if` rules) are not consulted: every PostToolBatch hook runs for every batch.
+/// Which tool names a hook group applies to. PostToolBatch and the session events concern no
+/// single tool, so their matchers (and `if` rules) are not consulted.
 #[derive(Debug, Clone)]
 pub enum Matcher {
     /// `""`, `"*"` or no matcher: every tool.
@@ -144,11 +187,44 @@ fn one_line_regex_error(e: &regex::Error) -> String {
     last.trim().trim_start_matches("error: ").to_owned()
 }
 
+/// The shell a shell-form command hook runs through (`shell`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ShellKind {
+    /// `bash` (the default): the user's `$SHELL` when it is bash, zsh or sh, else `/bin/sh`.
+    Bash,
+    /// `powershell`: `pwsh -NoProfile -Command`.
+    PowerShell,
+}
+
+/// A `type: "command"` hook.
+#[derive(Debug, PartialEq)]
+pub(crate) struct CommandHook {
+    /// The shell command, or (exec form) the program.
+    pub(crate) command: String,
+    /// Exec form: the program's arguments; no shell runs.
+    pub(crate) args: Option<Vec<String>>,
+    /// The shell of the shell form.
+    pub(crate) shell: ShellKind,
+}
+
+/// A `type: "http"` hook: the input JSON is POSTed to `url`.
+#[derive(Debug, PartialEq)]
+pub(crate) struct HttpHook {
+    /// Where to POST.
+    pub(crate) url: String,
+    /// Extra headers; `$VAR` / `${VAR}` in values are filled in for names in `allowed_env_vars`.
+    pub(crate) headers: Vec<(String, String)>,
+    /// The variables header values may use.
+    pub(crate) allowed_env_vars: Vec<String>,
+}
+
 /// What a handler runs.
 #[derive(Clone)]
 pub(crate) enum HandlerKind {
-    /// A shell command, run with `sh -c`.
-    Command(Arc<str>),
+    /// A command, through a shell or (exec form) directly.
+    Command(Arc<CommandHook>),
+    /// An HTTP endpoint.
+    Http(Arc<HttpHook>),
     /// A Rust function registered by a library user.
     InProcess(Arc<dyn InProcessHook>),
 }
@@ -157,9 +233,32 @@ impl fmt::Debug for HandlerKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             HandlerKind::Command(c) => f.debug_tuple("Command").field(c).finish(),
+            HandlerKind::Http(h) => f.debug_tuple("Http").field(&h.url).finish(),
             HandlerKind::InProcess(_) => f.write_str("InProcess"),
         }
     }
+}
+
+/// What a hook's failure does (`onFailure`): it could not start, timed out, exited with a code
+/// other than 0 or 2, printed invalid JSON, or its shell could not parse the command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) enum OnFailure {
+    /// The failure is reported (an event) and the action goes ahead.
+    #[default]
+    Continue,
+    /// The failure counts as exit code 2: the call (or permission request) is blocked.
+    Block,
+}
+
+/// The plugin a hook came from (`--plugin-dir`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PluginInfo {
+    /// The plugin's name (its manifest's `name`, else its directory's name).
+    pub name: String,
+    /// `CLAUDE_PLUGIN_ROOT`: the plugin's directory, absolute.
+    pub root: PathBuf,
+    /// `CLAUDE_PLUGIN_DATA`: a directory of its own for data that outlives a session.
+    pub data: PathBuf,
 }
 
 /// One configured hook of one event.
@@ -173,8 +272,29 @@ pub(crate) struct Handler {
     pub(crate) kind: HandlerKind,
     /// How long it may run.
     pub(crate) timeout: Duration,
-    /// What wire events and hook-named texts call it: the command, or `in-process hook #n`.
+    /// What wire events and hook-named texts call it: the command, the URL, or
+    /// `in-process hook #n`.
     pub(crate) label: Arc<str>,
+    /// What a failure does.
+    pub(crate) on_failure: OnFailure,
+    /// `async`: runs in the background; the call never waits for it.
+    pub(crate) is_async: bool,
+    /// `once`: set once the hook has been started; it never runs again this session.
+    pub(crate) once: Option<Arc<AtomicBool>>,
+    /// `statusMessage`, carried on `hook_start`.
+    pub(crate) status_message: Option<Arc<str>>,
+    /// The plugin it belongs to, if any.
+    pub(crate) plugin: Option<Arc<PluginInfo>>,
+}
+
+impl Handler {
+    /// Whether this hook may run now; a `once` hook claims its only run here.
+    pub(crate) fn claim(&self) -> bool {
+        match &self.once {
+            None => true,
+            Some(done) => !done.swap(true, Ordering::SeqCst),
+        }
+    }
 }
 
 /// The default `timeout` of a hook, in seconds.
@@ -192,15 +312,18 @@ pub struct HookConfigError {
     pub message: String,
 }
 
-/// Parsed `hooks` configuration, merged across settings files and in-process registrations.
+/// Parsed `hooks` configuration, merged across settings files, plugins and in-process
+/// registrations.
 ///
 /// Handlers are indexed per event in configuration order (files in the order added, entries in
 /// file order, then in-process hooks in registration order); that order decides which
 /// `updatedInput` wins when several hooks rewrite a call.
 #[derive(Debug, Default)]
 pub struct HookConfig {
-    handlers: [Vec<Handler>; 5],
+    handlers: [Vec<Handler>; 8],
     warnings: Vec<String>,
+    /// Reference events toolrt does not fire, with the files that configure them.
+    not_applicable: BTreeMap<String, Vec<String>>,
     in_process_count: usize,
 }
 
@@ -220,6 +343,29 @@ impl HookConfig {
         hooks: &Value,
         check_if: &dyn Fn(&str) -> Result<(), String>,
     ) -> Result<(), HookConfigError> {
+        self.add_file(file, hooks, check_if, None)
+    }
+
+    /// Adds the hooks of a plugin (its `hooks/hooks.json`, the value of its `hooks` key): they
+    /// run with `CLAUDE_PLUGIN_ROOT` and `CLAUDE_PLUGIN_DATA` set to the plugin's own
+    /// directories.
+    pub fn add_plugin_file(
+        &mut self,
+        file: &Path,
+        hooks: &Value,
+        check_if: &dyn Fn(&str) -> Result<(), String>,
+        plugin: PluginInfo,
+    ) -> Result<(), HookConfigError> {
+        self.add_file(file, hooks, check_if, Some(Arc::new(plugin)))
+    }
+
+    fn add_file(
+        &mut self,
+        file: &Path,
+        hooks: &Value,
+        check_if: &dyn Fn(&str) -> Result<(), String>,
+        plugin: Option<Arc<PluginInfo>>,
+    ) -> Result<(), HookConfigError> {
         let source = file.display().to_string();
         let err = |key: String, message: String| HookConfigError {
             source_name: source.clone(),
@@ -231,30 +377,27 @@ impl HookConfig {
         };
         let mut added: Vec<(HookEvent, Handler)> = Vec::new();
         let mut warnings = Vec::new();
+        let mut not_applicable = Vec::new();
         for (name, groups) in events {
             let key = format!("hooks.{name}");
             let event = match HookEvent::from_name(name) {
-                Some(e) => e,
-                None if FOREIGN_EVENTS.contains(&name.as_str()) => {
-                    warnings.push(format!(
-                        "{source}: {key}: event not fired by toolrt, its hooks are ignored"
-                    ));
-                    continue;
-                }
+                Some(e) => Some(e),
+                None if REFERENCE_EVENTS.contains(&name.as_str()) => None,
                 None => {
-                    let known: Vec<&str> = HookEvent::ALL.iter().map(|e| e.as_str()).collect();
-                    return Err(err(
-                        key,
-                        format!(
-                            "unknown hook event {name:?} (expected one of {})",
-                            known.join(", ")
-                        ),
-                    ));
+                    let hint = match closest_event(name) {
+                        Some(e) => format!("did you mean {e:?}?"),
+                        None => "not an event of the reference CLI; docs/SEMANTICS.md lists them"
+                            .to_owned(),
+                    };
+                    return Err(err(key, format!("unknown hook event {name:?} ({hint})")));
                 }
             };
             let Some(groups) = groups.as_array() else {
                 return Err(err(key, expected("an array of matcher groups", groups)));
             };
+            // The shape of every entry is checked even for events toolrt does not fire, so a
+            // broken file is reported whatever it configures.
+            let mut parsed = Vec::new();
             for (gi, group) in groups.iter().enumerate() {
                 let gkey = format!("{key}[{gi}]");
                 let Some(group) = group.as_object() else {
@@ -288,22 +431,34 @@ impl HookConfig {
                 };
                 for (hi, handler) in list.iter().enumerate() {
                     let hkey = format!("{gkey}.hooks[{hi}]");
-                    let h = parse_handler(
+                    let ctx = ParseCtx {
                         event,
-                        handler,
-                        &matcher,
+                        matcher: &matcher,
                         check_if,
-                        &mut warnings,
-                        &source,
-                        &hkey,
-                    )
-                    .map_err(|(k, m)| err(k, m))?;
-                    added.push((event, h));
+                        source: &source,
+                        hkey: &hkey,
+                        plugin: plugin.as_ref(),
+                    };
+                    let h =
+                        parse_handler(&ctx, handler, &mut warnings).map_err(|(k, m)| err(k, m))?;
+                    if let (Some(event), Some(h)) = (event, h) {
+                        parsed.push((event, h));
+                    }
                 }
+            }
+            match event {
+                Some(_) => added.extend(parsed),
+                None => not_applicable.push(name.clone()),
             }
         }
         // The runtime prints them, each once (or refuses them with --strict-settings).
         self.warnings.extend(warnings);
+        for name in not_applicable {
+            self.not_applicable
+                .entry(name)
+                .or_default()
+                .push(source.clone());
+        }
         for (event, h) in added {
             self.handlers[event.index()].push(h);
         }
@@ -336,6 +491,11 @@ impl HookConfig {
             kind: HandlerKind::InProcess(f),
             timeout,
             label: format!("in-process hook #{}", self.in_process_count).into(),
+            on_failure: OnFailure::Continue,
+            is_async: false,
+            once: None,
+            status_message: None,
+            plugin: None,
         });
         Ok(())
     }
@@ -350,10 +510,23 @@ impl HookConfig {
         !self.handlers[event.index()].is_empty()
     }
 
-    /// Warnings collected while loading (ignored keys, events toolrt does not fire), one line
-    /// each, already naming file and key; the caller prints them on stderr.
-    pub fn warnings(&self) -> &[String] {
-        &self.warnings
+    /// Warnings collected while loading (ignored keys, hook types toolrt does not run), one line
+    /// each, already naming file and key; then one line naming every configured event toolrt
+    /// does not fire. The caller prints them on stderr.
+    pub fn warnings(&self) -> Vec<String> {
+        let mut out = self.warnings.clone();
+        if !self.not_applicable.is_empty() {
+            let list: Vec<String> = self
+                .not_applicable
+                .iter()
+                .map(|(event, files)| format!("{event} ({})", files.join(", ")))
+                .collect();
+            out.push(format!(
+                "hooks for events that do not apply to toolrt are loaded but never run: {}",
+                list.join("; ")
+            ));
+        }
+        out
     }
 
     /// The handlers of `event`, in configuration order.
@@ -362,36 +535,86 @@ impl HookConfig {
     }
 }
 
+/// Where a handler entry is, for its errors and warnings.
+struct ParseCtx<'a> {
+    /// `None` for a reference event toolrt does not fire (checked, never run).
+    event: Option<HookEvent>,
+    matcher: &'a Arc<Matcher>,
+    check_if: &'a dyn Fn(&str) -> Result<(), String>,
+    source: &'a str,
+    hkey: &'a str,
+    plugin: Option<&'a Arc<PluginInfo>>,
+}
+
+/// Keys every hook type takes.
+const COMMON_KEYS: &[&str] = &[
+    "type",
+    "timeout",
+    "if",
+    "onFailure",
+    "statusMessage",
+    "once",
+];
+
+/// Parses one handler entry; `Ok(None)` for a hook type toolrt does not run (with a warning).
 fn parse_handler(
-    event: HookEvent,
+    ctx: &ParseCtx<'_>,
     handler: &Value,
-    matcher: &Arc<Matcher>,
-    check_if: &dyn Fn(&str) -> Result<(), String>,
     warnings: &mut Vec<String>,
-    source: &str,
-    hkey: &str,
-) -> Result<Handler, (String, String)> {
+) -> Result<Option<Handler>, (String, String)> {
+    let hkey = ctx.hkey;
+    let source = ctx.source;
     let err = |k: &str, m: String| (format!("{hkey}.{k}"), m);
     let Some(obj) = handler.as_object() else {
         return Err((hkey.to_owned(), expected("an object", handler)));
     };
-    match obj.get("type") {
-        Some(Value::String(t)) if t == "command" => {}
-        Some(Value::String(t)) => {
-            // Skipping a policy hook would silently drop enforcement, so this is an error.
+    let kind_name = match obj.get("type") {
+        Some(Value::String(t)) => t.as_str(),
+        Some(other) => return Err(err("type", expected("a string", other))),
+        None => {
             return Err(err(
                 "type",
-                format!("unsupported hook type {t:?} (toolrt runs \"command\" hooks)"),
+                "missing (expected \"command\" or \"http\")".into(),
             ));
         }
-        Some(other) => return Err(err("type", expected("a string", other))),
-        None => return Err(err("type", "missing (expected \"command\")".into())),
-    }
-    let command = match obj.get("command") {
-        Some(Value::String(c)) if !c.trim().is_empty() => c.as_str(),
-        Some(Value::String(_)) => return Err(err("command", "must not be empty".into())),
-        Some(other) => return Err(err("command", expected("a string", other))),
-        None => return Err(err("command", "missing".into())),
+    };
+    let (kind, label, own_keys): (HandlerKind, String, &[&str]) = match kind_name {
+        "command" => {
+            let (hook, label) = parse_command(obj, &err)?;
+            (
+                HandlerKind::Command(Arc::new(hook)),
+                label,
+                &["command", "args", "shell", "async", "asyncRewake"],
+            )
+        }
+        "http" => {
+            let hook = parse_http(obj, &err)?;
+            let label = hook.url.clone();
+            (
+                HandlerKind::Http(Arc::new(hook)),
+                label,
+                &["url", "headers", "allowedEnvVars"],
+            )
+        }
+        "prompt" | "agent" | "mcp_tool" => {
+            // These need a model or an MCP client, which toolrt does not have: the settings
+            // still load, and the user is told this hook will not run (on an event toolrt does
+            // not fire the event's own warning says so already).
+            if ctx.event.is_some() {
+                warnings.push(format!(
+                    "{source}: {hkey}.type: {kind_name:?} hooks are not run by toolrt; this hook is ignored"
+                ));
+            }
+            return Ok(None);
+        }
+        other => {
+            return Err(err(
+                "type",
+                format!(
+                    "unknown hook type {other:?} (expected \"command\", \"http\", \"prompt\", \"agent\" or \"mcp_tool\")"
+                ),
+            ));
+        }
     };
     let timeout = match obj.get("timeout") {
         None | Some(Value::Null) => Duration::from_secs(DEFAULT_TIMEOUT_SECS),
@@ -406,30 +629,230 @@ fn parse_handler(
     let if_rule = match obj.get("if") {
         None | Some(Value::Null) => None,
         Some(Value::String(rule)) => {
-            if !event.is_tool_event() {
+            if let Some(event) = ctx.event
+                && !event.is_tool_event()
+            {
                 return Err(err(
                     "if",
                     format!("only tool events take an `if` rule, not {event}"),
                 ));
             }
-            check_if(rule).map_err(|m| err("if", format!("invalid rule {rule:?}: {m}")))?;
+            (ctx.check_if)(rule).map_err(|m| err("if", format!("invalid rule {rule:?}: {m}")))?;
             Some(Arc::<str>::from(rule.as_str()))
         }
         Some(other) => return Err(err("if", expected("a permission rule string", other))),
     };
+    let on_failure = match obj.get("onFailure") {
+        None | Some(Value::Null) => OnFailure::Continue,
+        Some(Value::String(s)) if s == "continue" => OnFailure::Continue,
+        Some(Value::String(s)) if s == "block" => OnFailure::Block,
+        Some(other) => {
+            return Err(err(
+                "onFailure",
+                format!("expected \"continue\" or \"block\", got {}", show(other)),
+            ));
+        }
+    };
+    let flag = |key: &str| -> Result<bool, (String, String)> {
+        match obj.get(key) {
+            None | Some(Value::Null) => Ok(false),
+            Some(Value::Bool(b)) => Ok(*b),
+            Some(other) => Err(err(key, expected("true or false", other))),
+        }
+    };
+    let rewake = flag("asyncRewake")?;
+    let is_async = flag("async")? || rewake;
+    if rewake {
+        warnings.push(format!(
+            "{source}: {hkey}.asyncRewake: there is no model for toolrt to wake; the hook runs as an async hook"
+        ));
+    }
+    let once = flag("once")?.then(|| Arc::new(AtomicBool::new(false)));
+    let status_message = match obj.get("statusMessage") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) => Some(Arc::<str>::from(s.as_str())),
+        Some(other) => return Err(err("statusMessage", expected("a string", other))),
+    };
     for k in obj
         .keys()
-        .filter(|k| !matches!(k.as_str(), "type" | "command" | "timeout" | "if"))
+        .filter(|k| !COMMON_KEYS.contains(&k.as_str()) && !own_keys.contains(&k.as_str()))
     {
         warnings.push(format!("{source}: {hkey}.{k}: unknown key ignored"));
     }
-    Ok(Handler {
-        matcher: Arc::clone(matcher),
+    if is_async && on_failure == OnFailure::Block {
+        warnings.push(format!(
+            "{source}: {hkey}.onFailure: an async hook cannot block anything; \"block\" is ignored"
+        ));
+    }
+    Ok(Some(Handler {
+        matcher: Arc::clone(ctx.matcher),
         if_rule,
-        kind: HandlerKind::Command(command.into()),
+        kind,
         timeout,
-        label: command.into(),
+        label: label.into(),
+        on_failure,
+        is_async,
+        once,
+        status_message,
+        plugin: ctx.plugin.cloned(),
+    }))
+}
+
+type KeyErr<'a> = &'a dyn Fn(&str, String) -> (String, String);
+
+fn parse_command(
+    obj: &Map<String, Value>,
+    err: KeyErr<'_>,
+) -> Result<(CommandHook, String), (String, String)> {
+    let command = match obj.get("command") {
+        Some(Value::String(c)) if !c.trim().is_empty() => c.clone(),
+        Some(Value::String(_)) => return Err(err("command", "must not be empty".into())),
+        Some(other) => return Err(err("command", expected("a string", other))),
+        None => return Err(err("command", "missing".into())),
+    };
+    if command.contains('\0') {
+        return Err(err("command", "must not hold a NUL character".into()));
+    }
+    let args = match obj.get("args") {
+        None | Some(Value::Null) => None,
+        Some(Value::Array(items)) => {
+            let mut args = Vec::with_capacity(items.len());
+            for (i, item) in items.iter().enumerate() {
+                match item {
+                    Value::String(s) if !s.contains('\0') => args.push(s.clone()),
+                    Value::String(_) => {
+                        return Err(err(
+                            &format!("args[{i}]"),
+                            "must not hold a NUL character".into(),
+                        ));
+                    }
+                    other => return Err(err(&format!("args[{i}]"), expected("a string", other))),
+                }
+            }
+            Some(args)
+        }
+        Some(other) => return Err(err("args", expected("an array of strings", other))),
+    };
+    let shell = match obj.get("shell") {
+        None | Some(Value::Null) => ShellKind::Bash,
+        Some(Value::String(s)) if s == "bash" => ShellKind::Bash,
+        Some(Value::String(s)) if s == "powershell" => ShellKind::PowerShell,
+        Some(other) => {
+            return Err(err(
+                "shell",
+                format!("expected \"bash\" or \"powershell\", got {}", show(other)),
+            ));
+        }
+    };
+    // The label names the hook in events and texts: the command line as written.
+    let label = match &args {
+        None => command.clone(),
+        Some(args) => std::iter::once(command.as_str())
+            .chain(args.iter().map(String::as_str))
+            .collect::<Vec<_>>()
+            .join(" "),
+    };
+    Ok((
+        CommandHook {
+            command,
+            args,
+            shell,
+        },
+        label,
+    ))
+}
+
+fn parse_http(obj: &Map<String, Value>, err: KeyErr<'_>) -> Result<HttpHook, (String, String)> {
+    let url = match obj.get("url") {
+        Some(Value::String(u)) => u.clone(),
+        Some(other) => return Err(err("url", expected("a string", other))),
+        None => return Err(err("url", "missing".into())),
+    };
+    match reqwest::Url::parse(&url) {
+        Ok(u) if matches!(u.scheme(), "http" | "https") => {}
+        Ok(u) => {
+            return Err(err(
+                "url",
+                format!("expected an http or https URL, got scheme {:?}", u.scheme()),
+            ));
+        }
+        Err(e) => return Err(err("url", format!("invalid URL {url:?}: {e}"))),
+    }
+    let headers = match obj.get("headers") {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::Object(map)) => {
+            let mut out = Vec::with_capacity(map.len());
+            for (name, value) in map {
+                let Value::String(v) = value else {
+                    return Err(err(&format!("headers.{name}"), expected("a string", value)));
+                };
+                if reqwest::header::HeaderName::from_bytes(name.trim().as_bytes()).is_err() {
+                    return Err(err(
+                        &format!("headers.{name}"),
+                        "not a valid header name".into(),
+                    ));
+                }
+                out.push((name.trim().to_owned(), v.clone()));
+            }
+            out
+        }
+        Some(other) => return Err(err("headers", expected("an object", other))),
+    };
+    let allowed_env_vars = match obj.get("allowedEnvVars") {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::Array(items)) => {
+            let mut out = Vec::with_capacity(items.len());
+            for (i, item) in items.iter().enumerate() {
+                let Value::String(s) = item else {
+                    return Err(err(
+                        &format!("allowedEnvVars[{i}]"),
+                        expected("a string", item),
+                    ));
+                };
+                out.push(s.clone());
+            }
+            out
+        }
+        Some(other) => {
+            return Err(err(
+                "allowedEnvVars",
+                expected("an array of variable names", other),
+            ));
+        }
+    };
+    Ok(HttpHook {
+        url,
+        headers,
+        allowed_env_vars,
     })
+}
+
+/// The reference event `name` is most likely a misspelling of: the same letters in another case,
+/// or at most two edits away.
+fn closest_event(name: &str) -> Option<&'static str> {
+    let lower = name.to_ascii_lowercase();
+    REFERENCE_EVENTS
+        .iter()
+        .map(|e| (edits(&lower, &e.to_ascii_lowercase()), *e))
+        .filter(|(d, _)| *d <= 2)
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, e)| e)
+}
+
+/// Levenshtein distance (names are short; the quadratic table is fine).
+fn edits(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let cur = row[j + 1];
+            row[j + 1] = (prev + usize::from(ca != *cb)).min(row[j] + 1).min(cur + 1);
+            prev = cur;
+        }
+    }
+    row[b.len()]
 }
 
 fn parse_timeout(n: &serde_json::Number) -> Result<Duration, String> {
@@ -440,16 +863,26 @@ fn parse_timeout(n: &serde_json::Number) -> Result<Duration, String> {
     Duration::try_from_secs_f64(secs).map_err(|_| format!("too large: {n}"))
 }
 
-fn expected(what: &str, got: &Value) -> String {
-    let kind = match got {
+fn show(v: &Value) -> String {
+    match v {
+        Value::String(s) => format!("{s:?}"),
+        other => kind_of(other).to_owned(),
+    }
+}
+
+fn kind_of(got: &Value) -> &'static str {
+    match got {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",
         Value::Number(_) => "a number",
         Value::String(_) => "a string",
         Value::Array(_) => "an array",
         Value::Object(_) => "an object",
-    };
-    format!("expected {what}, got {kind}")
+    }
+}
+
+fn expected(what: &str, got: &Value) -> String {
+    format!("expected {what}, got {}", kind_of(got))
 }
 
 #[cfg(test)]
@@ -595,7 +1028,15 @@ mod tests {
             ),
             (
                 json!({"PreTooluse": []}),
-                "settings.json: hooks.PreTooluse: unknown hook event \"PreTooluse\" (expected one of PreToolUse, PermissionRequest, PostToolUse, PostToolUseFailure, PostToolBatch)",
+                "settings.json: hooks.PreTooluse: unknown hook event \"PreTooluse\" (did you mean \"PreToolUse\"?)",
+            ),
+            (
+                json!({"Nonsense": []}),
+                "settings.json: hooks.Nonsense: unknown hook event \"Nonsense\" (not an event of the reference CLI; docs/SEMANTICS.md lists them)",
+            ),
+            (
+                json!({"Stop": [{"hooks": [{"type": "command"}]}]}),
+                "settings.json: hooks.Stop[0].hooks[0].command: missing",
             ),
             (
                 json!({"PostToolUse": {}}),
@@ -619,11 +1060,63 @@ mod tests {
             ),
             (
                 json!({"PreToolUse": [{"hooks": [{"command": "x"}]}]}),
-                "settings.json: hooks.PreToolUse[0].hooks[0].type: missing (expected \"command\")",
+                "settings.json: hooks.PreToolUse[0].hooks[0].type: missing (expected \"command\" or \"http\")",
             ),
             (
-                h(json!({"type": "prompt"})),
-                "settings.json: hooks.PreToolUse[0].hooks[0].type: unsupported hook type \"prompt\" (toolrt runs \"command\" hooks)",
+                h(json!({"type": "script"})),
+                "settings.json: hooks.PreToolUse[0].hooks[0].type: unknown hook type \"script\" (expected \"command\", \"http\", \"prompt\", \"agent\" or \"mcp_tool\")",
+            ),
+            (
+                h(json!({"onFailure": "stop"})),
+                "settings.json: hooks.PreToolUse[0].hooks[0].onFailure: expected \"continue\" or \"block\", got \"stop\"",
+            ),
+            (
+                h(json!({"shell": "fish"})),
+                "settings.json: hooks.PreToolUse[0].hooks[0].shell: expected \"bash\" or \"powershell\", got \"fish\"",
+            ),
+            (
+                h(json!({"args": "a b"})),
+                "settings.json: hooks.PreToolUse[0].hooks[0].args: expected an array of strings, got a string",
+            ),
+            (
+                h(json!({"args": ["a", 1]})),
+                "settings.json: hooks.PreToolUse[0].hooks[0].args[1]: expected a string, got a number",
+            ),
+            (
+                h(json!({"async": "yes"})),
+                "settings.json: hooks.PreToolUse[0].hooks[0].async: expected true or false, got a string",
+            ),
+            (
+                h(json!({"once": 1})),
+                "settings.json: hooks.PreToolUse[0].hooks[0].once: expected true or false, got a number",
+            ),
+            (
+                h(json!({"statusMessage": ["x"]})),
+                "settings.json: hooks.PreToolUse[0].hooks[0].statusMessage: expected a string, got an array",
+            ),
+            (
+                json!({"PreToolUse": [{"hooks": [{"type": "http"}]}]}),
+                "settings.json: hooks.PreToolUse[0].hooks[0].url: missing",
+            ),
+            (
+                json!({"PreToolUse": [{"hooks": [{"type": "http", "url": "ftp://x/"}]}]}),
+                "settings.json: hooks.PreToolUse[0].hooks[0].url: expected an http or https URL, got scheme \"ftp\"",
+            ),
+            (
+                json!({"PreToolUse": [{"hooks": [{"type": "http", "url": "not a url"}]}]}),
+                "settings.json: hooks.PreToolUse[0].hooks[0].url: invalid URL \"not a url\": relative URL without a base",
+            ),
+            (
+                json!({"PreToolUse": [{"hooks": [{"type": "http", "url": "http://x/", "headers": {"A": 1}}]}]}),
+                "settings.json: hooks.PreToolUse[0].hooks[0].headers.A: expected a string, got a number",
+            ),
+            (
+                json!({"PreToolUse": [{"hooks": [{"type": "http", "url": "http://x/", "headers": {"bad header": "v"}}]}]}),
+                "settings.json: hooks.PreToolUse[0].hooks[0].headers.bad header: not a valid header name",
+            ),
+            (
+                json!({"PreToolUse": [{"hooks": [{"type": "http", "url": "http://x/", "allowedEnvVars": "TOKEN"}]}]}),
+                "settings.json: hooks.PreToolUse[0].hooks[0].allowedEnvVars: expected an array of variable names, got a string",
             ),
             (
                 h(json!({"type": 1})),
@@ -678,24 +1171,85 @@ mod tests {
     }
 
     #[test]
-    fn foreign_events_and_unknown_keys_warn() {
+    fn every_reference_event_loads_and_the_unfired_are_reported_once() {
+        let mut c = HookConfig::new();
+        let group = json!([{"hooks": [{"type": "command", "command": "true"}]}]);
+        let all: Map<String, Value> = REFERENCE_EVENTS
+            .iter()
+            .map(|e| ((*e).to_owned(), group.clone()))
+            .collect();
+        c.add_settings_file(Path::new("a.json"), &Value::Object(all.clone()), &no_if)
+            .unwrap();
+        c.add_settings_file(
+            Path::new("b.json"),
+            &json!({"Stop": [{"hooks": [{"type": "prompt", "prompt": "x"}]}]}),
+            &no_if,
+        )
+        .unwrap();
+        for e in HookEvent::ALL {
+            assert_eq!(c.handlers(e).len(), 1, "{e}");
+        }
+        let w = c.warnings();
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(
+            w[0].starts_with(
+                "hooks for events that do not apply to toolrt are loaded but never run: "
+            ) && w[0].contains("Stop (a.json, b.json)")
+                && w[0].contains("Notification (a.json)")
+                && !w[0].contains("PreToolUse"),
+            "{}",
+            w[0]
+        );
+        assert_eq!(REFERENCE_EVENTS.len(), 34);
+    }
+
+    #[test]
+    fn hook_keys_and_types() {
         let mut c = HookConfig::new();
         let hooks = json!({
-            "Stop": [{"hooks": [{"type": "prompt", "prompt": "x"}]}],
-            "PreToolUse": [{"matcher": "Bash", "extra": 1,
-                            "hooks": [{"type": "command", "command": "x", "async": true}]}]
+            "PreToolUse": [{"matcher": "Bash", "extra": 1, "hooks": [
+                {"type": "command", "command": "x", "frob": true},
+                {"type": "command", "command": "prog", "args": ["${CLAUDE_PROJECT_DIR}/a", "b"],
+                 "shell": "bash", "onFailure": "block", "once": true, "statusMessage": "checking"},
+                {"type": "command", "command": "y", "async": true, "onFailure": "block"},
+                {"type": "command", "command": "z", "asyncRewake": true},
+                {"type": "http", "url": "http://127.0.0.1:9/hook", "headers": {"Authorization": "Bearer $T"},
+                 "allowedEnvVars": ["T"], "timeout": 5},
+                {"type": "prompt", "prompt": "is this safe?"},
+                {"type": "agent", "prompt": "check"},
+                {"type": "mcp_tool", "server": "s", "tool": "t"}
+            ]}]
         });
         c.add_settings_file(Path::new("s.json"), &hooks, &no_if)
             .unwrap();
         assert_eq!(
             c.warnings(),
             [
-                "s.json: hooks.Stop: event not fired by toolrt, its hooks are ignored",
                 "s.json: hooks.PreToolUse[0].extra: unknown key ignored",
-                "s.json: hooks.PreToolUse[0].hooks[0].async: unknown key ignored",
+                "s.json: hooks.PreToolUse[0].hooks[0].frob: unknown key ignored",
+                "s.json: hooks.PreToolUse[0].hooks[2].onFailure: an async hook cannot block anything; \"block\" is ignored",
+                "s.json: hooks.PreToolUse[0].hooks[3].asyncRewake: there is no model for toolrt to wake; the hook runs as an async hook",
+                "s.json: hooks.PreToolUse[0].hooks[5].type: \"prompt\" hooks are not run by toolrt; this hook is ignored",
+                "s.json: hooks.PreToolUse[0].hooks[6].type: \"agent\" hooks are not run by toolrt; this hook is ignored",
+                "s.json: hooks.PreToolUse[0].hooks[7].type: \"mcp_tool\" hooks are not run by toolrt; this hook is ignored",
             ]
         );
-        assert_eq!(c.handlers(HookEvent::PreToolUse).len(), 1);
+        let h = c.handlers(HookEvent::PreToolUse);
+        assert_eq!(h.len(), 5);
+        assert_eq!(&*h[1].label, "prog ${CLAUDE_PROJECT_DIR}/a b");
+        assert_eq!(h[1].on_failure, OnFailure::Block);
+        assert_eq!(h[1].status_message.as_deref(), Some("checking"));
+        assert!(h[1].claim() && !h[1].claim(), "once: one run only");
+        assert!(h[0].claim() && h[0].claim());
+        assert!(h[2].is_async && h[3].is_async && !h[0].is_async);
+        match &h[4].kind {
+            HandlerKind::Http(http) => {
+                assert_eq!(http.url, "http://127.0.0.1:9/hook");
+                assert_eq!(http.allowed_env_vars, ["T"]);
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(h[4].timeout, Duration::from_secs(5));
     }
 
     #[test]

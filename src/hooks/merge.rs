@@ -26,7 +26,8 @@ pub struct PreToolUseResult {
     /// deny > defer > ask > allow across hooks; `None` when no hook decided.
     pub permission: Option<HookPermission>,
     /// The reasons given with the winning decision (`permissionDecisionReason`, or the exit-2
-    /// reason), each naming its hook; for the model on deny.
+    /// reason): on deny each names its hook (for the model); on ask they are the hooks' own
+    /// words (for the client's `permission_request`).
     pub reason: Option<String>,
     /// The last rewrite in configuration order.
     pub updated_input: Option<UpdatedInput>,
@@ -121,6 +122,10 @@ pub(crate) fn merge_pre_tool_use(
                 let reason = v.reason.clone().or_else(|| {
                     (winner == HookPermission::Deny).then(|| "blocked by hook".to_owned())
                 })?;
+                // An ask's reason goes to the client's permission_request as the hook wrote it.
+                if winner == HookPermission::Ask {
+                    return Some(shorten(reason));
+                }
                 Some(format!(
                     "{} (PreToolUse hook `{}`)",
                     shorten(reason),

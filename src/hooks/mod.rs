@@ -9,18 +9,27 @@
 //! - `config`: the `hooks` settings, the matcher, [`HookConfig`] and its errors.
 //! - `protocol`: hook input fields and how one hook's exit code and stdout are read.
 //! - `merge`: combining several hooks' outputs into the per-event result types.
-//! - `command`: spawning one command hook: own process group, bounded capture, kill on timeout.
-//! - `runner`: [`HookRunner`], wire events, the 10,000-character externalization.
+//! - `command`: spawning one command hook: own process group, bounded capture, kill on timeout;
+//!   which shell runs it, and whether that shell could parse it.
+//! - `http`: POSTing one `http` hook's input and reading its answer.
+//! - [`plugin`]: `--plugin-dir` plugins and their hooks files.
+//! - `runner`: [`HookRunner`], wire events, `onFailure`, async hooks, the 10,000-character
+//!   externalization.
 //! - `stage`: the hook stage actor and its typed handle [`Hooks`], which the supervisor calls.
 
 mod command;
 mod config;
+mod http;
 mod merge;
+pub mod plugin;
 mod protocol;
 mod runner;
 pub mod stage;
 
-pub use config::{DEFAULT_TIMEOUT_SECS, HookConfig, HookConfigError, HookEvent, Matcher};
+pub use config::{
+    DEFAULT_TIMEOUT_SECS, HookConfig, HookConfigError, HookEvent, Matcher, PluginInfo,
+    REFERENCE_EVENTS,
+};
 pub use merge::{
     PermissionRequestDecision, PermissionRequestResult, PostBatchResult, PostToolResult,
     PreToolUseResult, UpdatedInput,

@@ -372,16 +372,44 @@ pub(crate) fn post_verdict(event: HookEvent, out: &HookOutput) -> PostVerdict {
     v
 }
 
+/// A hook's `systemMessage`: for the client (an `event` `hook_message`), never the model.
+pub(crate) fn system_message(out: &HookOutput) -> Option<String> {
+    out.json
+        .as_ref()
+        .and_then(|j| str_field(j, "systemMessage"))
+}
+
+/// PermissionDenied: whether a hook said the call may be retried (`hookSpecificOutput.retry`).
+pub(crate) fn permission_denied_retry(out: &HookOutput) -> bool {
+    out.json
+        .as_ref()
+        .and_then(|j| specific(j, HookEvent::PermissionDenied))
+        .and_then(|s| s.get("retry"))
+        == Some(&Value::Bool(true))
+}
+
+/// SessionStart: the `additionalContext` a hook gave.
+pub(crate) fn session_start_context(out: &HookOutput) -> Option<String> {
+    out.json
+        .as_ref()
+        .and_then(|j| specific(j, HookEvent::SessionStart))
+        .and_then(|s| str_field(s, "additionalContext"))
+}
+
 /// The fields every event's input starts with (docs/SEMANTICS.md §4.3).
 pub(crate) fn base_input(
     session_id: &str,
+    transcript_path: Option<&str>,
     cwd: &str,
     permission_mode: &str,
     event: HookEvent,
 ) -> Map<String, Value> {
     let mut m = Map::new();
     m.insert("session_id".into(), session_id.into());
-    m.insert("transcript_path".into(), Value::Null);
+    m.insert(
+        "transcript_path".into(),
+        transcript_path.map_or(Value::Null, Value::from),
+    );
     m.insert("cwd".into(), cwd.into());
     m.insert("permission_mode".into(), permission_mode.into());
     m.insert("hook_event_name".into(), event.as_str().into());
@@ -701,11 +729,42 @@ mod tests {
 
     #[test]
     fn base_input_fields() {
-        let m = base_input("s1", "/w", "default", HookEvent::PostToolUse);
+        let m = base_input("s1", None, "/w", "default", HookEvent::PostToolUse);
         assert_eq!(
             Value::Object(m),
             json!({"session_id": "s1", "transcript_path": null, "cwd": "/w",
                    "permission_mode": "default", "hook_event_name": "PostToolUse"})
+        );
+        let m = base_input(
+            "s1",
+            Some("/t.jsonl"),
+            "/w",
+            "plan",
+            HookEvent::SessionStart,
+        );
+        assert_eq!(m["transcript_path"], json!("/t.jsonl"));
+    }
+
+    #[test]
+    fn other_events_outputs() {
+        let out = |v: Value| HookOutput::json(v);
+        assert_eq!(
+            system_message(&out(json!({"systemMessage": "hi"}))).as_deref(),
+            Some("hi")
+        );
+        assert_eq!(system_message(&out(json!({"systemMessage": ""}))), None);
+        assert!(permission_denied_retry(&out(
+            json!({"hookSpecificOutput": {"hookEventName": "PermissionDenied", "retry": true}})
+        )));
+        assert!(!permission_denied_retry(&out(
+            json!({"hookSpecificOutput": {"retry": "yes"}})
+        )));
+        assert_eq!(
+            session_start_context(&out(
+                json!({"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": "ctx"}})
+            ))
+            .as_deref(),
+            Some("ctx")
         );
     }
 }

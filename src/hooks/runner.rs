@@ -1,22 +1,37 @@
 //! The hook runner: selects the hooks of an event for a call, runs them in parallel, emits
-//! `hook_start`/`hook_end`, and merges their outputs in configuration order.
+//! `hook_start`/`hook_end` (and `hook_message`), and merges their outputs in configuration order.
+//!
+//! # What counts as a failure
+//! A hook that cannot start, times out, exits with a code other than 0 or 2, prints `{`… that is
+//! not a JSON object, answers an HTTP status outside 2xx, or whose shell cannot parse its
+//! command (a syntax error makes `sh` exit 2, which is not the hook asking to block). Its
+//! `onFailure` decides: `continue` (the default) reports it on `hook_end` (`error`) and lets the
+//! call go ahead; `block` treats it as exit code 2.
 
+use std::collections::HashMap;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
 use futures::FutureExt;
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
 
 use super::command::{self, CommandRun, CommandSpec};
-use super::config::{Handler, HandlerKind, HookConfig, HookEvent};
+use super::config::{
+    CommandHook, Handler, HandlerKind, HookConfig, HookEvent, OnFailure, ShellKind,
+};
+use super::http::{self, HttpRun};
 use super::merge::{
     self, Labelled, PermissionRequestResult, PostBatchResult, PostToolResult, PreToolUseResult, cut,
 };
-use super::protocol::{HookOutput, HookStatus, base_input};
+use super::protocol::{
+    HookOutput, HookStatus, base_input, permission_denied_retry, session_start_context,
+    system_message,
+};
 
 /// Hook output strings longer than this (in characters) are saved to a file.
 pub const MAX_INLINE_CHARS: usize = 10_000;
@@ -24,18 +39,30 @@ pub const MAX_INLINE_CHARS: usize = 10_000;
 const PREVIEW_CHARS: usize = 2_000;
 /// `hook_start`/`hook_end` carry the command cut to this many characters.
 const EVENT_COMMAND_CHARS: usize = 200;
+/// A failure's diagnostic on `hook_end` is cut to this many characters.
+const DIAGNOSTIC_CHARS: usize = 2_000;
+/// Async hooks running at once; more wait for a turn.
+const ASYNC_RUNNING: usize = 32;
+/// Async hook runs started or waiting at once; past this a run is skipped (and reported), so a
+/// flood of calls cannot pile up processes or memory behind a hook that never ends.
+const ASYNC_LIMIT: usize = 256;
 
 /// Where and as whom hooks run.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct HookEnv {
     /// The directory hooks run in (and `cwd` in their input).
     pub cwd: PathBuf,
     /// `CLAUDE_PROJECT_DIR` and `TOOLRT_PROJECT_DIR`.
     pub project_dir: PathBuf,
-    /// `session_id` in hook input: one per server run.
+    /// `session_id` in hook input and `CLAUDE_CODE_SESSION_ID`: one per server run unless the
+    /// client names one.
     pub session_id: String,
+    /// `transcript_path` in hook input (null when nobody gave one).
+    pub transcript_path: Option<String>,
     /// Glob patterns of environment variable names removed from hook processes (`*_TOKEN`).
     pub env_scrub: Vec<String>,
+    /// Variables set for hook processes (settings `env`), after the scrub.
+    pub env: Vec<(String, String)>,
     /// Where hook output strings over 10,000 characters are written.
     pub output_dir: PathBuf,
 }
@@ -75,28 +102,46 @@ pub struct BatchCallRecord {
 
 /// Runs hooks; `Send + Sync`, shared through an `Arc` by every call of a session.
 pub struct HookRunner {
+    shared: Arc<Shared>,
+}
+
+/// What every run, in the foreground or in the background, needs.
+struct Shared {
     config: Arc<HookConfig>,
     env: HookEnv,
     cwd_text: String,
     filter: Arc<dyn IfFilter>,
     events: Arc<dyn Fn(Value) + Send + Sync>,
     env_remove: Vec<OsString>,
+    /// The shell of `shell: "bash"`, resolved once from `$SHELL`.
+    shell: PathBuf,
+    /// `session_id` and `transcript_path`, which a client may set after start.
+    ids: RwLock<(Arc<str>, Option<Arc<str>>)>,
     externalized: AtomicU64,
+    /// Whether a shell-form command has a syntax error, by command (checked on its first
+    /// exit 2 only).
+    syntax: Mutex<HashMap<(PathBuf, String), bool>>,
+    /// Async hook runs, so shutdown can wait for them.
+    background: TaskTracker,
+    /// Cancels async hook runs still going at shutdown, after their grace.
+    background_cancel: CancellationToken,
+    background_turns: Arc<tokio::sync::Semaphore>,
+    background_count: AtomicUsize,
 }
 
 impl std::fmt::Debug for HookRunner {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("HookRunner")
-            .field("env", &self.env)
+            .field("env", &self.shared.env)
             .finish_non_exhaustive()
     }
 }
 
 /// The call or batch a hook run belongs to, for wire events.
-#[derive(Clone, Copy)]
-struct Subject<'a> {
-    tool_use_id: Option<&'a str>,
-    batch: Option<&'a str>,
+#[derive(Clone, Default)]
+struct Subject {
+    tool_use_id: Option<Arc<str>>,
+    batch: Option<Arc<str>>,
 }
 
 impl HookRunner {
@@ -108,20 +153,46 @@ impl HookRunner {
         events: Arc<dyn Fn(Value) + Send + Sync>,
     ) -> Self {
         let env_remove = command::scrubbed_names(&env.env_scrub);
+        let shell = command::user_shell(std::env::var_os("SHELL").as_deref());
+        let ids = (
+            Arc::<str>::from(env.session_id.as_str()),
+            env.transcript_path.as_deref().map(Arc::<str>::from),
+        );
         Self {
-            config,
-            cwd_text: env.cwd.to_string_lossy().into_owned(),
-            env,
-            filter,
-            events,
-            env_remove,
-            externalized: AtomicU64::new(0),
+            shared: Arc::new(Shared {
+                config,
+                cwd_text: env.cwd.to_string_lossy().into_owned(),
+                env,
+                filter,
+                events,
+                env_remove,
+                shell,
+                ids: RwLock::new(ids),
+                externalized: AtomicU64::new(0),
+                syntax: Mutex::new(HashMap::new()),
+                background: TaskTracker::new(),
+                background_cancel: CancellationToken::new(),
+                background_turns: Arc::new(tokio::sync::Semaphore::new(ASYNC_RUNNING)),
+                background_count: AtomicUsize::new(0),
+            }),
         }
     }
 
     /// The configuration this runner uses.
     pub fn config(&self) -> &HookConfig {
-        &self.config
+        &self.shared.config
+    }
+
+    /// Sets the `session_id` and/or `transcript_path` later hooks see (a client's `session`
+    /// message). `None` leaves a value as it is.
+    pub fn set_session(&self, session_id: Option<String>, transcript_path: Option<String>) {
+        let mut ids = self.shared.ids.write().unwrap_or_else(|e| e.into_inner());
+        if let Some(id) = session_id {
+            ids.0 = id.into();
+        }
+        if let Some(path) = transcript_path {
+            ids.1 = Some(path.into());
+        }
     }
 
     /// Runs the PreToolUse hooks of `call` and merges them (deny > defer > ask > allow).
@@ -183,12 +254,14 @@ impl HookRunner {
         call: &ToolHookCall<'_>,
         error: &str,
         is_interrupt: bool,
+        duration_ms: u64,
         cancel: &CancellationToken,
     ) -> PostToolResult {
         let event = HookEvent::PostToolUseFailure;
         let extra = |input: &mut Map<String, Value>| {
             input.insert("error".into(), error.into());
             input.insert("is_interrupt".into(), is_interrupt.into());
+            input.insert("duration_ms".into(), duration_ms.into());
         };
         let mut result = self
             .tool_event(event, call, true, extra, cancel, |outputs, shorten| {
@@ -198,6 +271,84 @@ impl HookRunner {
         // PostToolUseFailure cannot replace what the model sees.
         result.updated_output = None;
         result
+    }
+
+    /// Runs the PermissionDenied hooks of a call the permission decision denied; true when a
+    /// hook says the call may be retried (`hookSpecificOutput.retry`).
+    pub async fn permission_denied(
+        &self,
+        call: &ToolHookCall<'_>,
+        reason: &str,
+        cancel: &CancellationToken,
+    ) -> bool {
+        let extra = |input: &mut Map<String, Value>| {
+            input.insert("reason".into(), reason.into());
+        };
+        self.tool_event(
+            HookEvent::PermissionDenied,
+            call,
+            true,
+            extra,
+            cancel,
+            |outputs, _| outputs.iter().any(|(_, out)| permission_denied_retry(out)),
+        )
+        .await
+    }
+
+    /// Runs the SessionStart hooks (`source: "startup"`); their `additionalContext` goes to
+    /// the client as `hook_message` events.
+    pub async fn session_start(&self, permission_mode: &str) {
+        self.session_event(
+            HookEvent::SessionStart,
+            permission_mode,
+            "source",
+            "startup",
+        )
+        .await;
+    }
+
+    /// Runs the SessionEnd hooks (`reason: "other"`).
+    pub async fn session_end(&self, permission_mode: &str) {
+        self.session_event(HookEvent::SessionEnd, permission_mode, "reason", "other")
+            .await;
+    }
+
+    async fn session_event(&self, event: HookEvent, mode: &str, key: &str, value: &str) {
+        let selected = self.select(event, None);
+        if selected.is_empty() {
+            return;
+        }
+        let mut input = self.base(mode, event);
+        input.insert(key.into(), value.into());
+        // Nothing cancels a session event but its hooks' timeouts.
+        let never = CancellationToken::new();
+        let outputs = self
+            .run_all(event, &selected, input, Subject::default(), &never)
+            .await;
+        if event == HookEvent::SessionStart {
+            for out in &outputs {
+                if let Some(ctx) = session_start_context(out) {
+                    self.shared.message(event, None, self.shared.shorten(ctx));
+                }
+            }
+        }
+    }
+
+    /// Waits for async hooks still running, at most `grace`, then kills the rest. Called once
+    /// at shutdown.
+    pub async fn drain_background(&self, grace: Duration) {
+        let bg = &self.shared.background;
+        bg.close();
+        if tokio::time::timeout(grace, bg.wait()).await.is_err() {
+            self.shared.background_cancel.cancel();
+            bg.wait().await;
+        }
+    }
+
+    /// The fields every event's input starts with, with the current session ids.
+    fn base(&self, mode: &str, event: HookEvent) -> Map<String, Value> {
+        let ids = self.shared.ids.read().unwrap_or_else(|e| e.into_inner());
+        base_input(&ids.0, ids.1.as_deref(), &self.shared.cwd_text, mode, event)
     }
 
     /// The shared course of a tool event: select the matching hooks (nothing to do: the
@@ -216,19 +367,16 @@ impl HookRunner {
         if selected.is_empty() {
             return R::default();
         }
-        let mut input = base_input(
-            &self.env.session_id,
-            &self.cwd_text,
-            call.permission_mode,
-            event,
-        );
+        let mut input = self.base(call.permission_mode, event);
         add_tool(&mut input, call, with_id);
         extra(&mut input);
-        let outputs = self
-            .run_all(event, &selected, input, subject(call), cancel)
-            .await;
+        let subject = Subject {
+            tool_use_id: Some(call.tool_use_id.into()),
+            batch: None,
+        };
+        let outputs = self.run_all(event, &selected, input, subject, cancel).await;
         let labelled = labelled(&selected, &outputs);
-        merge(&labelled, &mut |s| self.shorten(s))
+        merge(&labelled, &mut |s| self.shared.shorten(s))
     }
 
     /// Runs the PostToolBatch hooks once a batch has finished; the feedback goes into the
@@ -244,7 +392,7 @@ impl HookRunner {
         if selected.is_empty() {
             return PostBatchResult::default();
         }
-        let mut input = base_input(&self.env.session_id, &self.cwd_text, permission_mode, event);
+        let mut input = self.base(permission_mode, event);
         let tool_calls: Vec<Value> = calls
             .iter()
             .map(|c| {
@@ -259,13 +407,13 @@ impl HookRunner {
         input.insert("tool_calls".into(), Value::Array(tool_calls));
         let subject = Subject {
             tool_use_id: None,
-            batch: Some(batch_id),
+            batch: Some(batch_id.into()),
         };
         // The batch is over; nothing can cancel its hooks but their timeouts.
         let never = CancellationToken::new();
         let outputs = self.run_all(event, &selected, input, subject, &never).await;
         let labelled = labelled(&selected, &outputs);
-        let post = merge::merge_post(event, &labelled, &mut |s| self.shorten(s));
+        let post = merge::merge_post(event, &labelled, &mut |s| self.shared.shorten(s));
         PostBatchResult {
             feedback: post.feedback,
             stop: post.stop,
@@ -273,7 +421,7 @@ impl HookRunner {
     }
 
     /// The handlers of `event` that apply to this call, in configuration order, identical
-    /// commands once (at the position of their last occurrence, with the longest timeout).
+    /// hooks once (at the position of their last occurrence, with the longest timeout).
     /// Allocates nothing when no handler matches.
     fn select(
         &self,
@@ -281,13 +429,13 @@ impl HookRunner {
         tool: Option<(&str, &Map<String, Value>)>,
     ) -> Vec<Selected<'_>> {
         let mut out: Vec<Selected<'_>> = Vec::new();
-        for h in self.config.handlers(event) {
+        for h in self.shared.config.handlers(event) {
             if let Some((name, input)) = tool {
                 if !h.matcher.matches(name) {
                     continue;
                 }
                 if let Some(rule) = &h.if_rule
-                    && !self.filter.matches(rule, name, input)
+                    && !self.shared.filter.matches(rule, name, input)
                 {
                     continue;
                 }
@@ -301,125 +449,447 @@ impl HookRunner {
                 timeout,
             });
         }
+        // A `once` hook claims its single run only when it is really about to run.
+        out.retain(|s| s.handler.claim());
         out
     }
 
-    /// Runs every selected hook at once and returns their outputs in `selected` order.
+    /// Runs every selected hook at once and returns their outputs in `selected` order (an
+    /// async hook's output is "nothing": it reports on its own).
     async fn run_all(
         &self,
         event: HookEvent,
         selected: &[Selected<'_>],
         input: Map<String, Value>,
-        subject: Subject<'_>,
+        subject: Subject,
         cancel: &CancellationToken,
     ) -> Vec<HookOutput> {
         let input = Value::Object(input);
         let needs_bytes = selected
             .iter()
-            .any(|s| matches!(s.handler.kind, HandlerKind::Command(_)));
-        // Serialised once for every command hook of the event; a trailing newline for hooks
-        // that read one line.
-        let bytes = if needs_bytes {
+            .any(|s| !matches!(s.handler.kind, HandlerKind::InProcess(_)));
+        // Serialised once for every command and HTTP hook of the event; a trailing newline for
+        // hooks that read one line.
+        let bytes: Arc<[u8]> = if needs_bytes {
             let mut b = serde_json::to_vec(&input).unwrap_or_default();
             b.push(b'\n');
-            b
+            b.into()
         } else {
-            Vec::new()
+            Arc::from(Vec::new())
         };
-        let runs = selected
-            .iter()
-            .map(|s| self.run_one(event, s, &input, &bytes, subject, cancel));
+        let runs = selected.iter().map(|s| {
+            let job = Job {
+                event,
+                handler: s.handler.clone(),
+                timeout: s.timeout,
+                input: &input,
+                bytes: Arc::clone(&bytes),
+                subject: subject.clone(),
+            };
+            if s.handler.is_async {
+                Shared::spawn_background(&self.shared, job);
+                futures::future::ready(HookOutput::none()).boxed()
+            } else {
+                self.shared.execute(job, cancel).boxed()
+            }
+        });
         futures::future::join_all(runs).await
     }
+}
 
-    async fn run_one(
-        &self,
-        event: HookEvent,
-        selected: &Selected<'_>,
-        input: &Value,
-        bytes: &[u8],
-        subject: Subject<'_>,
-        cancel: &CancellationToken,
-    ) -> HookOutput {
-        let h = selected.handler;
-        let mut start_event = json!({
+/// One hook run.
+struct Job<'a> {
+    event: HookEvent,
+    handler: Handler,
+    timeout: Duration,
+    input: &'a Value,
+    bytes: Arc<[u8]>,
+    subject: Subject,
+}
+
+/// What a run produced, before `onFailure` is applied.
+struct Ran {
+    output: HookOutput,
+    exit_code: Option<i32>,
+    dropped: u64,
+    /// Why this run counts as a failure, if it does.
+    failure: Option<String>,
+    /// stdout (or the HTTP body), reported on `hook_end` of async hooks.
+    stdout: String,
+}
+
+impl Ran {
+    fn quiet(output: HookOutput) -> Self {
+        Self {
+            output,
+            exit_code: None,
+            dropped: 0,
+            failure: None,
+            stdout: String::new(),
+        }
+    }
+
+    fn failed(output: HookOutput, why: String) -> Self {
+        Self {
+            failure: Some(why),
+            ..Self::quiet(output)
+        }
+    }
+}
+
+impl Shared {
+    /// Starts an async hook on a task of its own; the call does not wait for it. Its
+    /// `hook_end` carries its output.
+    fn spawn_background(this: &Arc<Shared>, job: Job<'_>) {
+        let count = this.background_count.fetch_add(1, Ordering::SeqCst);
+        if count >= ASYNC_LIMIT || this.background.is_closed() {
+            this.background_count.fetch_sub(1, Ordering::SeqCst);
+            let mut end = this.start_event(&job);
+            end["event"] = "hook_end".into();
+            end["outcome"] = "error".into();
+            end["error"] = format!(
+                "not run: {ASYNC_LIMIT} async hooks are already running or waiting, or the session is ending"
+            )
+            .into();
+            (this.events)(end);
+            return;
+        }
+        let shared = Arc::clone(this);
+        let input = job.input.clone();
+        let Job {
+            event,
+            handler,
+            timeout,
+            bytes,
+            subject,
+            ..
+        } = job;
+        this.background.spawn(async move {
+            let turns = Arc::clone(&shared.background_turns);
+            let cancel = shared.background_cancel.clone();
+            let turn = tokio::select! {
+                biased;
+                _ = cancel.cancelled() => None,
+                t = turns.acquire_owned() => t.ok(),
+            };
+            if turn.is_some() {
+                let job = Job {
+                    event,
+                    handler,
+                    timeout,
+                    input: &input,
+                    bytes,
+                    subject,
+                };
+                shared.execute(job, &cancel).await;
+            }
+            shared.background_count.fetch_sub(1, Ordering::SeqCst);
+        });
+    }
+
+    /// `hook_start` for a job (also the base of its `hook_end`).
+    fn start_event(&self, job: &Job<'_>) -> Value {
+        let h = &job.handler;
+        let mut e = json!({
             "type": "event",
             "event": "hook_start",
-            "hook_event": event.as_str(),
-            "tool_use_id": subject.tool_use_id,
+            "hook_event": job.event.as_str(),
+            "tool_use_id": job.subject.tool_use_id.as_deref(),
             "command": cut(&h.label, EVENT_COMMAND_CHARS),
         });
-        if let Some(batch) = subject.batch {
-            start_event["batch"] = batch.into();
+        if let Some(batch) = &job.subject.batch {
+            e["batch"] = (**batch).into();
         }
-        let mut end_event = start_event.clone();
-        (self.events)(start_event);
+        if h.is_async {
+            e["async"] = true.into();
+        }
+        if let Some(plugin) = &h.plugin {
+            e["plugin"] = plugin.name.clone().into();
+        }
+        e
+    }
+
+    /// Runs one hook: `hook_start`, the run, `onFailure`, `hook_message`, `hook_end`.
+    async fn execute(&self, job: Job<'_>, cancel: &CancellationToken) -> HookOutput {
+        let h = &job.handler;
+        let mut start = self.start_event(&job);
+        let mut end = start.clone();
+        if let Some(msg) = &h.status_message {
+            start["status_message"] = (**msg).into();
+        }
+        (self.events)(start);
         tracing::debug!(
-            hook_event = event.as_str(),
-            tool_use_id = subject.tool_use_id,
+            hook_event = job.event.as_str(),
+            tool_use_id = job.subject.tool_use_id.as_deref(),
             command = %cut(&h.label, EVENT_COMMAND_CHARS),
             "hook started"
         );
         let started = Instant::now();
-        let (output, exit_code, dropped) = match &h.kind {
-            HandlerKind::Command(command) => {
-                let run = command::run(CommandSpec {
-                    command,
-                    cwd: &self.env.cwd,
-                    project_dir: &self.env.project_dir,
-                    env_remove: &self.env_remove,
-                    stdin: bytes,
-                    timeout: selected.timeout,
-                    cancel,
-                })
-                .await;
-                read_command_run(run)
+        let ran = match &h.kind {
+            HandlerKind::Command(c) => self.run_command(&job, c, cancel).await,
+            HandlerKind::Http(hook) => {
+                let headers = http::headers(hook, &|name| self.env_value(name));
+                let run =
+                    http::run(&hook.url, &headers, job.bytes.to_vec(), job.timeout, cancel).await;
+                read_http_run(run, job.timeout)
             }
             HandlerKind::InProcess(f) => {
-                let run = std::panic::AssertUnwindSafe(f.run(input.clone())).catch_unwind();
-                let out = tokio::select! {
+                let run = std::panic::AssertUnwindSafe(f.run(job.input.clone())).catch_unwind();
+                tokio::select! {
                     biased;
-                    _ = cancel.cancelled() => HookOutput::without_decision(HookStatus::Cancelled),
-                    r = tokio::time::timeout(selected.timeout, run) => match r {
-                        Ok(Ok(out)) => out,
-                        Ok(Err(_)) => HookOutput::error("in-process hook panicked"),
-                        Err(_) => HookOutput::without_decision(HookStatus::Timeout),
+                    _ = cancel.cancelled() => Ran::quiet(HookOutput::without_decision(HookStatus::Cancelled)),
+                    r = tokio::time::timeout(job.timeout, run) => match r {
+                        Ok(Ok(out)) => Ran::quiet(out),
+                        Ok(Err(_)) => {
+                            Ran::failed(HookOutput::error("in-process hook panicked"), "in-process hook panicked".into())
+                        }
+                        Err(_) => Ran::failed(
+                            HookOutput::without_decision(HookStatus::Timeout),
+                            timed_out(job.timeout),
+                        ),
                     },
-                };
-                (out, None, 0)
+                }
             }
         };
         let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-        if matches!(output.status, HookStatus::Error | HookStatus::Timeout) {
+        let Ran {
+            mut output,
+            exit_code,
+            dropped,
+            failure,
+            stdout,
+        } = ran;
+        if let Some(why) = &failure {
             tracing::warn!(
-                hook_event = event.as_str(),
+                hook_event = job.event.as_str(),
                 command = cut(&h.label, EVENT_COMMAND_CHARS),
-                outcome = output.status.as_str(),
-                stderr = cut(output.stderr.trim(), 500),
-                "hook did not succeed; the call proceeds"
+                error = cut(why, 500),
+                "hook failed"
+            );
+            if h.on_failure == OnFailure::Block && !h.is_async {
+                output = blocked_by_failure(job.event, why);
+            }
+        }
+        if let Some(msg) = system_message(&output) {
+            self.message(
+                job.event,
+                job.subject.tool_use_id.as_deref(),
+                self.shorten(msg),
             );
         }
         tracing::debug!(
-            hook_event = event.as_str(),
-            tool_use_id = subject.tool_use_id,
+            hook_event = job.event.as_str(),
+            tool_use_id = job.subject.tool_use_id.as_deref(),
             exit_code,
             duration_ms,
             outcome = output.status.as_str(),
             "hook finished"
         );
-        end_event["event"] = "hook_end".into();
-        end_event["exit_code"] = exit_code.into();
-        end_event["duration_ms"] = duration_ms.into();
-        end_event["outcome"] = output.status.as_str().into();
-        if dropped > 0 {
-            end_event["dropped_bytes"] = dropped.into();
+        end["event"] = "hook_end".into();
+        end["exit_code"] = exit_code.into();
+        end["duration_ms"] = duration_ms.into();
+        end["outcome"] = output.status.as_str().into();
+        if let Some(why) = failure {
+            end["error"] = cut(&why, DIAGNOSTIC_CHARS).into();
         }
-        (self.events)(end_event);
+        if dropped > 0 {
+            end["dropped_bytes"] = dropped.into();
+        }
+        if h.is_async {
+            // Nobody waits for an async hook's answer; its output is reported here instead.
+            end["stdout"] = cut(&stdout, PREVIEW_CHARS).into();
+            end["stderr"] = cut(&output.stderr, PREVIEW_CHARS).into();
+        }
+        (self.events)(end);
         output
     }
 
-    /// Replaces a hook-supplied string over [`MAX_INLINE_CHARS`] by the path of a file holding it
-    /// and a preview.
+    /// An `event` `hook_message`: a hook's words for the client (`systemMessage`, a
+    /// SessionStart hook's context).
+    fn message(&self, event: HookEvent, tool_use_id: Option<&str>, message: String) {
+        (self.events)(json!({
+            "type": "event",
+            "event": "hook_message",
+            "hook_event": event.as_str(),
+            "tool_use_id": tool_use_id,
+            "message": message,
+        }));
+    }
+
+    /// A variable as hook processes would see it: the settings' `env` first, then toolrt's
+    /// own environment (minus the scrubbed names).
+    fn env_value(&self, name: &str) -> Option<String> {
+        if let Some((_, v)) = self.env.env.iter().rev().find(|(k, _)| k == name) {
+            return Some(v.clone());
+        }
+        if self.env_remove.iter().any(|n| n == name) {
+            return None;
+        }
+        std::env::var(name).ok()
+    }
+
+    /// Variables set for one command hook: the settings' `env`, then toolrt's own.
+    fn env_set(&self, h: &Handler) -> Vec<(OsString, OsString)> {
+        let session_id = self.ids.read().unwrap_or_else(|e| e.into_inner()).0.clone();
+        let project = self.env.project_dir.as_os_str();
+        let mut set: Vec<(OsString, OsString)> = self
+            .env
+            .env
+            .iter()
+            .map(|(k, v)| (k.into(), v.into()))
+            .collect();
+        set.push(("CLAUDE_PROJECT_DIR".into(), project.into()));
+        set.push(("TOOLRT_PROJECT_DIR".into(), project.into()));
+        set.push(("CLAUDE_CODE_SESSION_ID".into(), (*session_id).into()));
+        if let Some(p) = &h.plugin {
+            set.push(("CLAUDE_PLUGIN_ROOT".into(), p.root.as_os_str().into()));
+            set.push(("CLAUDE_PLUGIN_DATA".into(), p.data.as_os_str().into()));
+        }
+        set
+    }
+
+    async fn run_command(
+        &self,
+        job: &Job<'_>,
+        hook: &CommandHook,
+        cancel: &CancellationToken,
+    ) -> Ran {
+        let h = &job.handler;
+        if let Some(p) = &h.plugin {
+            // The plugin's data directory exists before its hooks run (best effort: a hook
+            // that needs it reports its own error).
+            let _ = std::fs::create_dir_all(&p.data);
+        }
+        let (program, args): (OsString, Vec<OsString>) = match (&hook.args, hook.shell) {
+            (Some(args), _) => (
+                self.substitute(&hook.command, h).into(),
+                args.iter().map(|a| self.substitute(a, h).into()).collect(),
+            ),
+            (None, ShellKind::Bash) => (
+                self.shell.clone().into_os_string(),
+                vec!["-c".into(), hook.command.clone().into()],
+            ),
+            (None, ShellKind::PowerShell) => (
+                "pwsh".into(),
+                vec![
+                    "-NoProfile".into(),
+                    "-Command".into(),
+                    hook.command.clone().into(),
+                ],
+            ),
+        };
+        let env_set = self.env_set(h);
+        let run = command::run(CommandSpec {
+            program: &program,
+            args: &args,
+            label: &h.label,
+            cwd: &self.env.cwd,
+            env_remove: &self.env_remove,
+            env_set: &env_set,
+            stdin: &job.bytes,
+            timeout: job.timeout,
+            cancel,
+        })
+        .await;
+        match run {
+            CommandRun::Exited {
+                code,
+                stdout,
+                stderr,
+                dropped,
+            } => {
+                let mut ran = Ran {
+                    output: HookOutput::from_exit(code, &stdout, stderr),
+                    exit_code: Some(code),
+                    dropped,
+                    failure: None,
+                    stdout,
+                };
+                let shell_form = hook.args.is_none() && hook.shell == ShellKind::Bash;
+                match code {
+                    0 if ran.output.status == HookStatus::Error => {
+                        ran.failure =
+                            Some("printed `{` on stdout but not a valid JSON object".into());
+                    }
+                    0 => {}
+                    2 if shell_form && self.syntax_error(&hook.command).await => {
+                        // The shell refused the command; the hook never ran, so it did not ask
+                        // to block.
+                        ran.failure = Some(format!(
+                            "{} could not parse the hook command: {}",
+                            self.shell.display(),
+                            ran.output.stderr.trim()
+                        ));
+                        ran.output = HookOutput::error(std::mem::take(&mut ran.output.stderr));
+                    }
+                    2 => {}
+                    _ => {
+                        ran.failure =
+                            Some(with_stderr(format!("exit code {code}"), &ran.output.stderr));
+                    }
+                }
+                ran
+            }
+            CommandRun::Signalled {
+                signal,
+                stderr,
+                dropped,
+            } => {
+                let output = HookOutput::from_signal(signal, stderr);
+                let why = with_stderr(format!("killed by signal {signal}"), &output.stderr);
+                Ran {
+                    dropped,
+                    ..Ran::failed(output, why)
+                }
+            }
+            CommandRun::SpawnFailed(msg) => Ran::failed(HookOutput::error(msg.clone()), msg),
+            CommandRun::TimedOut => Ran::failed(
+                HookOutput::without_decision(HookStatus::Timeout),
+                timed_out(job.timeout),
+            ),
+            CommandRun::Cancelled => {
+                Ran::quiet(HookOutput::without_decision(HookStatus::Cancelled))
+            }
+        }
+    }
+
+    /// Whether the shell cannot parse `command` (cached per command: hook commands are few and
+    /// fixed).
+    async fn syntax_error(&self, command: &str) -> bool {
+        let key = (self.shell.clone(), command.to_owned());
+        if let Some(&known) = self
+            .syntax
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&key)
+        {
+            return known;
+        }
+        let bad = command::has_syntax_error(&self.shell, command, &self.env.cwd).await;
+        self.syntax
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(key, bad);
+        bad
+    }
+
+    /// `${CLAUDE_PROJECT_DIR}`, `${CLAUDE_PLUGIN_ROOT}`, `${CLAUDE_PLUGIN_DATA}` replaced in one
+    /// exec-form element, as plain text (no shell ever sees it).
+    fn substitute(&self, text: &str, h: &Handler) -> String {
+        let mut out = text.replace(
+            "${CLAUDE_PROJECT_DIR}",
+            &self.env.project_dir.to_string_lossy(),
+        );
+        if let Some(p) = &h.plugin {
+            out = out
+                .replace("${CLAUDE_PLUGIN_ROOT}", &p.root.to_string_lossy())
+                .replace("${CLAUDE_PLUGIN_DATA}", &p.data.to_string_lossy());
+        }
+        out
+    }
+
+    /// Replaces a hook-supplied string over [`MAX_INLINE_CHARS`] by the path of a file holding
+    /// it and a preview.
     fn shorten(&self, text: String) -> String {
         if text.len() <= MAX_INLINE_CHARS || text.chars().count() <= MAX_INLINE_CHARS {
             return text;
@@ -445,6 +915,69 @@ impl HookRunner {
     }
 }
 
+/// What `onFailure: block` makes of a failed run: exit code 2 (on PermissionRequest, where
+/// exit 2 means nothing, a deny).
+fn blocked_by_failure(event: HookEvent, why: &str) -> HookOutput {
+    let reason = format!("the hook failed ({why}) and its onFailure is \"block\"");
+    if event == HookEvent::PermissionRequest {
+        return HookOutput::json(json!({"hookSpecificOutput": {
+            "hookEventName": "PermissionRequest",
+            "decision": {"behavior": "deny", "message": reason},
+        }}));
+    }
+    HookOutput::block(reason)
+}
+
+fn timed_out(timeout: Duration) -> String {
+    format!("timed out after {} s", timeout.as_secs_f64())
+}
+
+fn with_stderr(what: String, stderr: &str) -> String {
+    let stderr = stderr.trim();
+    if stderr.is_empty() {
+        what
+    } else {
+        format!("{what}: {stderr}")
+    }
+}
+
+fn read_http_run(run: HttpRun, timeout: Duration) -> Ran {
+    match run {
+        HttpRun::Answered {
+            status,
+            body,
+            dropped,
+        } => {
+            let mut ran = Ran {
+                output: HookOutput::from_exit(0, &body, String::new()),
+                exit_code: None,
+                dropped,
+                failure: None,
+                stdout: body,
+            };
+            if !(200..300).contains(&status) {
+                let body = ran.stdout.trim();
+                ran.failure = Some(if body.is_empty() {
+                    format!("HTTP status {status}")
+                } else {
+                    format!("HTTP status {status}: {}", cut(body, 500))
+                });
+                ran.output = HookOutput::error(String::new());
+            } else if ran.output.status == HookStatus::Error {
+                ran.failure =
+                    Some("the response body starts with `{` but is not a JSON object".into());
+            }
+            ran
+        }
+        HttpRun::Failed(e) => Ran::failed(HookOutput::error(e.clone()), e),
+        HttpRun::TimedOut => Ran::failed(
+            HookOutput::without_decision(HookStatus::Timeout),
+            timed_out(timeout),
+        ),
+        HttpRun::Cancelled => Ran::quiet(HookOutput::without_decision(HookStatus::Cancelled)),
+    }
+}
+
 #[derive(Clone, Copy)]
 struct Selected<'a> {
     handler: &'a Handler,
@@ -452,18 +985,15 @@ struct Selected<'a> {
 }
 
 fn same_hook(a: &Handler, b: &Handler) -> bool {
-    match (&a.kind, &b.kind) {
-        (HandlerKind::Command(x), HandlerKind::Command(y)) => x == y,
-        (HandlerKind::InProcess(x), HandlerKind::InProcess(y)) => Arc::ptr_eq(x, y),
-        _ => false,
-    }
-}
-
-fn subject<'a>(call: &ToolHookCall<'a>) -> Subject<'a> {
-    Subject {
-        tool_use_id: Some(call.tool_use_id),
-        batch: None,
-    }
+    let same_plugin = a.plugin.as_ref().map(|p| &p.root) == b.plugin.as_ref().map(|p| &p.root);
+    same_plugin
+        && a.is_async == b.is_async
+        && match (&a.kind, &b.kind) {
+            (HandlerKind::Command(x), HandlerKind::Command(y)) => x == y,
+            (HandlerKind::Http(x), HandlerKind::Http(y)) => x == y,
+            (HandlerKind::InProcess(x), HandlerKind::InProcess(y)) => Arc::ptr_eq(x, y),
+            _ => false,
+        }
 }
 
 fn add_tool(input: &mut Map<String, Value>, call: &ToolHookCall<'_>, with_id: bool) {
@@ -483,31 +1013,6 @@ fn labelled<'a>(
         .zip(outputs)
         .map(|(s, o)| (&*s.handler.label, o))
         .collect()
-}
-
-/// (output, exit code for `hook_end`, dropped bytes)
-fn read_command_run(run: CommandRun) -> (HookOutput, Option<i32>, u64) {
-    match run {
-        CommandRun::Exited {
-            code,
-            stdout,
-            stderr,
-            dropped,
-        } => (
-            HookOutput::from_exit(code, &stdout, stderr),
-            Some(code),
-            dropped,
-        ),
-        CommandRun::Signalled {
-            signal,
-            stderr,
-            dropped,
-        } => (HookOutput::from_signal(signal, stderr), None, dropped),
-        // Fails open: a hook that cannot start is a non-blocking error.
-        CommandRun::SpawnFailed(msg) => (HookOutput::error(msg), None, 0),
-        CommandRun::TimedOut => (HookOutput::without_decision(HookStatus::Timeout), None, 0),
-        CommandRun::Cancelled => (HookOutput::without_decision(HookStatus::Cancelled), None, 0),
-    }
 }
 
 fn unique_stamp() -> u128 {

@@ -39,13 +39,16 @@ pub enum HookMsg {
     Permission(CallFacts, RpcReplyPort<(Input, PermissionRequestResult)>),
     /// PostToolUse (success) with the tool response and duration.
     Post(CallFacts, Value, u64, RpcReplyPort<(Input, PostToolResult)>),
-    /// PostToolUseFailure with the error text and whether it was an interrupt.
+    /// PostToolUseFailure with the error text, whether it was an interrupt, and the duration.
     PostFailure(
         CallFacts,
         String,
         bool,
+        u64,
         RpcReplyPort<(Input, PostToolResult)>,
     ),
+    /// PermissionDenied with the denial's reason; answers whether a hook allows a retry.
+    Denied(CallFacts, String, RpcReplyPort<(Input, bool)>),
     /// PostToolBatch.
     Batch(
         String,
@@ -94,9 +97,15 @@ impl Actor for HookStageActor {
                         .await;
                     let _ = reply.send((f.input, r));
                 }
-                HookMsg::PostFailure(f, error, interrupt, reply) => {
+                HookMsg::PostFailure(f, error, interrupt, ms, reply) => {
                     let r = runner
-                        .post_tool_use_failure(&call(&f), &error, interrupt, &f.cancel)
+                        .post_tool_use_failure(&call(&f), &error, interrupt, ms, &f.cancel)
+                        .await;
+                    let _ = reply.send((f.input, r));
+                }
+                HookMsg::Denied(f, reason, reply) => {
+                    let r = runner
+                        .permission_denied(&call(&f), &reason, &f.cancel)
                         .await;
                     let _ = reply.send((f.input, r));
                 }
@@ -194,11 +203,46 @@ impl Hooks {
         facts: CallFacts,
         error: String,
         is_interrupt: bool,
+        duration_ms: u64,
     ) -> Result<(Input, PostToolResult), StageFault> {
         request("hooks", self.actor()?, |port| {
-            HookMsg::PostFailure(facts, error, is_interrupt, port)
+            HookMsg::PostFailure(facts, error, is_interrupt, duration_ms, port)
         })
         .await
+    }
+
+    /// Runs PermissionDenied hooks; true when one allows a retry.
+    pub async fn permission_denied(
+        &self,
+        facts: CallFacts,
+        reason: String,
+    ) -> Result<(Input, bool), StageFault> {
+        request("hooks", self.actor()?, |port| {
+            HookMsg::Denied(facts, reason, port)
+        })
+        .await
+    }
+
+    /// Runs SessionStart hooks (straight on the runner: once per session, no call waits).
+    pub async fn session_start(&self, mode: &'static str) {
+        if let Some(r) = &self.runner {
+            r.session_start(mode).await;
+        }
+    }
+
+    /// Runs SessionEnd hooks, then waits at most `grace` for async hooks still running.
+    pub async fn session_end(&self, mode: &'static str, grace: std::time::Duration) {
+        if let Some(r) = &self.runner {
+            r.session_end(mode).await;
+            r.drain_background(grace).await;
+        }
+    }
+
+    /// A client named the session (`session` message): later hooks see its ids.
+    pub fn set_session(&self, session_id: Option<String>, transcript_path: Option<String>) {
+        if let Some(r) = &self.runner {
+            r.set_session(session_id, transcript_path);
+        }
     }
 
     /// Runs PostToolBatch hooks.

@@ -242,19 +242,18 @@ impl PolicyBuilder {
         self.default_allowed.insert(tool.to_string());
     }
 
-    /// Warnings collected so far (unknown keys), for stderr. [`Policy::warnings`] also has the
-    /// ones [`PolicyBuilder::build`] adds.
+    /// Warnings collected so far (rules toolrt can only partly honour), for stderr.
     pub fn warnings(&self) -> &[String] {
         &self.warnings
     }
 
     /// The starting mode: the flag, else the last `defaultMode`, else `default`; bypass taken
-    /// away (with a warning) when a settings file disables it.
-    fn starting_mode(&mut self) -> Mode {
+    /// away (with a notice) when a settings file disables it.
+    fn starting_mode(&self, notices: &mut Vec<String>) -> Mode {
         let mode = self.cli_mode.or(self.default_mode).unwrap_or_default();
         match &self.bypass_disabled {
             Some(file) if mode == Mode::BypassPermissions => {
-                self.warnings.push(format!(
+                notices.push(format!(
                     "{file}: permissions.disableBypassPermissionsMode: bypassPermissions is \
                      disabled; running in default mode (calls that need approval ask)"
                 ));
@@ -307,8 +306,9 @@ impl PolicyBuilder {
     }
 
     /// Compiles every rule once and indexes them by tool.
-    pub fn build(mut self) -> Result<Policy, PolicyError> {
-        let mode = self.starting_mode();
+    pub fn build(self) -> Result<Policy, PolicyError> {
+        let mut notices = Vec::new();
+        let mode = self.starting_mode(&mut notices);
         let mut rules = Vec::with_capacity(self.pending.len());
         let mut lists = [List::default(), List::default(), List::default()];
         let mut origins = Vec::new();
@@ -357,7 +357,7 @@ impl PolicyBuilder {
             output_roots,
             checkpoint_roots,
             mode,
-            warnings: self.warnings,
+            notices,
             cwd: self.cwd,
             home: self.home,
             workspace,
@@ -525,7 +525,7 @@ pub(super) struct Steps {
 #[derive(Debug)]
 pub struct Policy {
     mode: Mode,
-    warnings: Vec<String>,
+    notices: Vec<String>,
     pub(super) cwd: PathBuf,
     pub(super) home: PathBuf,
     workspace: Vec<PathBuf>,
@@ -554,9 +554,11 @@ impl Policy {
         self.mode
     }
 
-    /// Warnings for stderr: unknown `permissions` keys, a bypass mode that settings disable.
-    pub fn warnings(&self) -> &[String] {
-        &self.warnings
+    /// Notices for stderr about what the policy does differently from what was asked (a bypass
+    /// mode that settings disable). Unlike [`PolicyBuilder::warnings`], nothing here is a
+    /// setting toolrt ignores.
+    pub fn notices(&self) -> &[String] {
+        &self.notices
     }
 
     /// The cwd and `additionalDirectories`, resolved.

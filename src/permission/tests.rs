@@ -841,8 +841,8 @@ fn s1_disable_bypass_permissions_mode() {
         b.add_settings_file(Path::new("/a/s.json"), &s).unwrap();
         let p = b.build().unwrap();
         assert_eq!(p.starting_mode(), DF, "cli flag: {cli}");
-        assert_eq!(p.warnings().len(), 1);
-        assert!(p.warnings()[0].contains("bypassPermissions is disabled"), "{:?}", p.warnings());
+        assert_eq!(p.notices().len(), 1);
+        assert!(p.notices()[0].contains("bypassPermissions is disabled"), "{:?}", p.notices());
     }
     // Other modes are untouched and nothing is said.
     let mut b = PolicyBuilder::new(PathBuf::from(CWD), PathBuf::from(HOME));
@@ -851,7 +851,7 @@ fn s1_disable_bypass_permissions_mode() {
     b.set_cli_mode(AE);
     let p = b.build().unwrap();
     assert_eq!(p.starting_mode(), AE);
-    assert!(p.warnings().is_empty());
+    assert!(p.notices().is_empty());
 }
 
 #[test]

@@ -120,6 +120,25 @@ with open({log:?}, "a") as f:
         path
     }
 
+    /// [`Fixture::serve`] with more flags and environment variables for toolrt (and so for the
+    /// hooks it starts).
+    pub(crate) fn serve_with(&self, mode: &str, extra: &[&str], env: &[(&str, &str)]) -> Session {
+        let settings = self.hooks.path().join("settings.json");
+        let mut args: Vec<String> = vec![
+            "serve".into(),
+            "--cwd".into(),
+            self.cwd.path().to_string_lossy().into_owned(),
+            "--output-dir".into(),
+            self.out.path().to_string_lossy().into_owned(),
+            "--settings".into(),
+            settings.to_string_lossy().into_owned(),
+            "--permission-mode".into(),
+            mode.into(),
+        ];
+        args.extend(extra.iter().map(|a| a.to_string()));
+        Session::start_env(&args, env)
+    }
+
     /// Starts `toolrt serve` with the settings written by [`Fixture::settings`], in `mode`.
     pub(crate) fn serve(&self, mode: &str) -> Session {
         let settings = self.hooks.path().join("settings.json");
@@ -220,8 +239,14 @@ pub(crate) struct Session {
 impl Session {
     /// Starts `toolrt` with `args`, denying every permission request.
     pub(crate) fn start(args: &[String]) -> Self {
+        Self::start_env(args, &[])
+    }
+
+    /// [`Session::start`] with these environment variables set for toolrt.
+    pub(crate) fn start_env(args: &[String], env: &[(&str, &str)]) -> Self {
         let mut cmd = crate::support::command();
         cmd.args(args);
+        cmd.envs(env.iter().copied());
         let mut session = Self {
             server: Server::spawn(cmd, Stderr::Capture),
             pending: Vec::new(),
