@@ -36,7 +36,7 @@ fn an_edit_or_write_of_an_existing_file_is_decided_in_every_mode() {
     for (mode, code, decision) in [
         ("default", 3, "decision: ask"),
         ("acceptEdits", 0, "decision: allow"),
-        ("plan", 1, "decision: deny"),
+        ("plan", 3, "decision: ask"),
         ("dontAsk", 1, "decision: deny"),
         ("bypassPermissions", 0, "decision: allow"),
     ] {
@@ -127,13 +127,13 @@ fn the_words_agree_with_the_verdict() {
             r#"{"command": "touch a && ls"}"#,
         ],
     );
-    assert_eq!(status, 1);
+    assert_eq!(status, 3, "plan mode asks before a change");
     assert!(
-        out.contains("decided by: the permission mode plan, which allows only reads"),
+        out.contains("decided by: the permission mode plan, which auto-allows only reads"),
         "{out}"
     );
     assert!(
-        out.contains("1. touch a: deny (the permission mode plan, which allows only reads)"),
+        out.contains("1. touch a: ask (the permission mode plan, which auto-allows only reads)"),
         "{out}"
     );
 

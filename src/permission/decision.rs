@@ -234,9 +234,9 @@ impl Decision {
             ) => {
                 format!("permission to use {tool} was denied by {}", by.describe())
             }
-            (Behavior::Deny, DecidedBy::Mode(Mode::Plan)) => {
+            (Behavior::Ask, DecidedBy::Mode(Mode::Plan)) => {
                 format!(
-                    "{tool} was denied: plan mode allows only reads; present the plan instead of making changes"
+                    "{tool} would need approval: plan mode auto-allows only reads; present the plan instead of making changes"
                 )
             }
             (Behavior::Deny, by) if self.mode == Mode::DontAsk => format!(
@@ -293,7 +293,8 @@ impl Decision {
 }
 
 /// Why a verdict is what it is, in words that agree with the verdict: where the mode turned
-/// "no rule allows it" into an allow (bypass) or a deny (plan, dontAsk), the mode is named.
+/// "no rule allows it" into an allow (bypass), an ask (plan) or a deny (dontAsk), the mode is
+/// named.
 fn reason(behavior: Behavior, by: &DecidedBy, mode: Mode) -> String {
     let unsettled = matches!(
         by,
@@ -303,8 +304,8 @@ fn reason(behavior: Behavior, by: &DecidedBy, mode: Mode) -> String {
         (Behavior::Allow, _) if unsettled => {
             format!("the permission mode {mode}, although {}", by.describe())
         }
-        (Behavior::Deny, Mode::Plan) if unsettled || *by == DecidedBy::Mode(Mode::Plan) => {
-            "the permission mode plan, which allows only reads".into()
+        (Behavior::Ask, Mode::Plan) if unsettled || *by == DecidedBy::Mode(Mode::Plan) => {
+            "the permission mode plan, which auto-allows only reads".into()
         }
         (Behavior::Deny, Mode::DontAsk)
             if !matches!(
@@ -349,16 +350,16 @@ mod tests {
                 "the permission mode bypassPermissions, although the command could not be analysed safely",
             ),
             (
-                Behavior::Deny,
+                Behavior::Ask,
                 DecidedBy::NoRule,
                 Mode::Plan,
-                "the permission mode plan, which allows only reads",
+                "the permission mode plan, which auto-allows only reads",
             ),
             (
-                Behavior::Deny,
+                Behavior::Ask,
                 DecidedBy::Mode(Mode::Plan),
                 Mode::Plan,
-                "the permission mode plan, which allows only reads",
+                "the permission mode plan, which auto-allows only reads",
             ),
             (
                 Behavior::Deny,

@@ -939,7 +939,7 @@ fn explain_and_messages() {
     );
     let d = decide(&p, PL, "Edit", file("/w/proj/a"));
     assert!(
-        d.message("Edit").contains("mode plan"),
+        d.message("Edit").contains("plan mode auto-allows only reads"),
         "{}",
         d.message("Edit")
     );
