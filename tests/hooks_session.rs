@@ -158,10 +158,12 @@ fn permission_denied_hooks_hear_of_denials_by_the_decision() {
         "dontAsk turns the ask into a denial"
     );
     assert_eq!(run.outcome("a3"), "success");
-    let inputs: Vec<Value> = log_lines(&log)
+    // Separate calls run concurrently: the log is in finishing order.
+    let mut inputs: Vec<Value> = log_lines(&log)
         .into_iter()
         .map(|l| l["input"].clone())
         .collect();
+    inputs.sort_by_key(|i| i["tool_use_id"].as_str().unwrap().to_owned());
     let ids: Vec<&str> = inputs
         .iter()
         .map(|i| i["tool_use_id"].as_str().unwrap())
