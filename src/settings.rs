@@ -358,24 +358,19 @@ impl Settings {
             let Value::Object(map) = v else {
                 return Err(key_err(path, "toolrt", "expected an object", v));
             };
-            for (key, val) in map {
-                match key.as_str() {
-                    "envScrub" => {
-                        let list = string_list(path, "toolrt.envScrub", val)?;
-                        for pattern in &list {
-                            if let Err(e) = globset::Glob::new(pattern) {
-                                return Err(SettingsError::Key {
-                                    file: path.to_path_buf(),
-                                    key: "toolrt.envScrub".into(),
-                                    expected: format!("invalid glob pattern {pattern:?}: {e}"),
-                                });
-                            }
-                        }
-                        self.env_scrub.extend(list);
+            // Other keys are reported with every other unknown key above.
+            if let Some(val) = map.get("envScrub") {
+                let list = string_list(path, "toolrt.envScrub", val)?;
+                for pattern in &list {
+                    if let Err(e) = globset::Glob::new(pattern) {
+                        return Err(SettingsError::Key {
+                            file: path.to_path_buf(),
+                            key: "toolrt.envScrub".into(),
+                            expected: format!("invalid glob pattern {pattern:?}: {e}"),
+                        });
                     }
-                    // Reported with every other unknown key above.
-                    _ => {}
                 }
+                self.env_scrub.extend(list);
             }
         }
         if let Some(v) = root.get("tools") {

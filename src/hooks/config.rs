@@ -454,10 +454,10 @@ impl HookConfig {
         // The runtime prints them, each once (or refuses them with --strict-settings).
         self.warnings.extend(warnings);
         for name in not_applicable {
-            self.not_applicable
-                .entry(name)
-                .or_default()
-                .push(source.clone());
+            let files = self.not_applicable.entry(name).or_default();
+            if !files.contains(&source) {
+                files.push(source.clone());
+            }
         }
         for (event, h) in added {
             self.handlers[event.index()].push(h);
