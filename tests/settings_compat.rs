@@ -167,13 +167,18 @@ async fn decide_skill(permissions: Value, skill: &str) -> (String, String) {
         json!({"skill": skill}),
     )))
     .await;
-    rt.shutdown().await;
+    // A result keeps its place until it is read: read it, then shut down.
+    let mut result = None;
     while let Some(msg) = rx.recv().await {
         if let ServerMessage::ToolResult(r) = msg {
-            return (format!("{:?}", r.outcome), r.content);
+            result = Some((format!("{:?}", r.outcome), r.content));
+            break;
         }
     }
-    panic!("no result");
+    let shutdown = tokio::spawn(rt.shutdown());
+    while rx.recv().await.is_some() {}
+    shutdown.await.unwrap();
+    result.expect("a result")
 }
 
 #[tokio::test]
