@@ -9,6 +9,8 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::{Map, Value, json};
 use toolrt::bench::workload;
 use toolrt::permission::{DecisionRequest, Mode, Policy};
+use toolrt::tool::Tool;
+use toolrt::tools::{bash::Bash, edit::Edit, read::Read};
 
 /// The same mixed rule set `toolrt bench` decides against (Bash exact, prefix, `:*` and
 /// mid-pattern stars; anchored, any-depth and home path globs; WebFetch domains).
@@ -39,26 +41,28 @@ fn bench(c: &mut Criterion) {
     let p = policy(n, &cwd);
     let read = cwd.join("src/mod4/a.rs").display().to_string();
     let edit = cwd.join("docs/x/page7.md").display().to_string();
-    let cases = [
+    let (bash, read_tool, edit_tool) = (Bash, Read, Edit);
+    let cases: [(&str, &dyn Tool, Value); 4] = [
         (
             "bash_simple",
-            "Bash",
+            &bash,
             json!({ "command": "tool8 run --fast" }),
         ),
         (
             "bash_compound",
-            "Bash",
+            &bash,
             json!({ "command": "git status && npm run script2 | grep ok" }),
         ),
-        ("read", "Read", json!({ "file_path": read })),
-        ("edit", "Edit", json!({ "file_path": edit })),
+        ("read", &read_tool, json!({ "file_path": read })),
+        ("edit", &edit_tool, json!({ "file_path": edit })),
     ];
     for (name, tool, v) in cases {
         let inp = input(v);
         c.bench_function(&format!("decide_{name}_{n}_rules"), |b| {
             b.iter(|| {
                 let req = DecisionRequest {
-                    tool,
+                    tool: tool.name(),
+                    access: tool.access(),
                     input: &inp,
                     mode: Mode::Default,
                     hook: None,

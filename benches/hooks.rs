@@ -24,12 +24,14 @@ fn bench(c: &mut Criterion) {
     let input = hook_setup::input();
     let bash = ToolHookCall {
         tool_name: "Bash",
+        access: Default::default(),
         tool_input: &input,
         tool_use_id: "t1",
         permission_mode: "default",
     };
     let read = ToolHookCall {
         tool_name: "Read",
+        access: Default::default(),
         ..bash
     };
     let cancel = CancellationToken::new();

@@ -15,7 +15,7 @@ use toolrt::budget;
 use toolrt::call::{Outcome, ToolCall, ToolResult};
 use toolrt::permission::{DecisionRequest, Mode};
 use toolrt::protocol::{ServerMessage, parse_line};
-use toolrt::registry::{Registry, Selection};
+use toolrt::registry::{Naming, Registry, Selection};
 use toolrt::session::Session;
 use toolrt::settings::Limits;
 use toolrt::tool::{BudgetClass, Tool, ToolOutput};
@@ -31,10 +31,13 @@ fn stages(c: &mut Criterion) {
     let policy = pipeline_policy(&ws.cwd, &["Noop"]).expect("rules compile");
     let noop: Arc<dyn Tool> = Arc::new(Noop::new());
     let registry = Registry::build(
-        vec![noop],
-        &Selection::All,
-        &BTreeMap::new(),
-        &BTreeMap::new(),
+        vec![noop.clone()],
+        Naming {
+            selection: &Selection::All,
+            aliases: &BTreeMap::new(),
+            alias_files: &BTreeMap::new(),
+            late_prefixes: &[],
+        },
         |_| false,
     )
     .expect("registry");
@@ -68,6 +71,7 @@ fn stages(c: &mut Criterion) {
         b.iter(|| {
             black_box(policy.decide(black_box(&DecisionRequest {
                 tool: "Noop",
+                access: noop.access(),
                 input: &input,
                 mode: Mode::Default,
                 hook: None,

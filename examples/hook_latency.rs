@@ -37,6 +37,7 @@ async fn main() {
     let input = hook_setup::input();
     let call = ToolHookCall {
         tool_name: "Bash",
+        access: Default::default(),
         tool_input: &input,
         tool_use_id: "t1",
         permission_mode: "default",
@@ -44,6 +45,7 @@ async fn main() {
     let cancel = CancellationToken::new();
     let unmatched = ToolHookCall {
         tool_name: "Read",
+        access: Default::default(),
         ..call
     };
 

@@ -1,10 +1,17 @@
-//! Which tools exist: the built-in and registered tools, the `--tools` selection, aliases, and
-//! the compiled schema of each. Selection only; permission is the `permission` stage's business.
+//! Which tools exist: the built-in and registered tools, the tools added while toolrt runs,
+//! the `--tools` selection, aliases, and the compiled schema of each. Selection only;
+//! permission is the `permission` stage's business.
+//!
+//! The registry can change while it serves: [`Registry::set_group`] replaces the tools of one
+//! group (an embedder's set, an MCP server's) and publishes a new snapshot. Lookups read the
+//! current snapshot without a lock; a call keeps the [`ToolEntry`] it resolved, so a change
+//! never touches a call in flight, and a removed tool's later calls are `unavailable`.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
+use arc_swap::ArcSwap;
 use serde_json::Value;
 
 use crate::tool::Tool;
@@ -39,6 +46,14 @@ pub enum Selection {
 }
 
 impl Selection {
+    /// Whether `name` is selected.
+    pub fn allows(&self, name: &str) -> bool {
+        match self {
+            Selection::All => true,
+            Selection::Only(names) => names.iter().any(|n| n == name),
+        }
+    }
+
     /// Parses the `--tools` value: `""` = none, `default` = all, else a comma list.
     pub fn parse(value: &str) -> Self {
         let value = value.trim();
@@ -126,24 +141,117 @@ pub enum Resolution {
     },
 }
 
-/// The effective registry: selected tools minus removed ones, with aliases.
-#[derive(Debug, Default)]
+/// Whether a bare-name deny rule removes a tool (asked for every tool, added ones too).
+pub type Removed = Arc<dyn Fn(&str) -> bool + Send + Sync>;
+
+/// What decides which names exist, besides the tools themselves.
+#[derive(Debug, Clone, Copy)]
+pub struct Naming<'a> {
+    /// `--tools`.
+    pub selection: &'a Selection,
+    /// Aliases (settings `aliases`): alias → canonical name, one hop.
+    pub aliases: &'a BTreeMap<String, String>,
+    /// The settings file each alias comes from, for errors.
+    pub alias_files: &'a BTreeMap<String, PathBuf>,
+    /// Name prefixes of tools that are added while running: a `--tools` name or an alias
+    /// target with one of them may name a tool that does not exist yet.
+    pub late_prefixes: &'a [String],
+}
+
+/// The effective registry: selected tools minus removed ones, with aliases. Built from the tools
+/// known at start-up; groups of tools come and go while it serves ([`Registry::set_group`]).
 pub struct Registry {
-    effective: HashMap<String, Arc<ToolEntry>>,
-    known: Vec<String>,
+    current: ArcSwap<Snapshot>,
+    base: Base,
+    /// Every group's tools (compiled), by group; the lock also serialises writers.
+    groups: Mutex<BTreeMap<String, Vec<Arc<ToolEntry>>>>,
+}
+
+/// What does not change after the build.
+struct Base {
+    /// The tools known at start-up that are in the effective registry.
+    fixed: HashMap<String, Arc<ToolEntry>>,
+    /// The names of every tool known at start-up, selected or not.
+    fixed_known: HashSet<String>,
+    selection: Selection,
     aliases: HashMap<String, String>,
+    removed: Removed,
+}
+
+/// One published state of the registry.
+#[derive(Default)]
+struct Snapshot {
+    effective: HashMap<String, Arc<ToolEntry>>,
+    /// Every tool name known now, selected or not.
+    known: HashSet<String>,
+}
+
+impl Default for Registry {
+    fn default() -> Self {
+        Self {
+            current: ArcSwap::from_pointee(Snapshot::default()),
+            base: Base {
+                fixed: HashMap::new(),
+                fixed_known: HashSet::new(),
+                selection: Selection::All,
+                aliases: HashMap::new(),
+                removed: Arc::new(|_| false),
+            },
+            groups: Mutex::new(BTreeMap::new()),
+        }
+    }
+}
+
+impl std::fmt::Debug for Registry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Registry")
+            .field("available", &self.available())
+            .finish()
+    }
+}
+
+/// What one [`Registry::set_group`] changed.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct GroupChange {
+    /// Names now in the effective registry that were not before, sorted.
+    pub added: Vec<String>,
+    /// Names no longer in it, sorted.
+    pub removed: Vec<String>,
+    /// How many of the group's tools are in the effective registry now.
+    pub available: usize,
+    /// Tools of the group that were left out, each with why (a taken name, a schema that does
+    /// not compile).
+    pub skipped: Vec<String>,
+}
+
+fn compile(name: &str, tool: Arc<dyn Tool>) -> Result<Arc<ToolEntry>, RegistryError> {
+    let schema = tool.input_schema();
+    let validator = jsonschema::validator_for(&schema).map_err(|e| RegistryError::BadSchema {
+        name: name.to_string(),
+        message: e.to_string(),
+    })?;
+    Ok(Arc::new(ToolEntry {
+        name: Arc::from(name),
+        tool,
+        schema,
+        validator,
+    }))
 }
 
 impl Registry {
-    /// Builds the registry from every known tool, the selection, the aliases (with the file each
-    /// came from) and a predicate for tools removed by a bare-name deny rule.
+    /// Builds the registry from every tool known at start-up, the names around them and a
+    /// predicate for tools removed by a bare-name deny rule.
     pub fn build(
         tools: Vec<Arc<dyn Tool>>,
-        selection: &Selection,
-        aliases: &BTreeMap<String, String>,
-        alias_files: &BTreeMap<String, PathBuf>,
-        removed: impl Fn(&str) -> bool,
+        naming: Naming<'_>,
+        removed: impl Fn(&str) -> bool + Send + Sync + 'static,
     ) -> Result<Self, RegistryError> {
+        let Naming {
+            selection,
+            aliases,
+            alias_files,
+            late_prefixes,
+        } = naming;
         let mut all: BTreeMap<String, Arc<dyn Tool>> = BTreeMap::new();
         for tool in tools {
             let name = tool.name().to_string();
@@ -152,6 +260,7 @@ impl Registry {
             }
         }
         let known: Vec<String> = all.keys().cloned().collect();
+        let late = |name: &str| late_prefixes.iter().any(|p| name.starts_with(p.as_str()));
         let file_of = |alias: &str| {
             alias_files
                 .get(alias)
@@ -172,7 +281,7 @@ impl Registry {
                     file: file_of(alias),
                 });
             }
-            if !all.contains_key(target) {
+            if !all.contains_key(target) && !late(target) {
                 return Err(RegistryError::AliasDangling {
                     alias: alias.clone(),
                     target: target.clone(),
@@ -180,75 +289,156 @@ impl Registry {
                 });
             }
         }
-        let selected: Vec<String> = match selection {
-            Selection::All => known.clone(),
-            Selection::Only(names) => {
-                for name in names {
-                    if !all.contains_key(name) {
-                        return Err(RegistryError::UnknownTool {
-                            name: name.clone(),
-                            known: known.join(", "),
-                        });
-                    }
+        if let Selection::Only(names) = selection {
+            for name in names {
+                if !all.contains_key(name) && !late(name) {
+                    return Err(RegistryError::UnknownTool {
+                        name: name.clone(),
+                        known: known.join(", "),
+                    });
                 }
-                names.clone()
             }
-        };
-        let mut effective = HashMap::new();
-        for name in selected {
-            if removed(&name) {
+        }
+        let mut fixed = HashMap::new();
+        for (name, tool) in all {
+            if !selection.allows(&name) || removed(&name) {
                 continue;
             }
-            let tool = all[&name].clone();
-            let schema = tool.input_schema();
-            let validator =
-                jsonschema::validator_for(&schema).map_err(|e| RegistryError::BadSchema {
-                    name: name.clone(),
-                    message: e.to_string(),
-                })?;
-            let shared: Arc<str> = Arc::from(name.as_str());
-            effective.insert(
-                name,
-                Arc::new(ToolEntry {
-                    name: shared,
-                    tool,
-                    schema,
-                    validator,
-                }),
-            );
+            let entry = compile(&name, tool)?;
+            fixed.insert(name, entry);
         }
-        Ok(Self {
-            effective,
-            known,
+        let base = Base {
+            fixed,
+            fixed_known: known.into_iter().collect(),
+            selection: selection.clone(),
             aliases: aliases
                 .iter()
                 .map(|(a, t)| (a.clone(), t.clone()))
                 .collect(),
+            removed: Arc::new(removed),
+        };
+        let snapshot = Snapshot {
+            effective: base.fixed.clone(),
+            known: base.fixed_known.clone(),
+        };
+        Ok(Self {
+            current: ArcSwap::from_pointee(snapshot),
+            base,
+            groups: Mutex::new(BTreeMap::new()),
         })
     }
 
-    /// Resolves a name as the model wrote it: a canonical name, or one alias hop.
+    /// Resolves a name as the model wrote it: a canonical name, or one alias hop. Takes no lock.
     pub fn resolve(&self, name: &str) -> Resolution {
-        let canonical = if self.known.iter().any(|k| k == name) {
-            name
-        } else if let Some(target) = self.aliases.get(name) {
-            target.as_str()
-        } else {
-            return Resolution::Unavailable { canonical: None };
-        };
-        match self.effective.get(canonical) {
-            Some(entry) => Resolution::Found(entry.clone()),
-            None => Resolution::Unavailable {
-                canonical: Some(canonical.to_string()),
+        let snapshot = self.current.load();
+        if let Some(entry) = snapshot.effective.get(name) {
+            return Resolution::Found(entry.clone());
+        }
+        if snapshot.known.contains(name) {
+            return Resolution::Unavailable {
+                canonical: Some(name.to_string()),
+            };
+        }
+        match self.base.aliases.get(name) {
+            Some(target) => match snapshot.effective.get(target) {
+                Some(entry) => Resolution::Found(entry.clone()),
+                None => Resolution::Unavailable {
+                    canonical: Some(target.clone()),
+                },
             },
+            None => Resolution::Unavailable { canonical: None },
         }
     }
 
-    /// The names of the tools that exist for this run, sorted.
-    pub fn available(&self) -> Vec<&str> {
-        let mut names: Vec<&str> = self.effective.keys().map(String::as_str).collect();
+    /// The names of the tools that exist now, sorted.
+    pub fn available(&self) -> Vec<String> {
+        let mut names: Vec<String> = self.current.load().effective.keys().cloned().collect();
         names.sort_unstable();
         names
+    }
+
+    /// Replaces the tools of `group` with `tools` and publishes the result; an empty list
+    /// removes the group. The selection and bare-name deny rules apply to every tool; a tool
+    /// whose name another tool or an alias already has, or whose schema does not compile, is
+    /// left out and reported. Calls in flight keep the entries they resolved.
+    pub fn set_group(&self, group: &str, tools: Vec<Arc<dyn Tool>>) -> GroupChange {
+        let mut groups = self.groups.lock().unwrap_or_else(|e| e.into_inner());
+        let mut change = GroupChange::default();
+        let entries = self.compile_group(&groups, group, tools, &mut change.skipped);
+        if entries.is_empty() {
+            groups.remove(group);
+        } else {
+            groups.insert(group.to_string(), entries);
+        }
+        let mut snapshot = Snapshot {
+            effective: self.base.fixed.clone(),
+            known: self.base.fixed_known.clone(),
+        };
+        for entry in groups.values().flatten() {
+            snapshot.known.insert(entry.name.to_string());
+            if self.base.selection.allows(&entry.name) && !(self.base.removed)(&entry.name) {
+                snapshot
+                    .effective
+                    .insert(entry.name.to_string(), entry.clone());
+            }
+        }
+        change.available = groups.get(group).map_or(0, |entries| {
+            entries
+                .iter()
+                .filter(|e| snapshot.effective.contains_key(&*e.name))
+                .count()
+        });
+        let before = self.current.load();
+        let missing = |from: &Snapshot, to: &Snapshot| -> Vec<String> {
+            let mut names: Vec<String> = from
+                .effective
+                .keys()
+                .filter(|k| !to.effective.contains_key(*k))
+                .cloned()
+                .collect();
+            names.sort_unstable();
+            names
+        };
+        change.added = missing(&snapshot, &before);
+        change.removed = missing(&before, &snapshot);
+        self.current.store(Arc::new(snapshot));
+        change
+    }
+
+    /// The compiled entries of a group's new tools; those that cannot join are left out, with
+    /// why, in `skipped`.
+    fn compile_group(
+        &self,
+        groups: &BTreeMap<String, Vec<Arc<ToolEntry>>>,
+        group: &str,
+        tools: Vec<Arc<dyn Tool>>,
+        skipped: &mut Vec<String>,
+    ) -> Vec<Arc<ToolEntry>> {
+        let taken: HashSet<&str> = groups
+            .iter()
+            .filter(|(g, _)| g.as_str() != group)
+            .flat_map(|(_, entries)| entries.iter().map(|e| &*e.name))
+            .collect();
+        let mut entries: Vec<Arc<ToolEntry>> = Vec::with_capacity(tools.len());
+        for tool in tools {
+            let name = tool.name().to_string();
+            if self.base.aliases.contains_key(&name) {
+                skipped.push(format!("{name}: an alias has this name"));
+                continue;
+            }
+            if self.base.fixed_known.contains(&name)
+                || taken.contains(name.as_str())
+                || entries.iter().any(|e| *e.name == *name)
+            {
+                skipped.push(format!("{name}: another tool already has this name"));
+                continue;
+            }
+            match compile(&name, tool) {
+                Ok(entry) => entries.push(entry),
+                Err(e) => skipped.push(e.to_string()),
+            }
+        }
+        entries
     }
 }
 
@@ -261,11 +451,45 @@ mod tests {
         vec![Arc::new(Noop::named("Bash")), Arc::new(Noop::named("Read"))]
     }
 
+    fn noops(names: &[&str]) -> Vec<Arc<dyn Tool>> {
+        names
+            .iter()
+            .map(|n| Arc::new(Noop::named(n)) as Arc<dyn Tool>)
+            .collect()
+    }
+
     fn aliases(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
         pairs
             .iter()
             .map(|(a, b)| (a.to_string(), b.to_string()))
             .collect()
+    }
+
+    /// A registry of `tools()` with this selection, aliases and late prefixes.
+    fn build(
+        selection: &str,
+        alias_pairs: &[(&str, &str)],
+        late: &[&str],
+        removed: impl Fn(&str) -> bool + Send + Sync + 'static,
+    ) -> Result<Registry, RegistryError> {
+        let late: Vec<String> = late.iter().map(|s| s.to_string()).collect();
+        Registry::build(
+            tools(),
+            Naming {
+                selection: &Selection::parse(selection),
+                aliases: &aliases(alias_pairs),
+                alias_files: &BTreeMap::new(),
+                late_prefixes: &late,
+            },
+            removed,
+        )
+    }
+
+    fn found(r: &Registry, name: &str) -> Option<String> {
+        match r.resolve(name) {
+            Resolution::Found(e) => Some(e.name.to_string()),
+            Resolution::Unavailable { .. } => None,
+        }
     }
 
     #[test]
@@ -279,42 +503,47 @@ mod tests {
     }
 
     #[test]
-    fn alias_errors() {
-        let none = BTreeMap::new();
-        for (pairs, needle) in [
+    fn alias_and_selection_errors() {
+        for (selection, pairs, late, needle) in [
             (
+                "default",
                 vec![("Shell", "Sh"), ("Sh", "Bash")],
+                vec![],
                 "which is itself an alias",
             ),
-            (vec![("Shell", "Nope")], "which is not a tool"),
-            (vec![("Bash", "Read")], "shadows the tool"),
+            (
+                "default",
+                vec![("Shell", "Nope")],
+                vec![],
+                "which is not a tool",
+            ),
+            ("default", vec![("Shell", "Nope")], vec!["Nop"], ""),
+            (
+                "default",
+                vec![("Bash", "Read")],
+                vec![],
+                "shadows the tool",
+            ),
+            ("Bash,Grep", vec![], vec![], "unknown tool \"Grep\""),
+            ("Bash,Grep", vec![], vec!["Gr"], ""),
         ] {
-            let err = Registry::build(tools(), &Selection::All, &aliases(&pairs), &none, |_| false)
-                .unwrap_err();
-            assert!(err.to_string().contains(needle), "{err}");
+            match build(selection, &pairs, &late, |_| false) {
+                Ok(_) => assert_eq!(needle, "", "{selection} {pairs:?} {late:?} built"),
+                Err(err) => assert!(
+                    !needle.is_empty() && err.to_string().contains(needle),
+                    "{selection} {pairs:?} {late:?}: {err}"
+                ),
+            }
         }
-        let err = Registry::build(
-            tools(),
-            &Selection::parse("Bash,Grep"),
-            &BTreeMap::new(),
-            &none,
-            |_| false,
-        )
-        .unwrap_err();
-        assert!(err.to_string().contains("unknown tool \"Grep\""), "{err}");
     }
 
     #[test]
     fn resolution_is_one_hop_and_respects_selection() {
-        let r = Registry::build(
-            tools(),
-            &Selection::parse("Read"),
-            &aliases(&[("Shell", "Bash"), ("Cat", "Read")]),
-            &BTreeMap::new(),
-            |_| false,
-        )
+        let r = build("Read", &[("Shell", "Bash"), ("Cat", "Read")], &[], |_| {
+            false
+        })
         .unwrap();
-        assert!(matches!(r.resolve("Cat"), Resolution::Found(e) if e.tool.name() == "Read"));
+        assert_eq!(found(&r, "Cat").as_deref(), Some("Read"));
         assert!(
             matches!(r.resolve("Shell"), Resolution::Unavailable { canonical: Some(c) } if c == "Bash")
         );
@@ -322,14 +551,81 @@ mod tests {
             r.resolve("Nope"),
             Resolution::Unavailable { canonical: None }
         ));
-        let r = Registry::build(
-            tools(),
-            &Selection::All,
-            &BTreeMap::new(),
-            &BTreeMap::new(),
-            |n| n == "Bash",
+        let r = build("default", &[], &[], |n| n == "Bash").unwrap();
+        assert_eq!(r.available(), vec!["Read"]);
+    }
+
+    #[test]
+    fn groups_come_and_go_under_selection_aliases_and_deny_rules() {
+        let r = build(
+            "Read,Probe,Gone,Late",
+            &[("Look", "Probe"), ("Later", "Late")],
+            &["Probe", "Gone", "Late"],
+            |n| n == "Gone",
         )
         .unwrap();
-        assert_eq!(r.available(), vec!["Read"]);
+        assert_eq!(found(&r, "Look"), None);
+        // Selected, not selected, removed by a deny rule.
+        let change = r.set_group("a", noops(&["Probe", "Other", "Gone"]));
+        assert_eq!(change.added, vec!["Probe"]);
+        assert_eq!(change.available, 1);
+        assert!(change.skipped.is_empty(), "{change:?}");
+        assert_eq!(found(&r, "Probe").as_deref(), Some("Probe"));
+        assert_eq!(found(&r, "Look").as_deref(), Some("Probe"));
+        assert!(
+            matches!(r.resolve("Other"), Resolution::Unavailable { canonical: Some(c) } if c == "Other")
+        );
+        assert_eq!(found(&r, "Gone"), None);
+        assert_eq!(r.available(), vec!["Probe", "Read"]);
+        // Names taken by a start-up tool, another group, an alias, or twice in one list.
+        let change = r.set_group("b", noops(&["Bash", "Probe", "Look", "Late", "Late"]));
+        assert_eq!(change.added, vec!["Late"]);
+        assert_eq!(change.skipped.len(), 4, "{change:?}");
+        assert_eq!(found(&r, "Later").as_deref(), Some("Late"));
+        // A call that resolved keeps its entry; a removed tool is unavailable afterwards.
+        let Resolution::Found(held) = r.resolve("Probe") else {
+            panic!("Probe resolves")
+        };
+        let change = r.set_group("a", Vec::new());
+        assert_eq!(change.removed, vec!["Probe"]);
+        assert_eq!(change.available, 0);
+        assert_eq!(found(&r, "Probe"), None);
+        assert_eq!(found(&r, "Look"), None);
+        assert_eq!(&*held.name, "Probe");
+        // The name is free again.
+        assert_eq!(r.set_group("c", noops(&["Probe"])).added, vec!["Probe"]);
+        assert_eq!(r.available(), vec!["Late", "Probe", "Read"]);
+    }
+
+    #[test]
+    fn a_tool_whose_schema_does_not_compile_is_skipped() {
+        struct Bad;
+        #[async_trait::async_trait]
+        impl Tool for Bad {
+            fn name(&self) -> &str {
+                "Bad"
+            }
+            fn description(&self) -> &str {
+                "bad schema"
+            }
+            fn input_schema(&self) -> Value {
+                serde_json::json!({"type": 12})
+            }
+            async fn call(
+                &self,
+                _: crate::call::Input,
+                _: crate::tool::ToolContext,
+            ) -> crate::tool::ToolOutput {
+                crate::tool::ToolOutput::success("")
+            }
+        }
+        let r = build("default", &[], &[], |_| false).unwrap();
+        let change = r.set_group("g", vec![Arc::new(Bad)]);
+        assert_eq!(change.available, 0);
+        assert!(
+            change.skipped[0].contains("invalid input schema"),
+            "{change:?}"
+        );
+        assert_eq!(found(&r, "Bad"), None);
     }
 }

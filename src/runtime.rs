@@ -12,7 +12,7 @@ use crate::execute::Executor;
 use crate::hooks::{HookConfig, HookEnv, HookEvent, HookRunner, Hooks, InProcessHook};
 use crate::permission::{Mode, Permission, Policy, PolicyBuilder, RuleFilter};
 use crate::protocol::{ClientMessage, ServerMessage};
-use crate::registry::{Registry, Selection};
+use crate::registry::{GroupChange, Naming, Registry, Selection};
 use crate::session::Session;
 use crate::settings::{Settings, SettingsError};
 use crate::supervisor::{AskPolicy, Pipeline};
@@ -75,6 +75,9 @@ pub struct Config {
     pub builtins: bool,
     /// Extra tools registered by a library user (selected by `default` like built-ins).
     pub extra_tools: Vec<Arc<dyn Tool>>,
+    /// Name prefixes of tools added while running ([`Runtime::set_tools`]): a `--tools` name
+    /// or an alias target with one of them may name a tool that does not exist at start-up.
+    pub late_tool_prefixes: Vec<String>,
     /// Receives per-stage timings (benchmarks); None in normal runs.
     pub clock: Option<Arc<dyn crate::supervisor::StageClock>>,
     /// In-process hooks registered by a library user: event, matcher, timeout, function.
@@ -109,6 +112,7 @@ impl Config {
             ask_policy: AskPolicy::Client,
             builtins: true,
             extra_tools: Vec::new(),
+            late_tool_prefixes: Vec::new(),
             in_process_hooks: Vec::new(),
             clock: None,
             plugin_dirs: Vec::new(),
@@ -284,12 +288,16 @@ fn build_policy_and_registry(
         Vec::new()
     };
     tools.extend(config.extra_tools.iter().cloned());
+    let removes = policy.clone();
     let registry = Registry::build(
         tools,
-        &config.selection,
-        &settings.aliases,
-        &settings.alias_files,
-        |name| policy.removes_tool(name),
+        Naming {
+            selection: &config.selection,
+            aliases: &settings.aliases,
+            alias_files: &settings.alias_files,
+            late_prefixes: &config.late_tool_prefixes,
+        },
+        move |name| removes.removes_tool(name),
     )?;
     Ok((policy, registry, warnings))
 }
@@ -348,6 +356,7 @@ pub fn explain(
                 .map(|r| r.content);
             let decision = policy.decide(&crate::permission::DecisionRequest {
                 tool: prepared.tool_name(),
+                access: prepared.entry.tool.access(),
                 input: &prepared.input,
                 mode: policy.starting_mode(),
                 hook: None,
@@ -387,8 +396,10 @@ fn limits_for_hello(config: &Config, limits: &crate::settings::Limits) -> serde_
 pub struct Runtime {
     dispatcher: Dispatcher,
     session: Arc<Session>,
-    /// The answer to `hello`.
-    hello: ServerMessage,
+    /// Which tools exist; it changes with [`Runtime::set_tools`].
+    registry: Arc<Registry>,
+    /// The `limits` of the answer to `hello`.
+    hello_limits: serde_json::Value,
     _temp_output: Option<tempfile::TempDir>,
 }
 
@@ -484,13 +495,9 @@ impl Runtime {
                 .await
                 .map_err(|_| StartError::Spawn("hooks"))?
         };
-        let hello = ServerMessage::Hello {
-            protocol: crate::protocol::PROTOCOL_VERSION,
-            version: env!("CARGO_PKG_VERSION").to_string(),
-            tools: registry.available().into_iter().map(String::from).collect(),
-            limits: limits_for_hello(&config, &settings.limits),
-        };
-        let (validator, _) = Validator::spawn(Arc::new(registry), session.clone())
+        let hello_limits = limits_for_hello(&config, &settings.limits);
+        let registry = Arc::new(registry);
+        let (validator, _) = Validator::spawn(registry.clone(), session.clone())
             .await
             .map_err(|_| StartError::Spawn("validate"))?;
         let (permission, _) = Permission::spawn(policy.clone())
@@ -533,7 +540,8 @@ impl Runtime {
             Self {
                 dispatcher,
                 session,
-                hello,
+                registry,
+                hello_limits,
                 _temp_output: temp_output,
             },
             rx,
@@ -547,14 +555,35 @@ impl Runtime {
         match msg {
             ClientMessage::Hello { client } => {
                 tracing::debug!(client = client.as_deref().unwrap_or("-"), "hello");
+                let hello = ServerMessage::Hello {
+                    protocol: crate::protocol::PROTOCOL_VERSION,
+                    version: env!("CARGO_PKG_VERSION").to_string(),
+                    tools: self.registry.available(),
+                    limits: self.hello_limits.clone(),
+                };
                 // An answer to an input line: it counts toward the reader's backlog.
-                self.dispatcher
-                    .pipeline()
-                    .emitter
-                    .send_reply(self.hello.clone());
+                self.dispatcher.pipeline().emitter.send_reply(hello);
             }
             msg => self.dispatcher.submit(msg).await,
         }
+    }
+
+    /// Adds, replaces or removes tools while the runtime serves: the tools of `group` become
+    /// `tools` (an empty list removes the group). `--tools` selection, aliases and bare-name
+    /// deny rules apply to them as to the tools known at start-up; a tool whose name is taken
+    /// (by a built-in, another group or an alias) or whose schema does not compile is left out
+    /// and reported in [`GroupChange::skipped`]. Calls already past name resolution keep the
+    /// tool they resolved and finish with it; calls resolved after a removal are answered
+    /// `unavailable`.
+    pub fn set_tools(&self, group: &str, tools: Vec<Arc<dyn Tool>>) -> GroupChange {
+        let change = self.registry.set_group(group, tools);
+        tracing::debug!(group, added = ?change.added, removed = ?change.removed, skipped = ?change.skipped, "tools changed");
+        change
+    }
+
+    /// The names of the tools that exist now, sorted.
+    pub fn tools(&self) -> Vec<String> {
+        self.registry.available()
     }
 
     /// The dispatcher (cancellation, idleness).

@@ -31,7 +31,7 @@ use crate::hooks::{BatchCallRecord, HookEvent, HookPermission, Hooks, Permission
 use crate::permission::{Behavior, DecidedBy, HookVerdict, Mode, Permission, Query};
 use crate::protocol::{PermissionResponse, ServerMessage};
 use crate::session::Session;
-use crate::tool::{ProgressSink, ToolContext, ToolStatus};
+use crate::tool::{ProgressSink, Tool, ToolContext, ToolStatus};
 use crate::validate::{Checks, Prepared, Validator};
 
 /// How long a cancelled tool gets to stop by itself before its call is answered `cancelled`
@@ -386,7 +386,7 @@ pub fn mode_name(mode: Mode) -> &'static str {
 
 fn facts(
     p: &Pipeline,
-    tool: &Arc<str>,
+    tool: &Arc<dyn Tool>,
     input: Input,
     id: &Arc<str>,
     cancel: &CancellationToken,
@@ -492,13 +492,16 @@ async fn drive(
     let mut slot_permit = acquire_slot(p, cancel).await.ok_or_else(cancelled)?;
     lap.mark(Stage::Slot);
     let tool = prepared.entry.name.clone();
+    // The tool itself travels to the hook and permission stages: rules ask it what its calls
+    // act on.
+    let runs = prepared.entry.tool.clone();
 
     // PreToolUse hooks.
     let mut hook_verdict = None;
     let mut hook_ask_reason = None;
     if p.hooks.has(HookEvent::PreToolUse) {
         let pre = lend(&mut prepared.input, |input| {
-            p.hooks.pre_tool_use(facts(p, &tool, input, id, cancel))
+            p.hooks.pre_tool_use(facts(p, &runs, input, id, cancel))
         })
         .await?;
         if cancel.is_cancelled() {
@@ -553,7 +556,7 @@ async fn drive(
     loop {
         let decision = lend(&mut prepared.input, |input| {
             p.permission.decide(Query {
-                tool: tool.clone(),
+                tool: runs.clone(),
                 input,
                 mode: p.mode,
                 hook: hook_verdict.clone(),
@@ -571,7 +574,7 @@ async fn drive(
             Behavior::Deny => {
                 let message = decision.message(&tool);
                 return Err(
-                    permission_denied(p, &tool, &mut prepared.input, id, cancel, message).await,
+                    permission_denied(p, &runs, &mut prepared.input, id, cancel, message).await,
                 );
             }
             Behavior::Ask => {
@@ -588,7 +591,7 @@ async fn drive(
                 if p.hooks.has(HookEvent::PermissionRequest) {
                     let answer = lend(&mut prepared.input, |input| {
                         p.hooks
-                            .permission_request(facts(p, &tool, input, id, cancel))
+                            .permission_request(facts(p, &runs, input, id, cancel))
                     })
                     .await?;
                     if let Some(reason) = answer.stop {
@@ -624,7 +627,7 @@ async fn drive(
                     );
                     return Err(permission_denied(
                         p,
-                        &tool,
+                        &runs,
                         &mut prepared.input,
                         id,
                         cancel,
@@ -718,7 +721,7 @@ async fn drive(
             ToolStatus::Success if p.hooks.has(HookEvent::PostToolUse) => Some(
                 p.hooks
                     .post_tool_use(
-                        facts(p, &tool, input.clone(), id, cancel),
+                        facts(p, &runs, input.clone(), id, cancel),
                         response.clone(),
                         duration_ms,
                     )
@@ -733,7 +736,7 @@ async fn drive(
                 Some(
                     p.hooks
                         .post_tool_use_failure(
-                            facts(p, &tool, input.clone(), id, cancel),
+                            facts(p, &runs, input.clone(), id, cancel),
                             error,
                             false,
                             duration_ms,
@@ -787,7 +790,7 @@ async fn drive(
 /// say the call can be retried), and the call ends `denied` with `message`.
 async fn permission_denied(
     p: &Pipeline,
-    tool: &Arc<str>,
+    tool: &Arc<dyn Tool>,
     input: &mut Input,
     id: &Arc<str>,
     cancel: &CancellationToken,

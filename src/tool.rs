@@ -78,6 +78,57 @@ pub enum BudgetClass {
     Other,
 }
 
+/// What the permission engine needs to know about a tool (docs/SEMANTICS.md §3): which rules'
+/// specifiers speak about its calls, where in the input their subject is, and whether it needs
+/// no permission at all. A tool that says nothing ([`Access::default`]) is matched by its name
+/// only: a bare `Tool` rule covers it, a deny or ask rule with a specifier covers every call
+/// of it, and an allow rule with a specifier approves nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Access<'a> {
+    /// What the tool's calls act on, as rules see it.
+    pub subject: Subject<'a>,
+    /// Calls need no permission (deny and ask rules still apply), as `TaskOutput`'s. A path's
+    /// or a command's tool is always judged by what it touches, so this does not apply to it.
+    pub allowed_by_default: bool,
+}
+
+/// What a tool's calls act on, and so which rules govern them beside rules naming the tool.
+/// Each field names the input field that holds the subject.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Subject<'a> {
+    /// Nothing rules can look into: the tool is matched by name.
+    #[default]
+    Name,
+    /// A file or folder path. A read-only tool is governed by `Read(…)` rules (an `Edit` allow
+    /// grants it too; inside the workspace it needs no rule; plan mode allows it); any other by
+    /// `Edit(…)` rules (acceptEdits allows it inside the workspace; protected paths always
+    /// ask). Relative paths are taken from the working directory; a call without the field
+    /// acts on the working directory when `default_cwd` is set, else it has no path.
+    Path {
+        /// The input field holding the path.
+        field: &'a str,
+        /// The tool only reads.
+        read_only: bool,
+        /// A call without the field acts on the working directory (a search's folder).
+        default_cwd: bool,
+    },
+    /// A shell command, judged part by part and matched by `Bash(…)` rules.
+    Command {
+        /// The input field holding the command.
+        field: &'a str,
+    },
+    /// A URL, matched by `WebFetch(domain:…)` rules.
+    Url {
+        /// The input field holding the URL.
+        field: &'a str,
+    },
+    /// A subagent type, matched by `Agent(…)` rules.
+    Subagent {
+        /// The input field holding the type.
+        field: &'a str,
+    },
+}
+
 /// Where progress updates of a running call go (`progress` events on the wire).
 #[derive(Clone)]
 pub struct ProgressSink {
@@ -213,6 +264,12 @@ pub trait Tool: Send + Sync + 'static {
     /// Whether this call only reads, so it may run in parallel with other such calls.
     fn is_concurrency_safe(&self, _input: &Input) -> bool {
         false
+    }
+
+    /// What permission rules need to know about the tool's calls (by default: match it by
+    /// name only).
+    fn access(&self) -> Access<'_> {
+        Access::default()
     }
 
     /// Which output budget applies.

@@ -6,14 +6,14 @@ mod procfs;
 
 use std::sync::Arc;
 
-use serde_json::{Value, json};
+use serde_json::json;
 use tokio_util::sync::CancellationToken;
 use toolrt::hooks::{HookConfig, HookEnv, HookRunner, IfFilter, ToolHookCall};
 
 struct NoFilter;
 
 impl IfFilter for NoFilter {
-    fn matches(&self, _: &str, _: &str, _: &serde_json::Map<String, Value>) -> bool {
+    fn matches(&self, _: &str, _: &ToolHookCall<'_>) -> bool {
         true
     }
 }
@@ -61,6 +61,7 @@ fn fifty_megabytes_of_hook_output_stay_bounded() {
     let input = json!({"command": "ls"}).as_object().cloned().unwrap();
     let call = ToolHookCall {
         tool_name: "Bash",
+        access: Default::default(),
         tool_input: &input,
         tool_use_id: "t1",
         permission_mode: "default",

@@ -20,7 +20,8 @@ use toolrt::hooks::{
 struct PrefixFilter;
 
 impl IfFilter for PrefixFilter {
-    fn matches(&self, rule: &str, tool: &str, input: &Map<String, Value>) -> bool {
+    fn matches(&self, rule: &str, call: &ToolHookCall<'_>) -> bool {
+        let (tool, input) = (call.tool_name, call.tool_input);
         match rule
             .strip_prefix("Bash(")
             .and_then(|r| r.strip_suffix(" *)"))
@@ -117,6 +118,7 @@ fn bash_input(command: &str) -> Map<String, Value> {
 fn call<'a>(input: &'a Map<String, Value>) -> ToolHookCall<'a> {
     ToolHookCall {
         tool_name: "Bash",
+        access: Default::default(),
         tool_input: input,
         tool_use_id: "t1",
         permission_mode: "default",
@@ -449,6 +451,7 @@ async fn no_matching_hook_returns_at_once_without_events() {
     let input = Map::new();
     let mcp = ToolHookCall {
         tool_name: "mcp__memory__create_entities",
+        access: Default::default(),
         tool_input: &input,
         tool_use_id: "m1",
         permission_mode: "default",

@@ -6,13 +6,13 @@ use std::path::Path;
 use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
-use toolrt::hooks::{HookConfig, HookEnv, HookRunner, IfFilter};
+use toolrt::hooks::{HookConfig, HookEnv, HookRunner, IfFilter, ToolHookCall};
 
 /// Every hook's `if` condition holds.
 struct NoFilter;
 
 impl IfFilter for NoFilter {
-    fn matches(&self, _: &str, _: &str, _: &Map<String, Value>) -> bool {
+    fn matches(&self, _: &str, _: &ToolHookCall<'_>) -> bool {
         true
     }
 }

@@ -14,7 +14,7 @@ use crate::budget::{self, Plan};
 use crate::call::{Outcome, ToolResult};
 use crate::permission::{Behavior, DecisionRequest, Policy};
 use crate::protocol::{self, ClientMessage, ServerMessage};
-use crate::registry::{Registry, Selection};
+use crate::registry::{Naming, Registry, Selection};
 use crate::session::Session;
 use crate::settings::Limits;
 use crate::tool::{ProgressSink, Tool, ToolContext};
@@ -36,12 +36,17 @@ impl Inline {
     pub fn new(cwd: &std::path::Path) -> Result<Self, String> {
         let policy = super::workload::pipeline_policy(cwd, &["Noop"])?;
         let noop: Arc<dyn Tool> = Arc::new(Noop::new());
+        // Only the no-op tool is known, so whether the rules remove it is all there is to ask.
+        let noop_removed = policy.removes_tool(noop.name());
         let registry = Registry::build(
             vec![noop.clone()],
-            &Selection::All,
-            &BTreeMap::new(),
-            &BTreeMap::new(),
-            |name| policy.removes_tool(name),
+            Naming {
+                selection: &Selection::All,
+                aliases: &BTreeMap::new(),
+                alias_files: &BTreeMap::new(),
+                late_prefixes: &[],
+            },
+            move |_| noop_removed,
         )
         .map_err(|e| e.to_string())?;
         let session = Arc::new(Session::new(cwd.to_path_buf(), std::env::temp_dir()));
@@ -65,6 +70,7 @@ impl Inline {
             .map_err(|r| format!("the inline floor's call was rejected: {}", r.content))?;
         let decision = self.policy.decide(&DecisionRequest {
             tool: prepared.tool_name(),
+            access: prepared.entry.tool.access(),
             input: &prepared.input,
             mode: self.policy.starting_mode(),
             hook: None,

@@ -262,25 +262,31 @@ fn decide(cwd: &std::path::Path, samples: usize) -> Result<(Dist, CaseMedians), 
         Value::Object(m) => m,
         _ => Map::new(),
     };
-    let cases: Vec<(&'static str, &'static str, Map<String, Value>)> = vec![
+    use crate::tool::Tool;
+    let (bash, read, edit) = (
+        crate::tools::bash::Bash,
+        crate::tools::read::Read,
+        crate::tools::edit::Edit,
+    );
+    let cases: Vec<(&'static str, &dyn Tool, Map<String, Value>)> = vec![
         (
             "bash_simple",
-            "Bash",
+            &bash,
             object(json!({"command": "cargo build --release"})),
         ),
         (
             "bash_compound",
-            "Bash",
+            &bash,
             object(json!({"command": "git status && npm run script2 | grep ok"})),
         ),
         (
             "read",
-            "Read",
+            &read,
             object(json!({"file_path": cwd.join("src/mod4/a.rs").display().to_string()})),
         ),
         (
             "edit",
-            "Edit",
+            &edit,
             object(json!({"file_path": cwd.join("docs/x/page7.md").display().to_string()})),
         ),
     ];
@@ -289,7 +295,8 @@ fn decide(cwd: &std::path::Path, samples: usize) -> Result<(Dist, CaseMedians), 
         for k in 0..BATCH {
             let (_, tool, input) = &cases[pick(k)];
             std::hint::black_box(policy.decide(&DecisionRequest {
-                tool,
+                tool: tool.name(),
+                access: tool.access(),
                 input,
                 mode: Mode::Default,
                 hook: None,

@@ -70,8 +70,8 @@ pub struct HookEnv {
 /// Decides `if` filters at run time; the permission engine implements it (a compound Bash
 /// command matches if any subcommand matches).
 pub trait IfFilter: Send + Sync {
-    /// Whether the call (`tool`, `input`) matches the permission rule `rule`.
-    fn matches(&self, rule: &str, tool: &str, input: &Map<String, Value>) -> bool;
+    /// Whether `call` matches the permission rule `rule`.
+    fn matches(&self, rule: &str, call: &ToolHookCall<'_>) -> bool;
 }
 
 /// The call a tool event's hooks are about.
@@ -79,6 +79,8 @@ pub trait IfFilter: Send + Sync {
 pub struct ToolHookCall<'a> {
     /// Canonical tool name (after alias resolution).
     pub tool_name: &'a str,
+    /// What the tool says permission rules need to know about it (for `if` filters).
+    pub access: crate::tool::Access<'a>,
     /// The input as hooks see it (file paths absolute).
     pub tool_input: &'a Map<String, Value>,
     /// The call id.
@@ -363,7 +365,7 @@ impl HookRunner {
         cancel: &CancellationToken,
         merge: impl FnOnce(&[Labelled<'_>], &mut dyn FnMut(String) -> String) -> R,
     ) -> R {
-        let selected = self.select(event, Some((call.tool_name, call.tool_input)));
+        let selected = self.select(event, Some(call));
         if selected.is_empty() {
             return R::default();
         }
@@ -423,19 +425,15 @@ impl HookRunner {
     /// The handlers of `event` that apply to this call, in configuration order, identical
     /// hooks once (at the position of their last occurrence, with the longest timeout).
     /// Allocates nothing when no handler matches.
-    fn select(
-        &self,
-        event: HookEvent,
-        tool: Option<(&str, &Map<String, Value>)>,
-    ) -> Vec<Selected<'_>> {
+    fn select(&self, event: HookEvent, tool: Option<&ToolHookCall<'_>>) -> Vec<Selected<'_>> {
         let mut out: Vec<Selected<'_>> = Vec::new();
         for h in self.shared.config.handlers(event) {
-            if let Some((name, input)) = tool {
-                if !h.matcher.matches(name) {
+            if let Some(call) = tool {
+                if !h.matcher.matches(call.tool_name) {
                     continue;
                 }
                 if let Some(rule) = &h.if_rule
-                    && !self.shared.filter.matches(rule, name, input)
+                    && !self.shared.filter.matches(rule, call)
                 {
                     continue;
                 }

@@ -19,8 +19,8 @@ use crate::stage::{StageFault, request};
 
 /// The call a tool event is about, owned so it can travel in a message.
 pub struct CallFacts {
-    /// Canonical tool name.
-    pub tool: Arc<str>,
+    /// The tool (its canonical name, and what `if` filters need to know about it).
+    pub tool: Arc<dyn crate::tool::Tool>,
     /// The input (returned with the answer).
     pub input: Input,
     /// The call id.
@@ -121,7 +121,8 @@ impl Actor for HookStageActor {
 
 fn call(f: &CallFacts) -> ToolHookCall<'_> {
     ToolHookCall {
-        tool_name: &f.tool,
+        tool_name: f.tool.name(),
+        access: f.tool.access(),
         tool_input: &f.input,
         tool_use_id: &f.id,
         permission_mode: f.mode,

@@ -69,13 +69,13 @@ impl Policy {
             && self.ask.edit_paths.is_empty());
         let network_rules = !self.deny.domains.is_empty()
             || !self.ask.domains.is_empty()
-            || self.deny.tool_rule("WebFetch").is_some()
-            || self.ask.tool_rule("WebFetch").is_some();
+            || self.deny.tool_rule("WebFetch", None).is_some()
+            || self.ask.tool_rule("WebFetch", None).is_some();
         let bash_rules = self.deny.has_bash_rules() || self.ask.has_bash_rules();
         RuleFlags {
             restrictions: bash_rules
-                || self.deny.tool_rule("Bash").is_some()
-                || self.ask.tool_rule("Bash").is_some()
+                || self.deny.tool_rule("Bash", None).is_some()
+                || self.ask.tool_rule("Bash", None).is_some()
                 || path_rules
                 || network_rules,
             path_rules,
@@ -85,16 +85,22 @@ impl Policy {
         }
     }
 
-    /// Rule steps for a Bash command: every part judged on its own, then combined (any deny
-    /// denies, any ask asks, allow needs all).
-    pub(super) fn bash_steps(&self, text: &str, mode: Mode) -> (Steps, Vec<SubcommandVerdict>) {
+    /// Rule steps for a command of the shell tool `tool`: every part judged on its own, then
+    /// combined (any deny denies, any ask asks, allow needs all).
+    pub(super) fn bash_steps(
+        &self,
+        tool: &str,
+        text: &str,
+        mode: Mode,
+    ) -> (Steps, Vec<SubcommandVerdict>) {
         let a = shell::analyse(text);
+        let family = Some("Bash");
         let mut s = Steps {
-            deny: self.deny.tool_rule("Bash").map(|i| self.by(i)),
-            ask: self.ask.tool_rule("Bash").map(|i| self.by(i)),
+            deny: self.deny.tool_rule(tool, family).map(|i| self.by(i)),
+            ask: self.ask.tool_rule(tool, family).map(|i| self.by(i)),
             ..Steps::default()
         };
-        let tool_allow = self.allow.tool_rule("Bash").map(|i| self.by(i));
+        let tool_allow = self.allow.tool_rule(tool, family).map(|i| self.by(i));
         let mut all_allowed = a.parse_error.is_none() && !a.commands.is_empty();
         let mut all_read = all_allowed;
         let mut first_allow: Option<DecidedBy> = None;
@@ -512,7 +518,7 @@ impl Policy {
             if let Some(host) = &e.host {
                 let host = host.trim_end_matches('.').to_ascii_lowercase();
                 let find = |l: &super::policy::List| {
-                    l.tool_rule("WebFetch").or_else(|| {
+                    l.tool_rule("WebFetch", None).or_else(|| {
                         l.domains
                             .iter()
                             .find(|(p, _)| p.matches(&host))

@@ -6,7 +6,7 @@
 //! hook's allow, then ask. Deny beats ask beats allow whatever the rules' specificity; `dontAsk`
 //! turns every ask into a deny.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use globset::Candidate;
@@ -21,12 +21,15 @@ use super::path_rule::{
 use super::pattern::BashPattern;
 use super::rule::{EDIT_TOOLS, READ_TOOLS, Rule, RuleError};
 use crate::paths::absolutize;
+use crate::tool::{Access, Subject};
 
 /// One call to decide.
 #[derive(Debug, Clone)]
 pub struct DecisionRequest<'a> {
     /// Canonical tool name (after alias resolution).
     pub tool: &'a str,
+    /// What the tool says rules need to know about it ([`crate::tool::Tool::access`]).
+    pub access: Access<'a>,
     /// The input object, after coercion.
     pub input: &'a Map<String, Value>,
     /// The session's current mode.
@@ -87,7 +90,6 @@ pub struct PolicyBuilder {
     /// `permissions.disableBypassPermissionsMode: "disable"`, and the file that said so.
     bypass_disabled: Option<String>,
     warnings: Vec<String>,
-    default_allowed: HashSet<String>,
     output_dir: Option<PathBuf>,
 }
 
@@ -105,10 +107,6 @@ impl PolicyBuilder {
             cli_mode: None,
             bypass_disabled: None,
             warnings: Vec::new(),
-            default_allowed: ["TaskOutput", "TaskStop"]
-                .into_iter()
-                .map(String::from)
-                .collect(),
             output_dir: None,
         }
     }
@@ -236,12 +234,6 @@ impl PolicyBuilder {
         self.output_dir = Some(crate::paths::normalize(dir));
     }
 
-    /// Marks a tool as needing no permission (like `TaskOutput` and `TaskStop`); deny and ask
-    /// rules still apply.
-    pub fn add_default_allowed_tool(&mut self, tool: &str) {
-        self.default_allowed.insert(tool.to_string());
-    }
-
     /// Warnings collected so far (rules toolrt can only partly honour), for stderr.
     pub fn warnings(&self) -> &[String] {
         &self.warnings
@@ -366,7 +358,6 @@ impl PolicyBuilder {
             allow,
             ask,
             deny,
-            default_allowed: self.default_allowed,
             git_env,
             flags: Default::default(),
             git_checks: Default::default(),
@@ -446,27 +437,26 @@ impl List {
         self.edit_paths.build()
     }
 
-    /// A rule without specifier covering `tool`: its own name, its family's head (`Read` for
-    /// Glob/Grep, `Edit` for Write…), `Agent`/`Task` for each other, an MCP server or glob.
-    pub(super) fn tool_rule(&self, tool: &str) -> Option<usize> {
+    /// A rule without specifier covering `tool`: its own name, the head of its family
+    /// ([`family`]: `Read` for every read-only path tool, `Edit` for every other path tool…),
+    /// `Agent`/`Task` for each other, an MCP server or glob.
+    pub(super) fn tool_rule(&self, tool: &str, family: Option<&str>) -> Option<usize> {
         if let Some(&i) = self.tool_level.get(tool) {
             return Some(i);
         }
         if let Some(&i) = self.by_name.get(tool) {
             return Some(i);
         }
-        let family = if READ_TOOLS.contains(&tool) {
-            Some("Read")
-        } else if EDIT_TOOLS.contains(&tool) {
-            Some("Edit")
-        } else if tool == "Agent" {
-            Some("Task")
-        } else if tool == "Task" {
-            Some("Agent")
-        } else {
-            None
-        };
         if let Some(&i) = family.and_then(|f| self.tool_level.get(f)) {
+            return Some(i);
+        }
+        // `Task` is the former name of `Agent`: a rule of either name covers both.
+        let other = match family.unwrap_or(tool) {
+            "Agent" => Some("Task"),
+            "Task" => Some("Agent"),
+            _ => None,
+        };
+        if let Some(&i) = other.and_then(|f| self.tool_level.get(f)) {
             return Some(i);
         }
         if let Some(rest) = tool.strip_prefix("mcp__") {
@@ -535,7 +525,6 @@ pub struct Policy {
     pub(super) allow: List,
     pub(super) ask: List,
     pub(super) deny: List,
-    default_allowed: HashSet<String>,
     /// toolrt's output folder, lexical and resolved (reads need no rule) …
     pub(super) output_roots: Vec<PathBuf>,
     /// … except in and above its `checkpoints` folder.
@@ -575,7 +564,7 @@ impl Policy {
         };
         self.deny.tool_level.contains_key(tool)
             || alias.is_some_and(|a| self.deny.tool_level.contains_key(a))
-            || (tool.starts_with("mcp__") && self.deny.tool_rule(tool).is_some())
+            || (tool.starts_with("mcp__") && self.deny.tool_rule(tool, None).is_some())
     }
 
     /// Parses one rule (hooks' `if` filter).
@@ -604,22 +593,31 @@ impl Policy {
                 mode,
             );
         }
-        if req.tool == "Bash" {
-            return self.decide_bash(req);
+        if let Subject::Command { field } = req.access.subject {
+            let cmd = req.input.get(field).and_then(Value::as_str).unwrap_or("");
+            let (steps, subs) = self.bash_steps(req.tool, cmd, mode);
+            let mut d = resolve(steps, mode, req.hook.as_ref());
+            d.subcommands = subs;
+            return d;
         }
-        let steps = self.steps(req.tool, req.input, mode);
+        let steps = self.steps(req.tool, req.access, req.input, mode);
         resolve(steps, mode, req.hook.as_ref())
     }
 
     /// Checks an input rewritten by the client or a PermissionRequest hook again against deny and
     /// ask rules and the never-auto-approved checks; `Allow` if none applies.
-    pub fn recheck_updated(&self, tool: &str, input: &Map<String, Value>, mode: Mode) -> Decision {
-        let (steps, subs) = if tool == "Bash" {
-            let cmd = input.get("command").and_then(Value::as_str).unwrap_or("");
-            let (steps, subs) = self.bash_steps(cmd, mode);
-            (steps, subs)
+    pub fn recheck_updated(
+        &self,
+        tool: &str,
+        access: Access<'_>,
+        input: &Map<String, Value>,
+        mode: Mode,
+    ) -> Decision {
+        let (steps, subs) = if let Subject::Command { field } = access.subject {
+            let cmd = input.get(field).and_then(Value::as_str).unwrap_or("");
+            self.bash_steps(tool, cmd, mode)
         } else {
-            (self.steps(tool, input, mode), Vec::new())
+            (self.steps(tool, access, input, mode), Vec::new())
         };
         let mut d = if let Some(by) = steps.deny {
             Decision::new(Behavior::Deny, by, mode)
@@ -639,26 +637,27 @@ impl Policy {
 
     /// Whether `rule` matches this call (hooks' `if`). For Bash, a compound command matches if
     /// any subcommand matches, through wrappers and quoting as deny rules do.
-    pub fn rule_matches(&self, rule: &Rule, tool: &str, input: &Map<String, Value>) -> bool {
+    pub fn rule_matches(
+        &self,
+        rule: &Rule,
+        tool: &str,
+        access: Access<'_>,
+        input: &Map<String, Value>,
+    ) -> bool {
         let rt = rule.tool();
+        let anchors = Anchors {
+            settings_dir: &self.cwd,
+            cwd: &self.cwd,
+            home: &self.home,
+        };
+        let head = family(access);
         let name_ok = rt == tool
-            || (rt == "Read" && READ_TOOLS.contains(&tool))
-            || (rt == "Edit" && EDIT_TOOLS.contains(&tool))
-            || (rt == "Agent" && tool == "Task")
-            || (rt == "Task" && tool == "Agent")
+            || head == Some(rt)
+            || (matches!(rt, "Agent" | "Task") && matches!(head.unwrap_or(tool), "Agent" | "Task"))
             || (rt.starts_with("mcp__") && {
                 let mut l = List::default();
-                l.add(
-                    rule,
-                    0,
-                    &Anchors {
-                        settings_dir: &self.cwd,
-                        cwd: &self.cwd,
-                        home: &self.home,
-                    },
-                    false,
-                );
-                l.tool_rule(tool).is_some()
+                l.add(rule, 0, &anchors, false);
+                l.tool_rule(tool, None).is_some()
             });
         if !name_ok {
             return false;
@@ -666,33 +665,27 @@ impl Policy {
         let Some(spec) = rule.specifier() else {
             return true;
         };
-        match rt {
-            "Bash" => {
-                let cmd = input.get("command").and_then(Value::as_str).unwrap_or("");
+        let text = |field: &str| input.get(field).and_then(Value::as_str);
+        match (rt, access.subject) {
+            ("Bash", Subject::Command { field }) => {
                 let p = BashPattern::compile(spec);
-                crate::shell::analyse(cmd)
+                crate::shell::analyse(text(field).unwrap_or(""))
                     .commands
                     .iter()
                     .any(|s| s.deny_views.iter().any(|v| p.matches(v)))
             }
-            "WebFetch" => {
-                let host = input.get("url").and_then(Value::as_str).and_then(host_of);
+            ("WebFetch", Subject::Url { field }) => {
                 let pat = DomainPattern::compile(spec.strip_prefix("domain:").unwrap_or(spec));
-                host.is_some_and(|h| pat.matches(&h))
+                text(field)
+                    .and_then(host_of)
+                    .is_some_and(|h| pat.matches(&h))
             }
-            "Agent" | "Task" => input.get("subagent_type").and_then(Value::as_str) == Some(spec),
-            // A specifier toolrt cannot interpret: the rule is about the tool, by name.
-            t if !READ_TOOLS.contains(&t) && !EDIT_TOOLS.contains(&t) => true,
-            _ => {
-                let Some(path) = self.input_path(tool, input) else {
+            ("Agent" | "Task", Subject::Subagent { field }) => text(field) == Some(spec),
+            (t, Subject::Path { .. }) if READ_TOOLS.contains(&t) || EDIT_TOOLS.contains(&t) => {
+                let Some(path) = self.input_path(access, input) else {
                     return false;
                 };
                 let mut set = PathSet::default();
-                let anchors = Anchors {
-                    settings_dir: &self.cwd,
-                    cwd: &self.cwd,
-                    home: &self.home,
-                };
                 set.add(glob_patterns(spec, &anchors, false), 0);
                 if set.build().is_err() {
                     return false;
@@ -701,20 +694,24 @@ impl Policy {
                     .iter()
                     .any(|c| set.first_match(c).is_some())
             }
+            // A specifier toolrt cannot interpret for this tool: the rule is about the tool,
+            // by name.
+            _ => true,
         }
     }
 
-    /// The absolute, normalised path a file tool acts on; Glob/Grep default to the cwd.
-    fn input_path(&self, tool: &str, input: &Map<String, Value>) -> Option<PathBuf> {
-        let field = match tool {
-            "Read" | "Edit" | "Write" | "MultiEdit" => "file_path",
-            "NotebookEdit" => "notebook_path",
-            "Glob" | "Grep" => "path",
-            _ => return None,
+    /// The absolute, normalised path a path tool acts on (a search's folder defaults to the
+    /// cwd).
+    fn input_path(&self, access: Access<'_>, input: &Map<String, Value>) -> Option<PathBuf> {
+        let Subject::Path {
+            field, default_cwd, ..
+        } = access.subject
+        else {
+            return None;
         };
         match input.get(field).and_then(Value::as_str) {
             Some(p) if !p.is_empty() => Some(absolutize(p, &self.cwd, &self.home)),
-            _ if matches!(tool, "Glob" | "Grep") => Some(self.cwd.clone()),
+            _ if default_cwd => Some(self.cwd.clone()),
             _ => None,
         }
     }
@@ -733,24 +730,31 @@ impl Policy {
             })
     }
 
-    /// Rule steps for every tool but Bash.
-    fn steps(&self, tool: &str, input: &Map<String, Value>, mode: Mode) -> Steps {
+    /// Rule steps for every tool but a shell's.
+    fn steps(
+        &self,
+        tool: &str,
+        access: Access<'_>,
+        input: &Map<String, Value>,
+        mode: Mode,
+    ) -> Steps {
+        let head = family(access);
         let mut s = Steps {
-            deny: self.deny.tool_rule(tool).map(|i| self.by(i)),
-            ask: self.ask.tool_rule(tool).map(|i| self.by(i)),
-            allow: self.allow.tool_rule(tool).map(|i| self.by(i)),
+            deny: self.deny.tool_rule(tool, head).map(|i| self.by(i)),
+            ask: self.ask.tool_rule(tool, head).map(|i| self.by(i)),
+            allow: self.allow.tool_rule(tool, head).map(|i| self.by(i)),
             ..Steps::default()
         };
-        let is_read = READ_TOOLS.contains(&tool);
-        let is_edit = EDIT_TOOLS.contains(&tool);
-        if is_read || is_edit {
+        if let Subject::Path { read_only, .. } = access.subject {
+            let is_read = read_only;
+            let is_edit = !read_only;
             if is_read && s.allow.is_none() {
                 // An Edit allow grants reads.
                 s.allow = self.allow.tool_level.get("Edit").map(|&i| self.by(i));
             }
             s.plan_allows = is_read;
             s.plan_denies = is_edit;
-            if let Some(path) = self.input_path(tool, input) {
+            if let Some(path) = self.input_path(access, input) {
                 let cands = candidates(&path);
                 // Prepared once: every set below matches the same one or two paths.
                 let prepared: Vec<(&PathBuf, Candidate<'_>)> =
@@ -825,9 +829,9 @@ impl Policy {
             }
             return s;
         }
-        match tool {
-            "WebFetch" => {
-                if let Some(host) = input.get("url").and_then(Value::as_str).and_then(host_of) {
+        match access.subject {
+            Subject::Url { field } => {
+                if let Some(host) = input.get(field).and_then(Value::as_str).and_then(host_of) {
                     let find = |l: &List| {
                         l.domains
                             .iter()
@@ -839,33 +843,38 @@ impl Policy {
                     s.allow = s.allow.or_else(|| find(&self.allow).map(|i| self.by(i)));
                 }
             }
-            "Agent" | "Task" => {
-                if let Some(kind) = input.get("subagent_type").and_then(Value::as_str) {
+            Subject::Subagent { field } => {
+                if let Some(kind) = input.get(field).and_then(Value::as_str) {
                     let find = |l: &List| l.agents.iter().find(|(t, _)| t == kind).map(|&(_, i)| i);
                     s.deny = s.deny.or_else(|| find(&self.deny).map(|i| self.by(i)));
                     s.ask = s.ask.or_else(|| find(&self.ask).map(|i| self.by(i)));
                     s.allow = s.allow.or_else(|| find(&self.allow).map(|i| self.by(i)));
                 }
             }
-            _ => {
-                if s.allow.is_none() && self.default_allowed.contains(tool) {
-                    s.allow = Some(DecidedBy::Default);
-                }
-            }
+            Subject::Name | Subject::Path { .. } | Subject::Command { .. } => {}
+        }
+        if s.allow.is_none() && access.allowed_by_default {
+            s.allow = Some(DecidedBy::Default);
         }
         s
     }
+}
 
-    fn decide_bash(&self, req: &DecisionRequest<'_>) -> Decision {
-        let cmd = req
-            .input
-            .get("command")
-            .and_then(Value::as_str)
-            .unwrap_or("");
-        let (steps, subs) = self.bash_steps(cmd, req.mode);
-        let mut d = resolve(steps, req.mode, req.hook.as_ref());
-        d.subcommands = subs;
-        d
+/// The rule name whose rules govern a tool beside its own name, from what its calls act on:
+/// `Read` for read-only path tools, `Edit` for other path tools, `Bash` for commands,
+/// `WebFetch` for URLs, `Agent` for subagents.
+pub(super) fn family(access: Access<'_>) -> Option<&'static str> {
+    match access.subject {
+        Subject::Path {
+            read_only: true, ..
+        } => Some("Read"),
+        Subject::Path {
+            read_only: false, ..
+        } => Some("Edit"),
+        Subject::Command { .. } => Some("Bash"),
+        Subject::Url { .. } => Some("WebFetch"),
+        Subject::Subagent { .. } => Some("Agent"),
+        Subject::Name => None,
     }
 }
 
@@ -973,7 +982,8 @@ impl crate::session::Guard for Policy {
             return false;
         };
         let hit = |l: &List| {
-            l.tool_rule("WebFetch").is_some() || l.domains.iter().any(|(p, _)| p.matches(&host))
+            l.tool_rule("WebFetch", None).is_some()
+                || l.domains.iter().any(|(p, _)| p.matches(&host))
         };
         // The session's mode is fixed, so a bypass session follows any hop that no deny or ask
         // rule covers, exactly as it would allow a WebFetch of that URL.

@@ -7,19 +7,17 @@ use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
 use super::{Decision, DecisionRequest, HookVerdict, Mode, Policy};
 use crate::call::Input;
 use crate::stage::{StageFault, request};
+use crate::tool::Tool;
 
 /// The permission engine's matchers, for hooks' `if` filters.
 pub struct RuleFilter(pub Arc<Policy>);
 
 impl crate::hooks::IfFilter for RuleFilter {
-    fn matches(
-        &self,
-        rule: &str,
-        tool: &str,
-        input: &serde_json::Map<String, serde_json::Value>,
-    ) -> bool {
+    fn matches(&self, rule: &str, call: &crate::hooks::ToolHookCall<'_>) -> bool {
         match Policy::parse_rule(rule) {
-            Ok(rule) => self.0.rule_matches(&rule, tool, input),
+            Ok(rule) => self
+                .0
+                .rule_matches(&rule, call.tool_name, call.access, call.tool_input),
             Err(_) => false,
         }
     }
@@ -35,8 +33,8 @@ pub fn check_rule(text: &str) -> Result<(), String> {
 /// A question for the permission stage. The input travels with it and comes back in the answer,
 /// so no stage copies it.
 pub struct Query {
-    /// Canonical tool name.
-    pub tool: Arc<str>,
+    /// The tool (its canonical name and what rules need to know about it).
+    pub tool: Arc<dyn Tool>,
     /// The input.
     pub input: Input,
     /// Mode in force.
@@ -77,10 +75,11 @@ impl Actor for PermissionActor {
     ) -> Result<(), ActorProcessingErr> {
         let PermissionMsg::Decide(q, reply) = msg;
         let decision = if q.recheck {
-            policy.recheck_updated(&q.tool, &q.input, q.mode)
+            policy.recheck_updated(q.tool.name(), q.tool.access(), &q.input, q.mode)
         } else {
             policy.decide(&DecisionRequest {
-                tool: &q.tool,
+                tool: q.tool.name(),
+                access: q.tool.access(),
                 input: &q.input,
                 mode: q.mode,
                 hook: q.hook,

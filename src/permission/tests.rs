@@ -6,6 +6,33 @@ use serde_json::{Map, Value, json};
 
 use super::*;
 use crate::session::Guard;
+use crate::tool::{Access, Subject};
+
+/// What the tools these tables name tell the engine about themselves: the built-in tools as
+/// they declare it ([`crate::tool::Tool::access`]), and the reference's tools toolrt lacks.
+fn access(tool: &str) -> Access<'static> {
+    let path = |field, read_only, default_cwd| Subject::Path {
+        field,
+        read_only,
+        default_cwd,
+    };
+    let subject = match tool {
+        "Read" => path("file_path", true, false),
+        "Glob" | "Grep" => path("path", true, true),
+        "Edit" | "Write" | "MultiEdit" => path("file_path", false, false),
+        "NotebookEdit" => path("notebook_path", false, false),
+        "Bash" => Subject::Command { field: "command" },
+        "WebFetch" => Subject::Url { field: "url" },
+        "Agent" | "Task" => Subject::Subagent {
+            field: "subagent_type",
+        },
+        _ => Subject::Name,
+    };
+    Access {
+        subject,
+        allowed_by_default: matches!(tool, "TaskOutput" | "TaskStop"),
+    }
+}
 
 const CWD: &str = "/w/proj";
 const HOME: &str = "/h/u";
@@ -28,6 +55,7 @@ fn decide(p: &Policy, mode: Mode, tool: &str, input: Value) -> Decision {
     let input = obj(input);
     p.decide(&DecisionRequest {
         tool,
+        access: access(tool),
         input: &input,
         mode,
         hook: None,
@@ -161,6 +189,7 @@ fn s2_1_hooks() {
         let input = obj(bash(cmd));
         p.decide(&DecisionRequest {
             tool: "Bash",
+            access: access("Bash"),
             input: &input,
             mode,
             hook,
@@ -187,6 +216,7 @@ fn s2_1_hooks() {
     let input = obj(bash("ls"));
     let d = p.decide(&DecisionRequest {
         tool: "Bash",
+        access: access("Bash"),
         input: &input,
         mode: DF,
         hook: deny(),
@@ -870,7 +900,7 @@ fn recheck_and_hooks_if() {
     let p = build(
         &json!({"deny": ["Bash(rm *)", "Read(.env)"], "ask": ["Bash(git push *)"], "allow": ["Bash(ls *)"]}),
     );
-    let r = |tool, v: Value, m| p.recheck_updated(tool, &obj(v), m).behavior;
+    let r = |tool, v: Value, m| p.recheck_updated(tool, access(tool), &obj(v), m).behavior;
     assert_eq!(r("Bash", bash("ls && rm x"), DF), D);
     assert_eq!(r("Bash", bash("git push origin"), DF), Q);
     assert_eq!(r("Bash", bash("git push origin"), DA), D);
@@ -881,21 +911,37 @@ fn recheck_and_hooks_if() {
     assert_eq!(r("Bash", bash("rm -rf /"), BP), D);
 
     let rule = Policy::parse_rule("Bash(git *)").unwrap();
-    assert!(p.rule_matches(&rule, "Bash", &obj(bash("ls && git status"))));
-    assert!(p.rule_matches(&rule, "Bash", &obj(bash("FOO=1 git status"))));
-    assert!(!p.rule_matches(&rule, "Bash", &obj(bash("ls"))));
-    assert!(!p.rule_matches(&rule, "Read", &obj(file("/w/proj/a"))));
+    assert!(p.rule_matches(&rule, "Bash", access("Bash"), &obj(bash("ls && git status"))));
+    assert!(p.rule_matches(&rule, "Bash", access("Bash"), &obj(bash("FOO=1 git status"))));
+    assert!(!p.rule_matches(&rule, "Bash", access("Bash"), &obj(bash("ls"))));
+    assert!(!p.rule_matches(&rule, "Read", access("Read"), &obj(file("/w/proj/a"))));
     let rule = Policy::parse_rule("Edit(src/**)").unwrap();
-    assert!(p.rule_matches(&rule, "Write", &obj(file("/w/proj/src/a.rs"))));
-    assert!(!p.rule_matches(&rule, "Write", &obj(file("/w/proj/lib/a.rs"))));
+    assert!(p.rule_matches(&rule, "Write", access("Write"), &obj(file("/w/proj/src/a.rs"))));
+    assert!(!p.rule_matches(&rule, "Write", access("Write"), &obj(file("/w/proj/lib/a.rs"))));
     let rule = Policy::parse_rule("Read").unwrap();
-    assert!(p.rule_matches(&rule, "Grep", &obj(json!({"pattern": "x"}))));
+    assert!(p.rule_matches(&rule, "Grep", access("Grep"), &obj(json!({"pattern": "x"}))));
     let rule = Policy::parse_rule("Skill(deploy)").unwrap();
-    assert!(p.rule_matches(&rule, "Skill", &obj(json!({"skill": "x"}))));
-    assert!(!p.rule_matches(&rule, "Bash", &obj(bash("ls"))));
+    assert!(p.rule_matches(&rule, "Skill", access("Skill"), &obj(json!({"skill": "x"}))));
+    assert!(!p.rule_matches(&rule, "Bash", access("Bash"), &obj(bash("ls"))));
+    // A tool the engine does not know by name is matched through what it says it acts on.
+    let inspect = Access {
+        subject: Subject::Path {
+            field: "target",
+            read_only: true,
+            default_cwd: false,
+        },
+        allowed_by_default: false,
+    };
+    let at = |p: &str| obj(json!({ "target": p }));
+    let rule = Policy::parse_rule("Read(src/**)").unwrap();
+    assert!(p.rule_matches(&rule, "Inspect", inspect, &at("/w/proj/src/a")));
+    assert!(!p.rule_matches(&rule, "Inspect", inspect, &at("/w/proj/lib/a")));
+    assert!(!p.rule_matches(&rule, "Inspect", Access::default(), &at("/w/proj/src/a")));
+    let rule = Policy::parse_rule("Edit(src/**)").unwrap();
+    assert!(!p.rule_matches(&rule, "Inspect", inspect, &at("/w/proj/src/a")));
     let rule = Policy::parse_rule("mcp__srv").unwrap();
-    assert!(p.rule_matches(&rule, "mcp__srv__x", &obj(json!({}))));
-    assert!(!p.rule_matches(&rule, "mcp__other__x", &obj(json!({}))));
+    assert!(p.rule_matches(&rule, "mcp__srv__x", access("mcp__srv__x"), &obj(json!({}))));
+    assert!(!p.rule_matches(&rule, "mcp__other__x", access("mcp__other__x"), &obj(json!({}))));
 }
 
 #[test]

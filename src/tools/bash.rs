@@ -22,7 +22,8 @@ use super::{bool_field, str_field, u64_field};
 use crate::call::Input;
 use crate::session::Session;
 use crate::tool::{
-    BudgetClass, FullOutput, ProgressSink, Tool, ToolContext, ToolOutput, ToolStatus,
+    Access, BudgetClass, FullOutput, ProgressSink, Subject, Tool, ToolContext, ToolOutput,
+    ToolStatus,
 };
 
 /// Default timeout in milliseconds.
@@ -47,6 +48,13 @@ pub struct Bash;
 
 #[async_trait]
 impl Tool for Bash {
+    fn access(&self) -> Access<'_> {
+        Access {
+            subject: Subject::Command { field: "command" },
+            allowed_by_default: false,
+        }
+    }
+
     fn name(&self) -> &str {
         "Bash"
     }

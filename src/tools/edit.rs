@@ -9,7 +9,7 @@ use super::write::{check_fresh, commit, target, target_to_check};
 use super::{absolutize_field, bool_field, str_field};
 use crate::call::Input;
 use crate::session::Session;
-use crate::tool::{Tool, ToolContext, ToolOutput};
+use crate::tool::{Access, Subject, Tool, ToolContext, ToolOutput};
 
 const BOM: &str = "\u{FEFF}";
 
@@ -105,6 +105,17 @@ fn snippet(text: &str, first: usize, new: &str) -> String {
 
 #[async_trait]
 impl Tool for Edit {
+    fn access(&self) -> Access<'_> {
+        Access {
+            subject: Subject::Path {
+                field: "file_path",
+                read_only: false,
+                default_cwd: false,
+            },
+            allowed_by_default: false,
+        }
+    }
+
     fn name(&self) -> &str {
         "Edit"
     }

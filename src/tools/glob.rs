@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use super::{absolutize_field, str_field};
 use crate::call::Input;
 use crate::session::Session;
-use crate::tool::{Tool, ToolContext, ToolOutput, ToolStatus};
+use crate::tool::{Access, Subject, Tool, ToolContext, ToolOutput, ToolStatus};
 
 /// At most this many paths are returned.
 pub const MAX_RESULTS: usize = 100;
@@ -22,6 +22,17 @@ pub struct Glob;
 
 #[async_trait]
 impl Tool for Glob {
+    fn access(&self) -> Access<'_> {
+        Access {
+            subject: Subject::Path {
+                field: "path",
+                read_only: true,
+                default_cwd: true,
+            },
+            allowed_by_default: false,
+        }
+    }
+
     fn name(&self) -> &str {
         "Glob"
     }

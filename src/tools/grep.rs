@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 use super::{absolutize_field, bool_field, str_field, u64_field};
 use crate::call::Input;
 use crate::session::Session;
-use crate::tool::{Tool, ToolContext, ToolOutput, ToolStatus};
+use crate::tool::{Access, Subject, Tool, ToolContext, ToolOutput, ToolStatus};
 
 /// Without `head_limit`, at most this many output lines are collected (the output budget then
 /// shapes what the model sees).
@@ -104,6 +104,17 @@ impl Request {
 
 #[async_trait]
 impl Tool for Grep {
+    fn access(&self) -> Access<'_> {
+        Access {
+            subject: Subject::Path {
+                field: "path",
+                read_only: true,
+                default_cwd: true,
+            },
+            allowed_by_default: false,
+        }
+    }
+
     fn name(&self) -> &str {
         "Grep"
     }

@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use super::{absolutize_field, str_field, u64_field};
 use crate::call::Input;
 use crate::session::Session;
-use crate::tool::{Tool, ToolContext, ToolOutput};
+use crate::tool::{Access, Subject, Tool, ToolContext, ToolOutput};
 
 /// Lines returned when no `limit` is given.
 pub const DEFAULT_LINES: usize = 2_000;
@@ -27,6 +27,17 @@ pub struct Read;
 
 #[async_trait]
 impl Tool for Read {
+    fn access(&self) -> Access<'_> {
+        Access {
+            subject: Subject::Path {
+                field: "file_path",
+                read_only: true,
+                default_cwd: false,
+            },
+            allowed_by_default: false,
+        }
+    }
+
     fn name(&self) -> &str {
         "Read"
     }

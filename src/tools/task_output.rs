@@ -12,7 +12,7 @@ use super::background::{Task, TaskStatus, read_windows};
 use super::{bool_field, str_field, u64_field};
 use crate::call::Input;
 use crate::session::Session;
-use crate::tool::{FullOutput, Tool, ToolContext, ToolOutput};
+use crate::tool::{Access, FullOutput, Subject, Tool, ToolContext, ToolOutput};
 
 /// Default wait when `block` is true, in milliseconds.
 const DEFAULT_WAIT_MS: u64 = 30_000;
@@ -50,6 +50,13 @@ pub(crate) fn find_task<'a>(
 
 #[async_trait]
 impl Tool for TaskOutput {
+    fn access(&self) -> Access<'_> {
+        Access {
+            subject: Subject::Name,
+            allowed_by_default: true,
+        }
+    }
+
     fn name(&self) -> &str {
         "TaskOutput"
     }

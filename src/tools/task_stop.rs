@@ -10,7 +10,7 @@ use super::background::TaskStatus;
 use super::task_output::find_task;
 use crate::call::Input;
 use crate::session::Session;
-use crate::tool::{Tool, ToolContext, ToolOutput};
+use crate::tool::{Access, Subject, Tool, ToolContext, ToolOutput};
 
 /// The `TaskStop` tool.
 #[derive(Debug, Default)]
@@ -18,6 +18,13 @@ pub struct TaskStop;
 
 #[async_trait]
 impl Tool for TaskStop {
+    fn access(&self) -> Access<'_> {
+        Access {
+            subject: Subject::Name,
+            allowed_by_default: true,
+        }
+    }
+
     fn name(&self) -> &str {
         "TaskStop"
     }

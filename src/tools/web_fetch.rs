@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use super::str_field;
 use crate::call::Input;
 use crate::session::Session;
-use crate::tool::{Tool, ToolContext, ToolOutput, ToolStatus};
+use crate::tool::{Access, Subject, Tool, ToolContext, ToolOutput, ToolStatus};
 
 /// Whether this build can fetch `https` URLs.
 pub const TLS: bool = true;
@@ -82,6 +82,13 @@ pub fn check_url(raw: &str) -> Result<Url, String> {
 
 #[async_trait]
 impl Tool for WebFetch {
+    fn access(&self) -> Access<'_> {
+        Access {
+            subject: Subject::Url { field: "url" },
+            allowed_by_default: false,
+        }
+    }
+
     fn name(&self) -> &str {
         "WebFetch"
     }

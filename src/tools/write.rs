@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use super::{absolutize_field, str_field};
 use crate::call::Input;
 use crate::session::Session;
-use crate::tool::{Tool, ToolContext, ToolOutput};
+use crate::tool::{Access, Subject, Tool, ToolContext, ToolOutput};
 
 /// The `Write` tool.
 #[derive(Debug, Default)]
@@ -70,6 +70,17 @@ pub(crate) async fn commit(path: &Path, bytes: &[u8], ctx: &ToolContext) -> Resu
 
 #[async_trait]
 impl Tool for Write {
+    fn access(&self) -> Access<'_> {
+        Access {
+            subject: Subject::Path {
+                field: "file_path",
+                read_only: false,
+                default_cwd: false,
+            },
+            allowed_by_default: false,
+        }
+    }
+
     fn name(&self) -> &str {
         "Write"
     }
