@@ -689,6 +689,7 @@ async fn drive(
         cancel: cancel.clone(),
         progress: ProgressSink::to_client(p.emitter.clone(), id.clone()),
         session: p.session.clone(),
+        hook_response: post_hooks,
     };
     let class = prepared.entry.tool.budget_class();
     let run = p
@@ -715,14 +716,14 @@ async fn drive(
 
     // PostToolUse / PostToolUseFailure hooks (not on cancellation).
     if let Some(input) = kept_input {
-        let response =
-            json!({"content": &output.content, "is_error": output.status != ToolStatus::Success});
+        // The tool's own description of the run, else its text.
+        let described = output.response.take();
         let post = match output.status {
             ToolStatus::Success if p.hooks.has(HookEvent::PostToolUse) => Some(
                 p.hooks
                     .post_tool_use(
                         facts(p, &runs, input.clone(), id, cancel),
-                        response.clone(),
+                        described.unwrap_or_else(|| Value::String(output.content.clone())),
                         duration_ms,
                     )
                     .await
@@ -732,7 +733,10 @@ async fn drive(
             ToolStatus::Failed | ToolStatus::TimedOut
                 if p.hooks.has(HookEvent::PostToolUseFailure) =>
             {
-                let error = output.content.clone();
+                let error = match described {
+                    Some(Value::String(error)) => error,
+                    _ => output.content.clone(),
+                };
                 Some(
                     p.hooks
                         .post_tool_use_failure(
@@ -748,26 +752,30 @@ async fn drive(
             }
             _ => None,
         };
+        let mut stop = None;
+        if let Some(post) = post {
+            if let Some(updated) = post.updated_output {
+                output.content = updated;
+            }
+            notes.extend(post.feedback);
+            stop = post.stop;
+        }
         if let Some((index, records)) = records {
+            // As the reference CLI does, a PostToolBatch hook is given each call's result as
+            // the model sees it (after a PostToolUse hook's `updatedToolOutput`).
             let record = BatchCallRecord {
                 tool_name: tool.to_string(),
                 tool_input: Value::Object(input),
                 tool_use_id: id.to_string(),
-                tool_response: response,
+                tool_response: Value::String(output.content.clone()),
             };
             records
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
                 .push((index, record));
         }
-        if let Some(post) = post {
-            if let Some(updated) = post.updated_output {
-                output.content = updated;
-            }
-            notes.extend(post.feedback);
-            if let Some(reason) = post.stop {
-                return Err(stopped(p, id, batch, "PostToolUse", reason));
-            }
+        if let Some(reason) = stop {
+            return Err(stopped(p, id, batch, "PostToolUse", reason));
         }
     }
 

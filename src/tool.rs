@@ -34,6 +34,11 @@ pub struct ToolOutput {
     /// memory (Bash spills long output as it arrives); the budget points at it instead of
     /// writing a second copy.
     pub full_output: Option<FullOutput>,
+    /// What hooks are told of the run, built only when [`ToolContext::hook_response`] is set:
+    /// on success the PostToolUse `tool_response` object, in the field names of the reference
+    /// CLI's published output type of this tool (docs/SEMANTICS.md §4.3); on failure a string,
+    /// the PostToolUseFailure `error`. `None`: hooks are given `content`.
+    pub response: Option<Value>,
 }
 
 /// A complete output a tool has already written to disk.
@@ -54,6 +59,7 @@ impl ToolOutput {
             status: ToolStatus::Success,
             content: content.into(),
             full_output: None,
+            response: None,
         }
     }
 
@@ -63,7 +69,24 @@ impl ToolOutput {
             status: ToolStatus::Failed,
             content: content.into(),
             full_output: None,
+            response: None,
         }
+    }
+
+    /// An output ended by the call's cancellation.
+    pub fn cancelled(content: impl Into<String>) -> Self {
+        Self {
+            status: ToolStatus::Cancelled,
+            content: content.into(),
+            full_output: None,
+            response: None,
+        }
+    }
+
+    /// This output with `response` as what hooks are told (see [`ToolOutput::response`]).
+    pub fn with_response(mut self, response: Option<Value>) -> Self {
+        self.response = response;
+        self
     }
 }
 
@@ -235,6 +258,10 @@ pub struct ToolContext {
     pub progress: ProgressSink,
     /// State shared by every call of this server session (cwd, output dir, …).
     pub session: Arc<Session>,
+    /// Whether a PostToolUse or PostToolUseFailure hook will read this run's
+    /// [`ToolOutput::response`]; tools build it only then, as it can cost a diff or a copy of
+    /// the output.
+    pub hook_response: bool,
 }
 
 impl ToolContext {

@@ -83,6 +83,7 @@ impl Inline {
             cancel: CancellationToken::new(),
             progress: ProgressSink::discard(),
             session: self.session.clone(),
+            hook_response: false,
         };
         let class = prepared.entry.tool.budget_class();
         let output = self.noop.call(prepared.input, ctx).await;

@@ -205,6 +205,7 @@ mod tests {
             cancel: CancellationToken::new(),
             progress: ProgressSink::discard(),
             session: Arc::new(Session::new(std::env::temp_dir(), std::env::temp_dir())),
+            hook_response: false,
         }
     }
 

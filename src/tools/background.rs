@@ -159,12 +159,23 @@ pub(crate) fn start(command: &str, ctx: &ToolContext) -> ToolOutput {
         };
         runner.status.send_replace(status);
     });
+    let response = ctx.hook_response.then(|| {
+        let mut response = super::bash::response("", command, false);
+        if let Some(fields) = response.as_object_mut() {
+            fields.insert(
+                "backgroundTaskId".into(),
+                serde_json::Value::from(id.clone()),
+            );
+        }
+        response
+    });
     ToolOutput::success(format!(
         "Started in the background with task id {id}.\nOutput file: {}\nRead its output and \
          status with TaskOutput {{\"task_id\": \"{id}\"}}; stop it with TaskStop {{\"task_id\": \
          \"{id}\"}}.",
         task.output_path.display()
     ))
+    .with_response(response)
 }
 
 /// Reads a task's output file as text: whole when it holds at most `head + tail` bytes, else the

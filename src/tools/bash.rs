@@ -42,6 +42,13 @@ const KEEP_FILE_OVER_CHARS: u64 = 10_000;
 /// Commands whose exit code 1 means "nothing found / differs", not failure.
 const EXIT1_OK: &[&str] = &["grep", "rg", "egrep", "fgrep", "find", "diff", "test", "["];
 
+/// Commands that print nothing when they succeed: a command made only of these has
+/// `noOutputExpected` in its hook response (the reference CLI's list).
+const SILENT: &[&str] = &[
+    "mv", "cp", "rm", "mkdir", "rmdir", "chmod", "chown", "chgrp", "touch", "ln", "cd", "export",
+    "unset", "wait",
+];
+
 /// The `Bash` tool.
 #[derive(Debug, Default)]
 pub struct Bash;
@@ -110,6 +117,7 @@ impl Tool for Bash {
         if bool_field(&input, "run_in_background", false) {
             return super::background::start(&command, &ctx);
         }
+        let describe = ctx.hook_response;
         let timeout_ms = u64_field(&input, "timeout")
             .filter(|t| *t > 0)
             .unwrap_or(DEFAULT_TIMEOUT_MS)
@@ -141,7 +149,55 @@ impl Tool for Bash {
             Some(&ctx.progress),
         )
         .await;
-        finish(&command, timeout_ms, ending, captured)
+        finish(&command, timeout_ms, ending, captured, describe)
+    }
+}
+
+/// The shape of the reference CLI's `BashOutput`, as a PostToolUse hook receives it: the
+/// merged output as `stdout` (`stderr` is empty, since the two are merged), trimmed as the
+/// reference trims it.
+pub(crate) fn response(stdout: &str, command: &str, interrupted: bool) -> Value {
+    json!({
+        "stdout": trim_output(stdout),
+        "stderr": "",
+        "interrupted": interrupted,
+        "isImage": false,
+        "noOutputExpected": no_output_expected(command),
+    })
+}
+
+/// Output as hooks see it: without leading blank lines and trailing whitespace.
+fn trim_output(text: &str) -> &str {
+    let text = text.trim_end();
+    let mut start = 0;
+    for line in text.split_inclusive('\n') {
+        if !line.trim().is_empty() || !line.ends_with('\n') {
+            break;
+        }
+        start += line.len();
+    }
+    &text[start..]
+}
+
+/// Whether every simple command of `command` is one that prints nothing on success.
+fn no_output_expected(command: &str) -> bool {
+    let parts = split_commands(command);
+    !parts.is_empty()
+        && parts.iter().all(|part| {
+            shell_words(part)
+                .first()
+                .is_some_and(|w| SILENT.contains(&w.as_str()))
+        })
+}
+
+/// The PostToolUseFailure `error` of a command that exited with `code`, worded as the reference
+/// CLI words it: the exit code first, then the output.
+fn failure_error(code: i32, output: &str) -> String {
+    let output = trim_output(output);
+    if output.is_empty() {
+        format!("Exit code {code}")
+    } else {
+        format!("Exit code {code}\n{output}")
     }
 }
 
@@ -270,16 +326,29 @@ async fn read_opt<R: AsyncRead + Unpin>(
     }
 }
 
-/// Shapes a finished foreground run into the tool's output.
-fn finish(command: &str, timeout_ms: u64, ending: Ending, captured: Captured) -> ToolOutput {
+/// Shapes a finished foreground run into the tool's output; `describe`: with the response
+/// hooks are given.
+fn finish(
+    command: &str,
+    timeout_ms: u64,
+    ending: Ending,
+    captured: Captured,
+    describe: bool,
+) -> ToolOutput {
+    // The exit status as a shell reports it: 128 + N for a process killed by signal N.
+    let mut exit_code = None;
     let (status, note) = match ending {
         Ending::Exited(exit) => match exit.code() {
             Some(0) => (ToolStatus::Success, None),
             Some(1) if exit1_is_success(command) => (ToolStatus::Success, None),
-            Some(code) => (ToolStatus::Failed, Some(format!("exit code {code}"))),
+            Some(code) => {
+                exit_code = Some(code);
+                (ToolStatus::Failed, Some(format!("exit code {code}")))
+            }
             None => {
                 use std::os::unix::process::ExitStatusExt;
                 let signal = exit.signal().unwrap_or_default();
+                exit_code = Some(128 + signal);
                 (
                     ToolStatus::Failed,
                     Some(format!("killed by signal {signal}")),
@@ -303,6 +372,13 @@ fn finish(command: &str, timeout_ms: u64, ending: Ending, captured: Captured) ->
             Some(format!("lost track of the command: {err}")),
         ),
     };
+    let response = describe
+        .then(|| match (status, exit_code) {
+            (ToolStatus::Success, _) => Some(response(&captured.text, command, false)),
+            (_, Some(code)) => Some(Value::from(failure_error(code, &captured.text))),
+            _ => None,
+        })
+        .flatten();
     let mut content = captured.text;
     if content.is_empty() && status == ToolStatus::Success {
         content.push_str("(no output)");
@@ -340,10 +416,23 @@ fn finish(command: &str, timeout_ms: u64, ending: Ending, captured: Captured) ->
         }
         None => None,
     };
+    let response = response.map(|mut response| {
+        // The whole output is in a file: say where, and how large it is.
+        if let (Some(full), Some(fields)) = (&full_output, response.as_object_mut()) {
+            let bytes = std::fs::metadata(&full.path).map_or(full.chars, |m| m.len());
+            fields.insert(
+                "persistedOutputPath".into(),
+                Value::from(full.path.to_string_lossy().into_owned()),
+            );
+            fields.insert("persistedOutputSize".into(), Value::from(bytes));
+        }
+        response
+    });
     ToolOutput {
         status,
         content,
         full_output,
+        response,
     }
 }
 
@@ -391,6 +480,26 @@ pub fn exit1_is_success(command: &str) -> bool {
 /// The last simple command of `command`: the text after the last unquoted `;`, `&`, `|` or
 /// newline that is followed by something.
 fn split_last_command(command: &str) -> Option<String> {
+    split_commands(command).pop()
+}
+
+/// The simple commands of `command`: the non-empty pieces between unquoted `;`, `&`, `|` and
+/// newlines, with leading `(`, `{` and `!` removed.
+fn split_commands(command: &str) -> Vec<String> {
+    split_segments(command)
+        .unwrap_or_default()
+        .into_iter()
+        .map(|s| {
+            s.trim()
+                .trim_start_matches(['(', '{', '!'])
+                .trim()
+                .to_string()
+        })
+        .filter(|s| !s.is_empty())
+        .collect()
+}
+
+fn split_segments(command: &str) -> Option<Vec<String>> {
     let mut segments = vec![String::new()];
     let mut quote: Option<char> = None;
     let mut chars = command.chars().peekable();
@@ -426,16 +535,7 @@ fn split_last_command(command: &str) -> Option<String> {
             (None, _) => segments.last_mut()?.push(c),
         }
     }
-    segments
-        .into_iter()
-        .rev()
-        .map(|s| {
-            s.trim()
-                .trim_start_matches(['(', '{', '!'])
-                .trim()
-                .to_string()
-        })
-        .find(|s| !s.is_empty())
+    Some(segments)
 }
 
 /// Splits a simple command into words, removing quotes (no expansion).
@@ -525,6 +625,37 @@ mod tests {
         ] {
             assert_eq!(exit1_is_success(cmd), want, "{cmd}");
         }
+    }
+
+    #[test]
+    fn no_output_expected_table() {
+        for (cmd, want) in [
+            ("mkdir -p made", true),
+            ("mkdir a && cd a", true),
+            ("rm -f x; touch y", true),
+            ("echo hi", false),
+            ("mkdir a && ls", false),
+            ("'mv' a b", true),
+            ("mvx a b", false),
+            ("", false),
+        ] {
+            assert_eq!(no_output_expected(cmd), want, "{cmd}");
+        }
+    }
+
+    #[test]
+    fn hook_text_trimmed_as_the_reference_trims_it() {
+        for (text, want) in [
+            ("hi\nerr\n", "hi\nerr"),
+            ("\n\n  x  \n\n", "  x"),
+            ("  \n x\n", " x"),
+            ("", ""),
+            ("\n\n", ""),
+        ] {
+            assert_eq!(trim_output(text), want, "{text:?}");
+        }
+        assert_eq!(failure_error(3, "out\nbad\n"), "Exit code 3\nout\nbad");
+        assert_eq!(failure_error(4, ""), "Exit code 4");
     }
 
     #[test]

@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 
 use super::read::number_line;
 use super::write::{check_fresh, commit, target, target_to_check};
-use super::{absolutize_field, bool_field, str_field};
+use super::{absolutize_field, bool_field, patch, str_field};
 use crate::call::Input;
 use crate::session::Session;
 use crate::tool::{Access, Subject, Tool, ToolContext, ToolOutput};
@@ -188,6 +188,13 @@ impl Tool for Edit {
         let old = str_field(&input, "old_string").unwrap_or_default();
         let new = str_field(&input, "new_string").unwrap_or_default();
         let replace_all = bool_field(&input, "replace_all", false);
+        let describe = ctx.hook_response;
+        let change = Change {
+            path: &path,
+            old,
+            new,
+            replace_all,
+        };
         let bytes = match tokio::fs::read(&path).await {
             Ok(b) => Some(b),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
@@ -198,7 +205,8 @@ impl Tool for Edit {
                 return ToolOutput::failed(format!("File does not exist: {}.", path.display()));
             }
             return match commit(&path, new.as_bytes(), &ctx).await {
-                Ok(()) => ToolOutput::success(format!("Created {}.", path.display())),
+                Ok(()) => ToolOutput::success(format!("Created {}.", path.display()))
+                    .with_response(describe.then(|| change.response("", new))),
                 Err(e) => ToolOutput::failed(e),
             };
         };
@@ -227,7 +235,8 @@ impl Tool for Edit {
             }
             let out = format!("{bom}{new}");
             return match commit(&path, out.as_bytes(), &ctx).await {
-                Ok(()) => ToolOutput::success(format!("Updated {}.", path.display())),
+                Ok(()) => ToolOutput::success(format!("Updated {}.", path.display()))
+                    .with_response(describe.then(|| change.response(&whole, &out))),
                 Err(e) => ToolOutput::failed(e),
             };
         }
@@ -263,6 +272,30 @@ impl Tool for Edit {
             path.display(),
             snippet(&edited.text, edited.first, &edited.new)
         ))
+        .with_response(describe.then(|| change.response(&whole, &out)))
+    }
+}
+
+/// What an Edit call asked for, to describe the change to hooks.
+struct Change<'a> {
+    path: &'a std::path::Path,
+    old: &'a str,
+    new: &'a str,
+    replace_all: bool,
+}
+
+impl Change<'_> {
+    /// The shape of the reference CLI's `FileEditOutput`, as a PostToolUse hook receives it.
+    fn response(&self, original: &str, updated: &str) -> Value {
+        json!({
+            "filePath": self.path.to_string_lossy(),
+            "oldString": self.old,
+            "newString": self.new,
+            "originalFile": patch::original_file(Some(original)),
+            "structuredPatch": patch::structured_patch(original, updated),
+            "userModified": false,
+            "replaceAll": self.replace_all,
+        })
     }
 }
 

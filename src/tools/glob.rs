@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use super::{absolutize_field, str_field};
 use crate::call::Input;
 use crate::session::Session;
-use crate::tool::{Access, Subject, Tool, ToolContext, ToolOutput, ToolStatus};
+use crate::tool::{Access, Subject, Tool, ToolContext, ToolOutput};
 
 /// At most this many paths are returned.
 pub const MAX_RESULTS: usize = 100;
@@ -85,18 +85,32 @@ impl Tool for Glob {
         };
         let pattern = str_field(&input, "pattern").unwrap_or_default().to_string();
         let cancel = ctx.cancel.clone();
+        let started = std::time::Instant::now();
         let job = tokio::task::spawn_blocking(move || {
             glob_files(&base, &pattern, &|p| session.guard.read_denied(p), &|| {
                 cancel.is_cancelled()
             })
         });
         match job.await {
-            Ok(Ok(found)) => ToolOutput::success(format_results(found)),
-            Ok(Err(GlobError::Cancelled)) => ToolOutput {
-                status: ToolStatus::Cancelled,
-                content: "cancelled".to_string(),
-                full_output: None,
-            },
+            Ok(Ok(found)) => {
+                let response = ctx.hook_response.then(|| {
+                    let filenames: Vec<String> = found
+                        .paths
+                        .iter()
+                        .map(|p| super::hook_path(p, ctx.cwd()))
+                        .collect();
+                    json!({
+                        "filenames": filenames,
+                        "durationMs": started.elapsed().as_millis() as u64,
+                        "numFiles": found.paths.len(),
+                        "truncated": found.total > found.paths.len(),
+                        "totalMatches": found.total,
+                        "countIsComplete": true,
+                    })
+                });
+                ToolOutput::success(format_results(found)).with_response(response)
+            }
+            Ok(Err(GlobError::Cancelled)) => ToolOutput::cancelled("cancelled"),
             Ok(Err(e)) => ToolOutput::failed(e.to_string()),
             Err(e) => ToolOutput::failed(format!("the search failed: {e}")),
         }

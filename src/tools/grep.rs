@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 use super::{absolutize_field, bool_field, str_field, u64_field};
 use crate::call::Input;
 use crate::session::Session;
-use crate::tool::{Access, Subject, Tool, ToolContext, ToolOutput, ToolStatus};
+use crate::tool::{Access, Subject, Tool, ToolContext, ToolOutput};
 
 /// Without `head_limit`, at most this many output lines are collected (the output budget then
 /// shapes what the model sees).
@@ -67,6 +67,18 @@ pub struct Request {
     pub multiline: bool,
     /// Return at most this many entries.
     pub head_limit: Option<usize>,
+    /// When set, the search also says what hooks are told ([`Searched::response`]), naming
+    /// files relative to this folder (the working directory).
+    pub describe_from: Option<PathBuf>,
+}
+
+/// A finished search.
+#[derive(Debug)]
+pub struct Searched {
+    /// The tool's output for the model.
+    pub text: String,
+    /// The shape of the reference CLI's `GrepOutput`, when [`Request::describe_from`] is set.
+    pub response: Option<Value>,
 }
 
 impl Request {
@@ -98,6 +110,7 @@ impl Request {
             head_limit: u64_field(input, "head_limit")
                 .map(|v| v as usize)
                 .filter(|v| *v > 0),
+            describe_from: None,
         }
     }
 }
@@ -172,7 +185,10 @@ impl Tool for Grep {
 
     async fn call(&self, input: Input, ctx: ToolContext) -> ToolOutput {
         let session = ctx.session.clone();
-        let request = Request::from_input(&input, &session);
+        let mut request = Request::from_input(&input, &session);
+        if ctx.hook_response {
+            request.describe_from = Some(session.cwd.clone());
+        }
         let cancel = ctx.cancel.clone();
         let job = tokio::task::spawn_blocking(move || {
             search(&request, &|p| session.guard.read_denied(p), &|| {
@@ -180,12 +196,8 @@ impl Tool for Grep {
             })
         });
         match job.await {
-            Ok(Ok(text)) => ToolOutput::success(text),
-            Ok(Err(e)) if e == "cancelled" => ToolOutput {
-                status: ToolStatus::Cancelled,
-                content: e,
-                full_output: None,
-            },
+            Ok(Ok(found)) => ToolOutput::success(found.text).with_response(found.response),
+            Ok(Err(e)) if e == "cancelled" => ToolOutput::cancelled(e),
             Ok(Err(e)) => ToolOutput::failed(e),
             Err(e) => ToolOutput::failed(format!("the search failed: {e}")),
         }
@@ -274,13 +286,12 @@ impl Sink for Collect<'_> {
     }
 }
 
-/// Runs a search; the text is the tool's output, the error text is for the model ("cancelled"
-/// when cancelled).
+/// Runs a search; the error text is for the model ("cancelled" when cancelled).
 pub fn search(
     req: &Request,
     denied: &dyn Fn(&Path) -> bool,
     cancelled: &dyn Fn() -> bool,
-) -> Result<String, String> {
+) -> Result<Searched, String> {
     if !req.path.exists() {
         return Err(format!(
             "{} does not exist; give an existing file or folder as path",
@@ -365,17 +376,99 @@ pub fn search(
     Ok(format_output(req, files, limit, stopped))
 }
 
+/// What hooks are told of a search, counted as the text counts it.
+#[derive(Debug, Default)]
+struct Summary {
+    /// Files with a match, in the order shown (all of them, for content and count).
+    files: Vec<String>,
+    /// Files with a match in all.
+    total_files: usize,
+    /// The entries shown (content and count modes).
+    content: Option<String>,
+    /// Lines of `content` (content mode).
+    lines: Option<(usize, usize)>,
+    /// Matching lines in all (count mode).
+    matches: Option<usize>,
+    /// The limit that cut the entries, if one did.
+    applied_limit: Option<usize>,
+}
+
+impl Summary {
+    /// The shape of the reference CLI's `GrepOutput`.
+    fn response(self, mode: Mode, cwd: &Path) -> Value {
+        let filenames: Vec<String> = self
+            .files
+            .iter()
+            .map(|f| super::hook_path(Path::new(f), cwd))
+            .collect();
+        let mut out = json!({
+            "mode": match mode {
+                Mode::FilesWithMatches => "files_with_matches",
+                Mode::Content => "content",
+                Mode::Count => "count",
+            },
+            "numFiles": filenames.len(),
+            "filenames": filenames,
+        });
+        if mode == Mode::FilesWithMatches {
+            out["totalFiles"] = Value::from(self.total_files);
+        }
+        if let Some(content) = self.content {
+            out["content"] = Value::from(content);
+        }
+        if let Some((shown, total)) = self.lines {
+            out["numLines"] = Value::from(shown);
+            out["totalLines"] = Value::from(total);
+        }
+        if let Some(matches) = self.matches {
+            out["numMatches"] = Value::from(matches);
+        }
+        if let Some(limit) = self.applied_limit {
+            out["appliedLimit"] = Value::from(limit);
+        }
+        out
+    }
+}
+
 fn format_output(
+    req: &Request,
+    files: Vec<(SystemTime, String, FileHits)>,
+    limit: usize,
+    stopped: bool,
+) -> Searched {
+    let describe = req.describe_from.is_some();
+    let (text, summary) = format_text(req, files, limit, stopped, describe);
+    Searched {
+        text,
+        response: req
+            .describe_from
+            .as_deref()
+            .map(|cwd| summary.response(req.mode, cwd)),
+    }
+}
+
+/// The text, and (when `describe`) the summary for hooks.
+fn format_text(
     req: &Request,
     mut files: Vec<(SystemTime, String, FileHits)>,
     limit: usize,
     stopped: bool,
-) -> String {
+    describe: bool,
+) -> (String, Summary) {
+    let mut summary = Summary::default();
     if files.is_empty() {
-        return "No matches found".to_string();
+        if req.mode == Mode::Content {
+            summary.lines = Some((0, 0));
+            summary.content = Some(String::new());
+        } else if req.mode == Mode::Count {
+            summary.matches = Some(0);
+            summary.content = Some(String::new());
+        }
+        return ("No matches found".to_string(), summary);
     }
+    let cut = |shown: usize| stopped || req.head_limit.is_some_and(|h| shown >= h);
     let more = |shown: usize| {
-        if stopped || req.head_limit.is_some_and(|h| shown >= h) {
+        if cut(shown) {
             format!(
                 "\n(Output limited to the first {shown} entries; there may be more. Narrow the search or raise head_limit.)"
             )
@@ -383,6 +476,7 @@ fn format_output(
             String::new()
         }
     };
+    summary.total_files = files.len();
     match req.mode {
         Mode::FilesWithMatches => {
             files.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
@@ -398,8 +492,12 @@ fn format_output(
                     "\n(Showing {} of {total} files, newest first.)",
                     shown.len()
                 ));
+                summary.applied_limit = Some(limit);
             }
-            out
+            if describe {
+                summary.files = shown.iter().map(|f| f.to_string()).collect();
+            }
+            (out, summary)
         }
         Mode::Count => {
             let shown: Vec<String> = files
@@ -408,29 +506,47 @@ fn format_output(
                 .map(|f| format!("{}:{}", f.1, f.2.count))
                 .collect();
             let total: usize = files.iter().map(|f| f.2.count).sum();
-            format!(
+            let out = format!(
                 "{}\n\nFound {total} matching line{} in {} file{}{}",
                 shown.join("\n"),
                 if total == 1 { "" } else { "s" },
                 files.len(),
                 if files.len() == 1 { "" } else { "s" },
                 more(shown.len())
-            )
+            );
+            if describe {
+                summary.files = files.iter().map(|f| f.1.clone()).collect();
+                summary.content = Some(shown.join("\n"));
+                summary.matches = Some(total);
+                summary.applied_limit = cut(shown.len()).then_some(limit.min(shown.len()));
+            }
+            (out, summary)
         }
         Mode::Content => {
             let mut lines: Vec<String> = Vec::new();
             let mut prev_file = false;
-            for (_, _, hits) in files {
+            for (_, path, hits) in files {
                 // Context groups of different files are separated like ripgrep's.
                 if prev_file && (req.before > 0 || req.after > 0) {
                     lines.push("--".to_string());
                 }
                 lines.extend(hits.lines);
                 prev_file = true;
+                if describe {
+                    summary.files.push(path);
+                }
             }
+            let total = lines.len();
             lines.truncate(limit);
             let n = lines.len();
-            format!("{}{}", lines.join("\n"), more(n))
+            let content = lines.join("\n");
+            let out = format!("{content}{}", more(n));
+            if describe {
+                summary.lines = Some((n, total));
+                summary.applied_limit = cut(n).then_some(n);
+                summary.content = Some(content);
+            }
+            (out, summary)
         }
     }
 }
@@ -452,6 +568,7 @@ mod tests {
             after: 0,
             multiline: false,
             head_limit: None,
+            describe_from: None,
         }
     }
 
@@ -469,24 +586,28 @@ mod tests {
         let none = |_: &Path| false;
         let never = || false;
 
-        let out = search(&req(root, "needle", Mode::FilesWithMatches), &none, &never).unwrap();
+        let out = search(&req(root, "needle", Mode::FilesWithMatches), &none, &never)
+            .unwrap()
+            .text;
         assert!(out.starts_with("Found 2 files"), "{out}");
         assert!(!out.contains("ignored") && !out.contains("bin.dat") && !out.contains(".git/"));
 
-        let out = search(&req(root, "needle", Mode::Count), &none, &never).unwrap();
+        let out = search(&req(root, "needle", Mode::Count), &none, &never)
+            .unwrap()
+            .text;
         assert!(out.contains("a.txt:2") && out.contains("b.rs:1"), "{out}");
 
         let mut r = req(root, "NEEDLE t", Mode::Content);
         r.case_insensitive = true;
         r.after = 1;
-        let out = search(&r, &none, &never).unwrap();
+        let out = search(&r, &none, &never).unwrap().text;
         let a = root.join("a.txt").display().to_string();
         assert_eq!(out, format!("{a}:2:needle two\n{a}-3-three"));
 
         let mut r = req(root, "needle", Mode::Content);
         r.file_type = Some("rust".into());
         r.line_numbers = false;
-        let out = search(&r, &none, &never).unwrap();
+        let out = search(&r, &none, &never).unwrap().text;
         assert_eq!(
             out,
             format!("{}:fn needle() {{}}", root.join("b.rs").display())
@@ -494,7 +615,7 @@ mod tests {
 
         let mut r = req(root, "two\nthree", Mode::Content);
         r.multiline = true;
-        let out = search(&r, &none, &never).unwrap();
+        let out = search(&r, &none, &never).unwrap().text;
         assert!(
             out.contains(":2:needle two") && out.contains(":3:three"),
             "{out}"
@@ -506,16 +627,73 @@ mod tests {
             &denied,
             &never,
         )
-        .unwrap();
+        .unwrap()
+        .text;
         assert!(out.starts_with("Found 1 file\n"), "{out}");
 
         let mut r = req(root, "needle", Mode::Content);
         r.head_limit = Some(1);
-        let out = search(&r, &none, &never).unwrap();
+        let out = search(&r, &none, &never).unwrap().text;
         assert!(out.contains("limited to the first 1"), "{out}");
         assert_eq!(
-            search(&req(root, "zzz", Mode::Content), &none, &never).unwrap(),
+            search(&req(root, "zzz", Mode::Content), &none, &never)
+                .unwrap()
+                .text,
             "No matches found"
         );
+    }
+
+    #[test]
+    fn hooks_are_told_what_the_text_says() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::write(root.join("a.txt"), "one\ntwo\n").unwrap();
+        std::fs::create_dir(root.join("src")).unwrap();
+        std::fs::write(root.join("src/b.rs"), "two two\nx\ntwo\n").unwrap();
+        let none = |_: &Path| false;
+        let never = || false;
+        let described = |mode: Mode, limit: Option<usize>| {
+            let mut r = req(root, "two", mode);
+            r.head_limit = limit;
+            r.describe_from = Some(root.to_path_buf());
+            search(&r, &none, &never).unwrap().response.unwrap()
+        };
+
+        let files = described(Mode::FilesWithMatches, None);
+        assert_eq!(files["mode"], "files_with_matches");
+        assert_eq!(files["numFiles"], 2);
+        assert_eq!(files["totalFiles"], 2);
+        let mut names: Vec<&str> = files["filenames"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f.as_str().unwrap())
+            .collect();
+        names.sort();
+        assert_eq!(names, ["a.txt", "src/b.rs"], "relative to the folder given");
+        let cut = described(Mode::FilesWithMatches, Some(1));
+        assert_eq!(
+            (cut["numFiles"].as_u64(), cut["totalFiles"].as_u64()),
+            (Some(1), Some(2))
+        );
+        assert_eq!(cut["appliedLimit"], 1);
+
+        let content = described(Mode::Content, None);
+        assert_eq!(content["numLines"], 3);
+        assert_eq!(content["content"].as_str().unwrap().lines().count(), 3);
+        assert!(content.get("appliedLimit").is_none());
+        let cut = described(Mode::Content, Some(2));
+        assert_eq!(cut["numLines"], 2);
+        assert_eq!(cut["appliedLimit"], 2);
+
+        let count = described(Mode::Count, None);
+        assert_eq!(count["numMatches"], 3, "matching lines in all");
+        assert_eq!(count["numFiles"], 2);
+
+        let mut r = req(root, "zzz", Mode::FilesWithMatches);
+        r.describe_from = Some(root.to_path_buf());
+        let nothing = search(&r, &none, &never).unwrap().response.unwrap();
+        assert_eq!(nothing["numFiles"], 0);
+        assert_eq!(nothing["filenames"], json!([]));
     }
 }

@@ -7,7 +7,7 @@
 //!   `task_stop` read and stop.
 //! - `read`, `write`, `edit`: the file tools; `read_state` remembers what was read so Edit and
 //!   Write never overwrite a change the model has not seen; `checkpoint` keeps every file's prior
-//!   state so [`ToolState::rewind`] can undo.
+//!   state so [`ToolState::rewind`] can undo; `patch` describes their change to hooks.
 //! - `glob`, `grep`: search by name and by content.
 //! - `web_fetch`: `WebFetch`.
 
@@ -24,6 +24,7 @@ pub mod edit;
 pub mod glob;
 pub mod grep;
 pub mod noop;
+pub(crate) mod patch;
 pub mod process;
 pub mod read;
 pub mod read_state;
@@ -150,6 +151,17 @@ impl Drop for ToolState {
     fn drop(&mut self) {
         self.shutdown();
     }
+}
+
+/// A path as the reference CLI names it to hooks in Glob's and Grep's responses: relative to
+/// the working directory when inside it, else absolute.
+pub(crate) fn hook_path(path: &std::path::Path, cwd: &std::path::Path) -> String {
+    path.strip_prefix(cwd)
+        .ok()
+        .filter(|rel| !rel.as_os_str().is_empty())
+        .unwrap_or(path)
+        .to_string_lossy()
+        .into_owned()
 }
 
 /// The string field `key` of a call's input, if present.

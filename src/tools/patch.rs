@@ -42,10 +42,9 @@ pub(crate) fn structured_patch(old: &str, new: &str) -> Value {
                     lines.push(Value::String(format!("{sign}{text}")));
                 }
             }
-            // Unified-diff numbering: 1-based; a side with no lines starts at the line before.
-            let start = |r: &std::ops::Range<usize>| {
-                if r.is_empty() { r.start } else { r.start + 1 }
-            };
+            // 1-based, also for a side with no lines (an empty file), as the reference numbers
+            // it (unlike `diff -u`, which names the line before).
+            let start = |r: &std::ops::Range<usize>| r.start + 1;
             json!({
                 "oldStart": start(&old_range),
                 "oldLines": old_range.len(),
@@ -88,18 +87,25 @@ mod tests {
     #[test]
     fn context_splits_far_apart_changes_and_edges() {
         let old: String = (1..=20).map(|i| format!("{i}\n")).collect();
-        let new = old.replace("2\n", "two\n").replace("19\n", "nineteen\n");
+        let new: String = (1..=20)
+            .map(|i| match i {
+                2 => "two\n".to_string(),
+                19 => "nineteen\n".to_string(),
+                i => format!("{i}\n"),
+            })
+            .collect();
         let p = structured_patch(&old, &new);
         let hunks = p.as_array().unwrap();
         assert_eq!(hunks.len(), 2);
         assert_eq!(hunks[0]["oldStart"], 1);
         assert_eq!(hunks[0]["oldLines"], 5);
         assert_eq!(hunks[1]["oldStart"], 16);
-        // Nothing changed: no hunks; an empty file gets everything added.
+        // Nothing changed: no hunks; an empty file gets everything added (the reference's
+        // numbering: `oldStart` 1 for an empty original).
         assert_eq!(structured_patch("a\n", "a\n"), json!([]));
         assert_eq!(
             structured_patch("", "x\n"),
-            json!([{"oldStart": 0, "oldLines": 0, "newStart": 1, "newLines": 1, "lines": ["+x"]}])
+            json!([{"oldStart": 1, "oldLines": 0, "newStart": 1, "newLines": 1, "lines": ["+x"]}])
         );
         // CRLF lines come out without their line ending.
         assert_eq!(

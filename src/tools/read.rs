@@ -108,10 +108,18 @@ impl Tool for Read {
         };
         if bytes.is_empty() {
             ctx.session.tools.read_state.record(&path, &bytes);
+            let window = Rendered {
+                text: String::new(),
+                start: offset.unwrap_or(1).max(1),
+                lines: 0,
+                total: 0,
+                capped: false,
+            };
             return ToolOutput::success(format!(
                 "{} exists but is empty (0 bytes).",
                 path.display()
-            ));
+            ))
+            .with_response(ctx.hook_response.then(|| response(&path, "", &window)));
         }
         let text = match decode_text(&bytes) {
             Some(t) => t,
@@ -129,14 +137,57 @@ impl Tool for Read {
         let budget =
             crate::budget::success_limit_for(self.name(), self.budget_class(), &ctx.session.limits);
         let note = if text.lossy { LOSSY_NOTE } else { "" };
-        match render(&text.text, offset, limit, budget, note) {
+        match render_window(&text.text, offset, limit, budget, note) {
             Ok(out) => {
                 ctx.session.tools.read_state.record(&path, &bytes);
-                ToolOutput::success(out)
+                let response = ctx.hook_response.then(|| response(&path, &text.text, &out));
+                ToolOutput::success(out.text).with_response(response)
             }
             Err(e) => ToolOutput::failed(e),
         }
     }
+}
+
+/// The shape of the reference CLI's `FileReadOutput` (its `text` variant), as a PostToolUse
+/// hook receives it: the lines shown, without their numbers (cut as the model saw them),
+/// where they start, and how many lines the file has.
+fn response(path: &Path, text: &str, window: &Rendered) -> Value {
+    let mut content = window
+        .text
+        .lines()
+        .take(window.lines)
+        .map(|l| l.split_once('\t').map_or(l, |(_, line)| line))
+        .collect::<Vec<_>>()
+        .join("\n");
+    if window.lines > 0 && window.start + window.lines > window.total && text.ends_with('\n') {
+        content.push('\n');
+    }
+    let mut file = json!({
+        "filePath": path.to_string_lossy(),
+        "content": content,
+        "numLines": window.lines,
+        "startLine": window.start,
+        "totalLines": window.total,
+    });
+    if window.capped {
+        file["truncatedByTokenCap"] = Value::Bool(true);
+    }
+    json!({"type": "text", "file": file})
+}
+
+/// A rendered window of a file.
+#[derive(Debug, PartialEq)]
+pub(crate) struct Rendered {
+    /// What the model sees.
+    pub text: String,
+    /// The first line shown (1-based).
+    pub start: usize,
+    /// How many lines are shown.
+    pub lines: usize,
+    /// How many lines the file has.
+    pub total: usize,
+    /// Whether a read without a `limit` stopped before the end of the file.
+    pub capped: bool,
 }
 
 /// A decoded text file.
@@ -203,6 +254,7 @@ pub(crate) fn number_line(out: &mut String, number: usize, line: &str) {
 /// one, at most [`DEFAULT_LINES`] lines are returned, and when the file goes on past them (or
 /// past `max_chars`) a notice saying where to read on follows them — notice included, the text
 /// stays within `max_chars`.
+#[cfg(test)]
 pub(crate) fn render(
     text: &str,
     offset: Option<usize>,
@@ -210,13 +262,30 @@ pub(crate) fn render(
     max_chars: usize,
     note: &str,
 ) -> Result<String, String> {
+    render_window(text, offset, limit, max_chars, note).map(|r| r.text)
+}
+
+/// [`render`], saying which lines were shown.
+pub(crate) fn render_window(
+    text: &str,
+    offset: Option<usize>,
+    limit: Option<usize>,
+    max_chars: usize,
+    note: &str,
+) -> Result<Rendered, String> {
     let room = max_chars.saturating_sub(note.chars().count());
     let start = offset.unwrap_or(1).max(1);
     let total = text.lines().count();
     if start > total {
-        return Ok(format!(
-            "[The file has {total} lines; offset {start} is past its end. Use an offset of at most {total}.]"
-        ));
+        return Ok(Rendered {
+            text: format!(
+                "[The file has {total} lines; offset {start} is past its end. Use an offset of at most {total}.]"
+            ),
+            start,
+            lines: 0,
+            total,
+            capped: false,
+        });
     }
     let end = (start - 1)
         .saturating_add(limit.unwrap_or(DEFAULT_LINES).max(1))
@@ -284,9 +353,23 @@ pub(crate) fn render(
         }
         out.truncate(ends[shown - 1].0);
         out.push_str(&notice(start - 1 + shown));
+        out.push_str(note);
+        return Ok(Rendered {
+            text: out,
+            start,
+            lines: shown,
+            total,
+            capped: true,
+        });
     }
     out.push_str(note);
-    Ok(out)
+    Ok(Rendered {
+        text: out,
+        start,
+        lines: end + 1 - start,
+        total,
+        capped: false,
+    })
 }
 
 /// The text for a missing file, with similarly named files in the same folder.

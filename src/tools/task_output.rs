@@ -94,7 +94,8 @@ impl Tool for TaskOutput {
             Err(unknown) => return ToolOutput::failed(unknown),
         };
         let mut status = task.status();
-        if bool_field(&input, "block", true) && status == TaskStatus::Running {
+        let block = bool_field(&input, "block", true);
+        if block && status == TaskStatus::Running {
             let wait = u64_field(&input, "timeout")
                 .unwrap_or(DEFAULT_WAIT_MS)
                 .min(MAX_WAIT_MS);
@@ -102,11 +103,9 @@ impl Tool for TaskOutput {
                 s = task.finished() => status = s,
                 _ = tokio::time::sleep(Duration::from_millis(wait)) => status = task.status(),
                 _ = ctx.cancel.cancelled() => {
-                    return ToolOutput {
-                        status: crate::tool::ToolStatus::Cancelled,
-                        content: format!("stopped waiting for task {id}; the task itself keeps running"),
-                        full_output: None,
-                    };
+                    return ToolOutput::cancelled(format!(
+                        "stopped waiting for task {id}; the task itself keeps running"
+                    ));
                 }
             }
         }
@@ -116,6 +115,9 @@ impl Tool for TaskOutput {
         };
         let chars = task.counters.chars.load(Ordering::Relaxed);
         let lines = task.counters.lines();
+        let response = ctx
+            .hook_response
+            .then(|| response(id, &task.command, &status, block, &text));
         let content = format!(
             "task_id: {id}\nstatus: {status}\ncommand: {}\noutput_file: {}\noutput ({lines} lines, {chars} characters{}):\n{text}",
             task.command,
@@ -132,7 +134,35 @@ impl Tool for TaskOutput {
                 chars,
                 lines,
             }),
-            ..ToolOutput::success(content)
+            ..ToolOutput::success(content).with_response(response)
         }
     }
+}
+
+/// What hooks are told of a TaskOutput call. The reference CLI publishes no output type for a
+/// tool of this name, so this is toolrt's own shape (docs/SEMANTICS.md §4.3):
+/// `{retrieval_status, task: {task_id, task_type, status, description, output, exitCode}}`.
+fn response(id: &str, command: &str, status: &TaskStatus, block: bool, output: &str) -> Value {
+    let (state, exit_code) = match status {
+        TaskStatus::Running => ("running", None),
+        TaskStatus::Completed(code) => ("completed", *code),
+        TaskStatus::Killed => ("killed", None),
+        TaskStatus::Failed(_) => ("failed", None),
+    };
+    let retrieval = match (status, block) {
+        (TaskStatus::Running, true) => "timeout",
+        (TaskStatus::Running, false) => "not_ready",
+        _ => "success",
+    };
+    json!({
+        "retrieval_status": retrieval,
+        "task": {
+            "task_id": id,
+            "task_type": "local_bash",
+            "status": state,
+            "description": command,
+            "output": output,
+            "exitCode": exit_code,
+        },
+    })
 }

@@ -55,21 +55,33 @@ impl Tool for TaskStop {
             Err(unknown) => return ToolOutput::failed(unknown),
         };
         let before = task.status();
-        if before != TaskStatus::Running {
-            return ToolOutput::success(format!(
+        let message = if before != TaskStatus::Running {
+            format!(
                 "Task {id} had already ended: {before}. Output file: {}",
                 task.output_path.display()
-            ));
-        }
-        task.kill();
-        // SIGKILL is immediate; the wait only covers the runner noticing it.
-        let status = tokio::time::timeout(Duration::from_secs(5), task.finished())
-            .await
-            .unwrap_or(TaskStatus::Killed);
-        ToolOutput::success(format!(
-            "Stopped task {id} ({}); status: {status}. Output file: {}",
-            task.command,
-            task.output_path.display()
-        ))
+            )
+        } else {
+            task.kill();
+            // SIGKILL is immediate; the wait only covers the runner noticing it.
+            let status = tokio::time::timeout(Duration::from_secs(5), task.finished())
+                .await
+                .unwrap_or(TaskStatus::Killed);
+            format!(
+                "Stopped task {id} ({}); status: {status}. Output file: {}",
+                task.command,
+                task.output_path.display()
+            )
+        };
+        // The shape of the reference CLI's `TaskStopOutput`; every task toolrt has is a
+        // background command, which the reference calls `local_bash`.
+        let response = ctx.hook_response.then(|| {
+            json!({
+                "message": message,
+                "task_id": id,
+                "task_type": "local_bash",
+                "command": task.command,
+            })
+        });
+        ToolOutput::success(message).with_response(response)
     }
 }

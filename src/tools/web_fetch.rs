@@ -134,14 +134,9 @@ impl Tool for WebFetch {
             out = fetch(client, url, &prompt, &ctx) => out,
             _ = tokio::time::sleep(TIMEOUT) => ToolOutput {
                 status: ToolStatus::TimedOut,
-                content: format!("the fetch did not finish within {} s", TIMEOUT.as_secs()),
-                full_output: None,
+                ..ToolOutput::failed(format!("the fetch did not finish within {} s", TIMEOUT.as_secs()))
             },
-            _ = ctx.cancel.cancelled() => ToolOutput {
-                status: ToolStatus::Cancelled,
-                content: "cancelled".to_string(),
-                full_output: None,
-            },
+            _ = ctx.cancel.cancelled() => ToolOutput::cancelled("cancelled"),
         }
     }
 }
@@ -152,6 +147,7 @@ async fn fetch(
     prompt: &str,
     ctx: &ToolContext,
 ) -> ToolOutput {
+    let started = std::time::Instant::now();
     let mut hops = 0;
     let mut response = loop {
         let response = match client
@@ -272,7 +268,19 @@ async fn fetch(
         ));
     }
     if status.is_success() {
-        ToolOutput::success(content)
+        // The shape of the reference CLI's `WebFetchOutput`; toolrt runs no model, so `result`
+        // is the page itself, as the model sees it.
+        let response = ctx.hook_response.then(|| {
+            json!({
+                "bytes": body.len(),
+                "code": status.as_u16(),
+                "codeText": status.canonical_reason().unwrap_or_default(),
+                "result": content,
+                "durationMs": started.elapsed().as_millis() as u64,
+                "url": url.as_str(),
+            })
+        });
+        ToolOutput::success(content).with_response(response)
     } else {
         ToolOutput::failed(format!("HTTP {status} from {url}\n\n{content}"))
     }

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use async_trait::async_trait;
 use serde_json::{Value, json};
 
-use super::{absolutize_field, str_field};
+use super::{absolutize_field, patch, str_field};
 use crate::call::Input;
 use crate::session::Session;
 use crate::tool::{Access, Subject, Tool, ToolContext, ToolOutput};
@@ -129,9 +129,28 @@ impl Tool for Write {
         if existed && let Err(e) = check_fresh(&path, &ctx.session) {
             return ToolOutput::failed(e);
         }
+        // What the file held, for the hooks' description of the change.
+        let original = if ctx.hook_response && existed {
+            prior_text(&path).await
+        } else {
+            None
+        };
         if let Err(e) = commit(&path, content.as_bytes(), &ctx).await {
             return ToolOutput::failed(e);
         }
+        let response = ctx.hook_response.then(|| {
+            json!({
+                "type": if existed { "update" } else { "create" },
+                "filePath": path.to_string_lossy(),
+                "content": content,
+                "structuredPatch": match &original {
+                    Some(old) => patch::structured_patch(old, content),
+                    None => json!([]),
+                },
+                "originalFile": patch::original_file(original.as_deref()),
+                "userModified": false,
+            })
+        });
         let lines = content.lines().count();
         ToolOutput::success(if existed {
             format!(
@@ -146,5 +165,17 @@ impl Tool for Write {
                 content.len()
             )
         })
+        .with_response(response)
     }
+}
+
+/// A file's text before a change, for hooks: `None` when it cannot be read or is larger than
+/// a diff is made of (the response then says `originalFile: null`, as the reference does).
+pub(crate) async fn prior_text(path: &Path) -> Option<String> {
+    let len = tokio::fs::metadata(path).await.ok()?.len();
+    if len > patch::MAX_DIFF_BYTES as u64 {
+        return None;
+    }
+    let bytes = tokio::fs::read(path).await.ok()?;
+    Some(String::from_utf8_lossy(&bytes).into_owned())
 }

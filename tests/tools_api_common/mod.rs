@@ -68,6 +68,7 @@ pub(crate) fn ctx(
         cancel,
         progress,
         session: session.clone(),
+        hook_response: false,
     }
 }
 
