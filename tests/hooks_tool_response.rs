@@ -2,7 +2,8 @@
 //! through `toolrt serve`: for each built-in tool, `tool_response` has the field names and JSON
 //! types of the reference CLI's published output type for that tool (written out below), and no
 //! top-level name that type does not have; the failure `error` and the batch's results are
-//! worded as the reference words them.
+//! worded as the reference words them. A hook script written for the reference, reading
+//! `.tool_response.stdout`, works unchanged.
 
 mod hooks_support;
 mod support;
@@ -615,4 +616,34 @@ fn post_tool_batch_is_given_each_result_as_the_model_sees_it() {
         let id = c["tool_use_id"].as_str().unwrap();
         assert_eq!(c["tool_response"], run.content(id), "{id}");
     }
+}
+
+#[test]
+fn a_script_reading_tool_response_stdout_works_unchanged() {
+    // As public "did the tests pass?" hooks do: read the command's stdout from the response and
+    // give the model feedback when it shows a failure.
+    let fx = Fixture::new();
+    let check = fx.script(
+        r#"out=$(python3 -c 'import json, sys; print(json.load(sys.stdin)["tool_response"]["stdout"])')
+case "$out" in
+  *FAILED*) echo '{"decision": "block", "reason": "the test run failed: fix it before going on"}' ;;
+esac"#,
+    );
+    let run = fx.run(
+        json!({"PostToolUse": [group("Bash", &[&check])]}),
+        "bypassPermissions",
+        &[
+            bash("pass", "echo '3 passed'"),
+            bash("fail", "echo '1 FAILED, 2 passed'"),
+        ],
+    );
+    assert_eq!(run.outcome("pass"), "success");
+    assert!(!run.content("pass").contains("test run failed"));
+    assert_eq!(run.outcome("fail"), "success");
+    assert!(
+        run.content("fail")
+            .contains("the test run failed: fix it before going on"),
+        "{}",
+        run.content("fail")
+    );
 }

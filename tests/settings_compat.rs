@@ -134,6 +134,50 @@ fn rule_lists_with_comments_and_rules_for_tools_toolrt_lacks_load() {
     );
 }
 
+#[test]
+fn prompt_agent_and_mcp_tool_hooks_load_with_a_warning_and_do_not_run() {
+    let fx = Fixture::new();
+    let (logger, log) = fx.logger("pre");
+    fx.settings(
+        json!({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
+            {"type": "prompt", "prompt": "Is this command safe? $ARGUMENTS"},
+            {"type": "agent", "prompt": "Check the command against the policy"},
+            {"type": "mcp_tool", "server": "policy", "tool": "check"},
+            {"type": "command", "command": logger},
+        ]}]}}),
+    );
+    let run = fx.serve("bypassPermissions").run(&[bash("a1", "echo ok")]);
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    assert_eq!(run.outcome("a1"), "success");
+    assert_eq!(
+        log_lines(&log).len(),
+        1,
+        "the command hook beside them runs"
+    );
+    for kind in ["prompt", "agent", "mcp_tool"] {
+        assert!(
+            run.stderr
+                .contains(&format!("{kind:?} hooks are not run by toolrt")),
+            "{kind}: {}",
+            run.stderr
+        );
+    }
+    assert_eq!(
+        run.hook_ends("PreToolUse").len(),
+        1,
+        "only the command hook ran"
+    );
+    // An unknown type is still an error.
+    fx.settings(json!({"hooks": {"PreToolUse": [{"hooks": [{"type": "llm", "prompt": "x"}]}]}}));
+    let run = fx.serve("bypassPermissions").run(&[]);
+    assert_eq!(run.code, Some(2), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("unknown hook type \"llm\""),
+        "{}",
+        run.stderr
+    );
+}
+
 /// A stand-in for a tool toolrt does not ship (a library user's `Skill`).
 struct Skill;
 
