@@ -85,6 +85,8 @@ struct Shared {
     progress_bytes: AtomicUsize,
     reader_backlog: AtomicUsize,
     reader_room: Notify,
+    /// The input line the reader is handling (0: none), for error lines sent as its answers.
+    reply_line: AtomicU64,
 }
 
 impl std::fmt::Debug for Hold {
@@ -176,9 +178,25 @@ impl Emitter {
 
     /// Sends an answer of the reader's own (an error line, `rewound`). It counts toward the
     /// reader's backlog until written.
-    pub fn send_reply(&self, msg: ServerMessage) {
+    pub fn send_reply(&self, mut msg: ServerMessage) {
+        if let ServerMessage::Error {
+            line: line @ None, ..
+        } = &mut msg
+        {
+            *line = match self.shared.reply_line.load(Ordering::Relaxed) {
+                0 => None,
+                n => Some(n),
+            };
+        }
         self.shared.reader_backlog.fetch_add(1, Ordering::AcqRel);
         self.push(msg, Hold::Reader(self.shared.clone()));
+    }
+
+    /// Names the input line the reader is now handling: an error line sent as its answer
+    /// without a line number gets this one. The dispatcher's errors (a duplicate id, a cancel of
+    /// an unknown id, a rewind that cannot be done) are caused by that line but do not know it.
+    pub fn set_reply_line(&self, line: u64) {
+        self.shared.reply_line.store(line, Ordering::Relaxed);
     }
 
     /// Whether the reader should stop reading until answers it already gave are written.

@@ -430,7 +430,9 @@ fn plain_tool_use(line: &str) -> Option<ToolCall> {
     }
     fn strict_input<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Value, D::Error> {
         use serde::de::DeserializeSeed;
-        let count = std::cell::Cell::new(0);
+        // The line's object, `type`, `id` and `name` are values of the message too: counted
+        // here, the limit is the same as through the general parser.
+        let count = std::cell::Cell::new(4);
         json::Seed::new(&count, json::Where::Field("input")).deserialize(d)
     }
     // A derived struct would also accept a JSON array of its fields.

@@ -126,6 +126,7 @@ async fn read_loop<R: AsyncBufRead + Unpin>(
             r = line.read(&mut input), if !backlog_full => r,
         };
         reader.line_no += 1;
+        reader.emitter.set_reply_line(reader.line_no);
         let too_long = match read {
             Ok(ReadLine::Eof) => return,
             Ok(ReadLine::Line { too_long }) => too_long,

@@ -67,13 +67,57 @@ fn cancelling_a_queued_call_answers_it_at_once() {
 #[test]
 fn cancelling_an_unknown_id_is_an_error_line() {
     let sb = Sandbox::new();
-    let done = run_lines(&sb, &[], &[json!({"type": "cancel", "id": "ghost"})]);
+    let done = run_lines(
+        &sb,
+        &[],
+        &[
+            json!({"type": "hello"}),
+            json!({"type": "cancel", "id": "ghost"}),
+            json!({"type": "cancel", "batch": "ghosts"}),
+        ],
+    );
+    let errors = done.of_type("error");
+    assert_eq!(errors.len(), 2, "{errors:#?}");
+    assert!(errors[0]["message"].as_str().unwrap().contains("\"ghost\""));
     assert!(
-        done.of_type("error")[0]["message"]
+        errors[1]["message"]
             .as_str()
             .unwrap()
-            .contains("ghost")
+            .contains("\"ghosts\"")
     );
+    // The line that caused each.
+    assert_eq!(errors[0]["line"], 2);
+    assert_eq!(errors[1]["line"], 3);
+}
+
+#[test]
+fn cancelling_a_parked_call_answers_it_at_once() {
+    let sb = Sandbox::new();
+    // One admission place: while `busy` holds it, `parked` waits for admission.
+    let mut server = sb.serve(&[
+        "--permission-mode",
+        "bypassPermissions",
+        "--max-in-flight",
+        "1",
+        "--max-queued",
+        "0",
+    ]);
+    server.tool_use(
+        "busy",
+        "Bash",
+        json!({"command": "timeout 20 sh -c 'until [ -e go ]; do sleep 0.01; done'"}),
+    );
+    server.tool_use("parked", "Bash", json!({"command": "touch parked-ran"}));
+    server.send(json!({"type": "cancel", "id": "parked"}));
+    // Answered while `busy` still holds the only place (it waits for `go`, made only after).
+    let r = server.result("parked");
+    assert_eq!(r["outcome"], "cancelled");
+    assert!(!server.seen.iter().any(|v| is_result(v, "busy")));
+    std::fs::write(sb.path("go"), "").unwrap();
+    let done = server.finish();
+    assert_eq!(done.result("busy")["outcome"], "success");
+    assert_eq!(done.results("parked").len(), 1);
+    assert!(!sb.path("parked-ran").exists());
 }
 
 #[test]

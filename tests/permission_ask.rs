@@ -124,6 +124,14 @@ fn an_ask_after_eof_is_still_announced_then_denied() {
     );
     assert_eq!(done.result("late")["outcome"], "denied");
     assert!(
+        done.result("late")["content"]
+            .as_str()
+            .unwrap()
+            .contains("the client closed its input"),
+        "{}",
+        done.result("late")
+    );
+    assert!(
         done.of_type("permission_request")
             .iter()
             .any(|r| r["tool_use_id"] == "late")
@@ -205,6 +213,7 @@ fn answering_an_unknown_request_is_an_error_line() {
             .unwrap()
             .contains("nope")
     );
+    assert_eq!(done.of_type("error")[0]["line"], 1);
 }
 
 #[test]

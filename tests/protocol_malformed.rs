@@ -69,3 +69,57 @@ fn invalid_utf8_is_an_error_line() {
     assert!(text.contains("not valid UTF-8"), "{text}");
     assert!(out.status.success());
 }
+
+#[test]
+fn a_session_message_needs_a_non_empty_field() {
+    let sb = Sandbox::new();
+    let done = run_lines(
+        &sb,
+        &[],
+        &[
+            json!({"type": "session"}),
+            json!({"type": "session", "session_id": ""}),
+            json!({"type": "session", "transcript_path": ""}),
+            json!({"type": "session", "session_id": null, "transcript_path": null}),
+            json!({"type": "session", "session_id": "s-1"}),
+        ],
+    );
+    let errors = done.of_type("error");
+    let expected = [
+        "session: field `session_id`: missing (give `session_id`, `transcript_path` or both)",
+        "session: field `session_id`: expected a non-empty string without NUL characters",
+        "session: field `transcript_path`: expected a non-empty string without NUL characters",
+        "session: field `session_id`: missing (give `session_id`, `transcript_path` or both)",
+    ];
+    assert_eq!(errors.len(), expected.len(), "{errors:#?}");
+    for (i, (error, message)) in errors.iter().zip(expected).enumerate() {
+        assert_eq!(error["message"], message);
+        assert_eq!(error["line"], i + 1);
+    }
+    // A good one has no answer at all.
+    assert_eq!(done.messages.len(), expected.len(), "{:#?}", done.messages);
+}
+
+#[test]
+fn errors_about_what_a_line_asked_name_that_line() {
+    let sb = Sandbox::new();
+    let done = run_lines(
+        &sb,
+        &[],
+        &[
+            json!({"type": "hello"}),
+            json!({"type": "rewind", "to": "never-ran"}),
+            json!({"type": "cancel", "id": "ghost"}),
+            json!({"type": "permission_response", "request_id": "r-none", "behavior": "deny"}),
+        ],
+    );
+    let errors = done.of_type("error");
+    assert_eq!(errors.len(), 3, "{errors:#?}");
+    for (error, (line, name)) in errors
+        .iter()
+        .zip([(2, "never-ran"), (3, "ghost"), (4, "r-none")])
+    {
+        assert!(error["message"].as_str().unwrap().contains(name), "{error}");
+        assert_eq!(error["line"], line, "{error}");
+    }
+}
