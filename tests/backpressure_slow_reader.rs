@@ -107,3 +107,64 @@ fn a_paused_reader_keeps_rss_within_the_admission_bound() {
         "baseline {baseline} KiB, peak {peak} KiB, bound {bound} KiB, writer paused at {paused_at}"
     );
 }
+
+#[test]
+fn error_lines_nobody_reads_stop_toolrt_reading() {
+    const LINES: usize = 200_000;
+    let sb = Sandbox::new();
+    let mut child = command()
+        .args(["serve", "--cwd"])
+        .arg(&sb.cwd)
+        .arg("--output-dir")
+        .arg(&sb.out)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let stdout = BufReader::new(child.stdout.take().unwrap());
+    // Each line is answered by an error line of toolrt's own; nobody reads them yet.
+    let written = Arc::new(AtomicUsize::new(0));
+    let writer = {
+        let written = written.clone();
+        std::thread::spawn(move || {
+            for i in 1..=LINES {
+                if stdin.write_all(b"x\n").is_err() {
+                    break;
+                }
+                written.store(i, Ordering::Relaxed);
+            }
+            stdin
+        })
+    };
+    let mut last = usize::MAX;
+    let mut still = 0;
+    while still < 20 && written.load(Ordering::Relaxed) < LINES {
+        std::thread::sleep(Duration::from_millis(25));
+        let now = written.load(Ordering::Relaxed);
+        still = if now == last { still + 1 } else { 0 };
+        last = now;
+    }
+    let paused_at = written.load(Ordering::Relaxed);
+    // 1,024 unwritten answers, what the pipes and toolrt's write buffer hold, and the input
+    // pipe's 32,768 two-byte lines: far fewer than all of them.
+    assert!(
+        paused_at < LINES / 2,
+        "toolrt read {paused_at} lines while nobody read its answers"
+    );
+    // Reading resumes: every line is answered, in order.
+    let mut expected = 1;
+    for line in stdout.lines() {
+        let v: serde_json::Value = serde_json::from_str(&line.unwrap()).unwrap();
+        assert_eq!(v["type"], "error");
+        assert_eq!(v["line"], expected);
+        expected += 1;
+        if expected > LINES {
+            break;
+        }
+    }
+    drop(writer.join().unwrap());
+    assert_eq!(expected, LINES + 1);
+    assert!(child.wait().unwrap().success());
+}

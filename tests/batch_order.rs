@@ -305,3 +305,105 @@ fn a_permission_decision_sees_a_link_made_by_an_earlier_call() {
     );
     assert!(!content(&done, "r").contains("top secret"));
 }
+
+#[test]
+fn a_pretooluse_hook_runs_at_its_turn_and_sees_an_earlier_write() {
+    let sb = Sandbox::new();
+    // The hook blocks the call unless the file the Write makes is there, and records what it saw.
+    let settings = sb.write(
+        "s.json",
+        &json!({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command",
+            "command": "cat made.txt > hook-saw.txt || { echo 'made.txt is missing' >&2; exit 2; }"}]}]}})
+        .to_string(),
+    );
+    let done = run_lines(
+        &sb,
+        &[
+            "--permission-mode",
+            "bypassPermissions",
+            "--settings",
+            settings.to_str().unwrap(),
+        ],
+        &[json!({"type": "batch", "id": "b", "calls": [
+            {"id": "w", "name": "Write", "input": {"file_path": "made.txt", "content": "from the write\n"}},
+            {"id": "sh", "name": "Bash", "input": {"command": "echo ran"}}
+        ]})],
+    );
+    assert_success(&done, &["w", "sh"]);
+    assert_eq!(
+        std::fs::read_to_string(sb.path("hook-saw.txt")).unwrap(),
+        "from the write\n"
+    );
+    // The hook ran after the Write had finished: its events come after the Write's result.
+    let hook_start = done
+        .messages
+        .iter()
+        .position(|v| v["event"] == "hook_start" && v["tool_use_id"] == "sh")
+        .expect("the hook ran");
+    assert!(result_at(&done, "w") < hook_start);
+}
+
+#[test]
+fn a_task_id_is_checked_at_its_turn() {
+    let sb = Sandbox::new();
+    // The command is not read-only, so the TaskOutput after it waits for it; the task id it
+    // names exists only once the command has started its task.
+    let done = run_lines(
+        &sb,
+        &["--permission-mode", "bypassPermissions"],
+        &[json!({"type": "batch", "id": "b", "calls": [
+            {"id": "bg", "name": "Bash", "input": {"command": "touch started; echo from-the-task", "run_in_background": true}},
+            {"id": "out", "name": "TaskOutput", "input": {"task_id": "bg-1", "block": true, "timeout": 20000}},
+            {"id": "stop", "name": "TaskStop", "input": {"task_id": "bg-1"}}
+        ]})],
+    );
+    assert_success(&done, &["bg", "out", "stop"]);
+    assert!(
+        content(&done, "bg").contains("bg-1"),
+        "{}",
+        content(&done, "bg")
+    );
+    assert!(
+        content(&done, "out").contains("from-the-task"),
+        "{}",
+        content(&done, "out")
+    );
+    // TaskStop found the task too (ended by then).
+    assert!(
+        content(&done, "stop").contains("Task bg-1 had already ended"),
+        "{}",
+        content(&done, "stop")
+    );
+}
+
+#[test]
+fn a_permission_decision_sees_a_path_made_by_an_earlier_write() {
+    let sb = Sandbox::new();
+    // In the default mode an Edit rule allows Writes, except to what makes or configures a git
+    // directory: `config` beside a `HEAD` is one, `config` alone is not. Nobody can approve, so
+    // what would need approval is denied.
+    let args = ["--allowed-tools", "Edit", "--permission-prompt", "none"];
+    let done = run_lines(
+        &sb,
+        &args,
+        &[json!({"type": "batch", "id": "b", "calls": [
+            {"id": "head", "name": "Write", "input": {"file_path": "repo/HEAD", "content": "ref: refs/heads/main\n"}},
+            {"id": "config", "name": "Write", "input": {"file_path": "repo/config", "content": "[core]\n\tfsmonitor = touch pwned\n"}},
+            {"id": "alone", "name": "Write", "input": {"file_path": "other/config", "content": "[core]\n"}}
+        ]})],
+    );
+    assert_success(&done, &["head", "alone"]);
+    assert_eq!(
+        done.result("config")["outcome"],
+        "denied",
+        "{}",
+        done.result("config")
+    );
+    assert!(
+        content(&done, "config").contains("protected paths"),
+        "{}",
+        content(&done, "config")
+    );
+    assert!(!sb.path("repo/config").exists());
+    assert!(sb.path("other/config").exists());
+}

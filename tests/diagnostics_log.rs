@@ -194,3 +194,165 @@ fn an_empty_rule_from_a_flag_is_the_same_error_as_in_a_file() {
         assert_eq!(err.trim(), format!("toolrt: {flag}: {reason}"));
     }
 }
+
+#[test]
+fn toolrt_log_takes_a_level_or_a_filter() {
+    let sb = Sandbox::new();
+    let settings = sb.write("s.json", r#"{"permissions": {"alow": []}}"#);
+    let s = settings.to_str().unwrap();
+    let stderr_with = |log: &str| {
+        let mut server = serve(&sb, &["--settings", s], Some(log));
+        server.tool_use("t1", "Read", json!({"file_path": "s.json"}));
+        let done = server.finish();
+        assert!(done.status.success(), "{log}: {}", done.stderr);
+        assert_eq!(done.result("t1")["outcome"], "success");
+        done.stderr
+    };
+    let warning = "unknown key \"permissions.alow\" ignored";
+    let admitted = "call admitted id=t1 tool=Read";
+    let decided = "permission decided";
+    // `info`: warnings, no debug lines (toolrt logs nothing at info of its own).
+    let log = stderr_with("info");
+    assert!(log.contains(warning), "info:\n{log}");
+    assert!(
+        !log.contains(admitted) && !log.contains("DEBUG"),
+        "info:\n{log}"
+    );
+    // `error`: not even the warning.
+    let log = stderr_with("error");
+    assert!(!log.contains(warning), "error:\n{log}");
+    // Filter syntax: debug for the dispatcher only, warnings for the rest.
+    let log = stderr_with("warn,toolrt::dispatch=debug");
+    assert!(log.contains(warning), "filter:\n{log}");
+    assert!(log.contains(admitted), "filter:\n{log}");
+    assert!(!log.contains(decided), "filter:\n{log}");
+    // The same at `debug` has both.
+    let log = stderr_with("debug");
+    assert!(
+        log.contains(admitted) && log.contains(decided),
+        "debug:\n{log}"
+    );
+}
+
+/// Runs `toolrt serve` with stderr on a new terminal (stdin empty, so it starts and stops) and
+/// returns what the terminal showed.
+fn stderr_on_a_terminal(
+    sb: &Sandbox,
+    settings: &std::path::Path,
+    no_color: Option<&str>,
+) -> String {
+    use std::io::Read;
+    use std::process::Stdio;
+    let pty = nix::pty::openpty(None, None).expect("a pseudo-terminal");
+    let mut cmd = command();
+    cmd.arg("serve")
+        .arg("--cwd")
+        .arg(&sb.cwd)
+        .arg("--output-dir")
+        .arg(&sb.out)
+        .arg("--settings")
+        .arg(settings)
+        .current_dir(&sb.cwd)
+        .env("HOME", sb.dir.path())
+        .env_remove("TOOLRT_LOG")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::from(pty.slave));
+    match no_color {
+        Some(v) => cmd.env("NO_COLOR", v),
+        None => cmd.env_remove("NO_COLOR"),
+    };
+    let mut child = cmd.spawn().unwrap();
+    // Our copy of the terminal's other end goes with `cmd`: reading ends once toolrt (and its
+    // watchdog) have closed theirs.
+    drop(cmd);
+    let (tx, rx) = std::sync::mpsc::channel();
+    let mut master = std::fs::File::from(pty.master);
+    std::thread::spawn(move || {
+        let mut all = Vec::new();
+        // A terminal whose other end is closed reads as an error (EIO); what came before stays.
+        let _ = master.read_to_end(&mut all);
+        let _ = tx.send(all);
+    });
+    assert!(child.wait().unwrap().success());
+    let all = rx
+        .recv_timeout(std::time::Duration::from_secs(20))
+        .expect("the terminal was closed");
+    String::from_utf8_lossy(&all).into_owned()
+}
+
+#[test]
+fn colour_codes_on_a_terminal_unless_no_color_is_set() {
+    let sb = Sandbox::new();
+    let settings = sb.write("s.json", r#"{"colour": "blue"}"#);
+    let shown = stderr_on_a_terminal(&sb, &settings, None);
+    assert!(
+        shown.contains("unknown key \"colour\" ignored"),
+        "{shown:?}"
+    );
+    assert!(shown.contains("\u{1b}["), "no colour codes: {shown:?}");
+    let shown = stderr_on_a_terminal(&sb, &settings, Some("1"));
+    assert!(
+        shown.contains("unknown key \"colour\" ignored"),
+        "{shown:?}"
+    );
+    assert!(!shown.contains('\u{1b}'), "colour codes: {shown:?}");
+}
+
+#[test]
+fn debug_logging_names_the_mode_every_stage_hooks_and_how_a_process_was_stopped() {
+    let sb = Sandbox::new();
+    let settings = sb.write(
+        "s.json",
+        r#"{"hooks": {"PostToolUse": [{"matcher": "Write", "hooks": [{"type": "command", "command": "exit 0"}]}]}}"#,
+    );
+    let mut server = serve(
+        &sb,
+        &[
+            "--settings",
+            settings.to_str().unwrap(),
+            "--permission-mode",
+            "acceptEdits",
+            "--allowed-tools",
+            "Bash(sleep *)",
+        ],
+        Some("debug"),
+    );
+    server.tool_use("w", "Write", json!({"file_path": "w.txt", "content": "x"}));
+    server.tool_use("t", "Bash", json!({"command": "sleep 30", "timeout": 100}));
+    let done = server.finish();
+    assert_eq!(done.result("w")["outcome"], "success");
+    assert_eq!(done.result("t")["outcome"], "timed_out");
+    let log = done.stderr;
+    let line = |needle: &str| {
+        log.lines()
+            .find(|l| l.contains(needle))
+            .unwrap_or_else(|| panic!("no line with {needle:?} in:\n{log}"))
+    };
+    line(
+        "call{id=w tool=Write}: permission decided decision=\"allow\" by=the permission mode acceptEdits",
+    );
+    let finished = line("call{id=w tool=Write}: call finished outcome=\"success\"");
+    for stage in [
+        "queue=",
+        "validate=",
+        "slot=",
+        "pre_hooks=",
+        "permission=",
+        "execute=",
+        "post_hooks=",
+        "budget=",
+    ] {
+        assert!(finished.contains(stage), "{stage} missing: {finished}");
+    }
+    let hook = line("hook finished hook_event=\"PostToolUse\" tool_use_id=\"w\"");
+    for field in ["exit_code=0", "duration_ms=", "outcome=\"success\""] {
+        assert!(hook.contains(field), "{field} missing: {hook}");
+    }
+    line("process ended pid=");
+    assert!(
+        log.lines()
+            .any(|l| l.contains("process ended") && l.contains("ending=timed out, group killed")),
+        "{log}"
+    );
+}

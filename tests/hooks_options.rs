@@ -294,3 +294,23 @@ fn a_hook_that_floods_its_output_is_cut_and_the_call_proceeds() {
         "the diagnostic is cut"
     );
 }
+
+#[test]
+fn an_async_hooks_reported_output_is_its_first_2000_characters() {
+    let fx = Fixture::new();
+    // 3,000 two-byte characters on each stream: cut by characters, not bytes.
+    let noisy =
+        fx.script("cat > /dev/null\nprintf 'é%.0s' $(seq 3000)\nprintf 'ß%.0s' $(seq 3000) >&2");
+    fx.settings(
+        json!({"hooks": {"PostToolUse": [{"matcher": "Bash", "hooks": [
+            hook(&noisy, json!({"async": true}))
+        ]}]}}),
+    );
+    let mut session = fx.serve("bypassPermissions");
+    session.send(&bash("a1", "echo done"));
+    let end = session.wait_for("the async hook_end", |l| l["event"] == "hook_end");
+    assert_eq!(end["async"], true);
+    assert_eq!(end["stdout"], "é".repeat(2000));
+    assert_eq!(end["stderr"], "ß".repeat(2000));
+    assert_eq!(session.finish().code, Some(0));
+}

@@ -128,6 +128,11 @@ fn session_start_and_end_run_at_start_and_stop() {
         .position(|l| l["event"] == "hook_start")
         .unwrap();
     assert_eq!(run.lines[first_start]["hook_event"], "SessionStart");
+    // A session's hook belongs to no call: `tool_use_id` is there, and null.
+    assert_eq!(
+        run.lines[first_start].get("tool_use_id"),
+        Some(&Value::Null)
+    );
     let msg = run.events("hook_message");
     assert_eq!(msg.len(), 1);
     assert_eq!(msg[0]["hook_event"], "SessionStart");

@@ -169,3 +169,34 @@ fn a_normal_exit_leaves_no_watchdog_behind() {
     assert!(done.status.success());
     assert!(wait_gone_within(watchdog, Duration::from_secs(10)));
 }
+
+#[test]
+fn the_watchdog_ignores_interrupt_terminate_hangup_and_quit() {
+    let sb = Sandbox::new();
+    let marks = sb.dir.path().join("marks");
+    std::fs::create_dir_all(&marks).unwrap();
+    let mut server = sb.serve(&["--permission-mode", "bypassPermissions"]);
+    server.tool_use("c", "Bash", json!({"command": lingering(&marks, "c")}));
+    let pids = pids_of(&marks, "c");
+    server.tool_use("after", "Bash", json!({"command": "true"}));
+    server.result("after");
+    let watchdog = watchdog_of(server.pid());
+    // What a terminal, a session leader or `kill` would send to it.
+    for sig in [
+        Signal::SIGINT,
+        Signal::SIGTERM,
+        Signal::SIGHUP,
+        Signal::SIGQUIT,
+    ] {
+        kill(Pid::from_raw(watchdog as i32), sig).unwrap();
+    }
+    // Still there, still toolrt's watchdog (none was started in its place)...
+    assert_eq!(find_watchdog(server.pid()), Some(watchdog));
+    // ...and still doing its job: when toolrt dies, the command it started dies too.
+    sigkill(server.pid());
+    all_gone(&pids);
+    assert!(
+        wait_gone_within(watchdog, Duration::from_secs(10)),
+        "the watchdog did not exit after its work"
+    );
+}

@@ -274,3 +274,173 @@ fn an_output_dir_that_would_expose_more_than_outputs_is_refused() {
     let (code, err) = status(&sb.out);
     assert_eq!(code, Some(0), "{err}");
 }
+
+/// `toolrt serve` in the sandbox with the default output folder (`$HOME` the sandbox, no
+/// `XDG_STATE_HOME`) and Bash's `seq` allowed.
+fn serve_default_folder(sb: &Sandbox) -> Server {
+    let mut cmd = Command::new(bin());
+    cmd.arg("serve")
+        .arg("--cwd")
+        .arg(&sb.cwd)
+        .args(["--allowed-tools", "Bash(seq *)"])
+        .current_dir(&sb.cwd)
+        .env("HOME", sb.dir.path())
+        .env_remove("XDG_STATE_HOME");
+    Server::spawn(cmd, Stderr::Capture)
+}
+
+#[test]
+fn the_output_folder_is_made_only_when_the_first_file_is_written() {
+    let sb = Sandbox::new();
+    sb.write("f.txt", "x\n");
+    let state = sb.dir.path().join(".local/state/toolrt");
+    // Calls whose results fit write no file: a session of them leaves nothing behind.
+    let small = |server: &mut Server| {
+        server.tool_use("r", "Read", json!({"file_path": "f.txt"}));
+        server.tool_use("e", "Bash", json!({"command": "echo small"}));
+        server.tool_use("s", "Bash", json!({"command": "seq 1 10"}));
+        for id in ["r", "e", "s"] {
+            assert_eq!(server.result(id)["outcome"], "success");
+        }
+    };
+    let mut server = serve_default_folder(&sb);
+    small(&mut server);
+    assert!(server.finish().status.success());
+    assert!(!state.exists(), "{} was made", state.display());
+    // The first file makes it.
+    let mut server = serve_default_folder(&sb);
+    small(&mut server);
+    assert!(!state.exists(), "{} was made early", state.display());
+    server.send(big_call("big"));
+    let file = PathBuf::from(server.result("big")["output_file"].as_str().unwrap());
+    assert!(
+        file.starts_with(state.join("sessions")),
+        "{}",
+        file.display()
+    );
+    assert!(file.exists());
+    server.finish();
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), expected_big());
+}
+
+#[test]
+fn an_output_dir_that_does_not_exist_is_made_and_kept() {
+    let sb = Sandbox::new();
+    let dir = sb.dir.path().join("made/here");
+    let (messages, _) = run(
+        &sb,
+        &[
+            "--allowed-tools",
+            "Bash(seq *)",
+            "--output-dir",
+            dir.to_str().unwrap(),
+        ],
+        &[],
+        &[big_call("big")],
+    );
+    let file = PathBuf::from(result(&messages, "big")["output_file"].as_str().unwrap());
+    assert_eq!(file.parent().unwrap(), dir, "{}", file.display());
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), expected_big());
+    use std::os::unix::fs::PermissionsExt;
+    for folder in [&dir, &sb.dir.path().join("made")] {
+        let mode = std::fs::metadata(folder).unwrap().permissions().mode();
+        assert_eq!(mode & 0o077, 0, "{} mode {mode:o}", folder.display());
+    }
+}
+
+#[test]
+fn a_background_task_writes_its_output_to_the_output_folder() {
+    let sb = Sandbox::new();
+    let done = run_lines(
+        &sb,
+        &["--permission-mode", "bypassPermissions"],
+        &[json!({"type": "batch", "id": "b", "calls": [
+            {"id": "bg", "name": "Bash", "input": {"command": "echo from-the-task; touch t", "run_in_background": true}},
+            {"id": "out", "name": "TaskOutput", "input": {"task_id": "bg-1", "timeout": 20000}}
+        ]})],
+    );
+    assert_eq!(done.result("out")["outcome"], "success");
+    let files: Vec<PathBuf> = std::fs::read_dir(&sb.out)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.is_file())
+        .collect();
+    let holding: Vec<&PathBuf> = files
+        .iter()
+        .filter(|p| std::fs::read_to_string(p).is_ok_and(|s| s.contains("from-the-task")))
+        .collect();
+    assert_eq!(holding.len(), 1, "{files:?}");
+    // The result names it, so the model can read it back.
+    assert!(
+        done.result("bg")["content"]
+            .as_str()
+            .unwrap()
+            .contains(holding[0].to_str().unwrap()),
+        "{}",
+        done.result("bg")
+    );
+}
+
+#[test]
+fn reading_the_output_folder_needs_no_rule_in_any_mode_but_deny_and_ask_rules_apply() {
+    let sb = Sandbox::new();
+    let (messages, _) = run(
+        &sb,
+        &[
+            "--allowed-tools",
+            "Bash(seq *)",
+            "--output-dir",
+            sb.out.to_str().unwrap(),
+        ],
+        &[],
+        &[big_call("big")],
+    );
+    let file = result(&messages, "big")["output_file"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let read = json!({"type": "tool_use", "id": "r", "name": "Read", "input": {"file_path": file, "limit": 1}});
+    let rule = format!("Read(/{}/**)", sb.out.display());
+    for mode in [
+        "default",
+        "acceptEdits",
+        "plan",
+        "dontAsk",
+        "bypassPermissions",
+    ] {
+        // Nobody can approve: anything that would ask is denied.
+        let base = ["--permission-prompt", "none", "--permission-mode", mode];
+        let done = run_lines(&sb, &base, std::slice::from_ref(&read));
+        let r = done.result("r");
+        assert_eq!(r["outcome"], "success", "{mode}: {r}");
+        assert_eq!(r["content"], "     1\t1\n", "{mode}");
+        let done = run_lines(
+            &sb,
+            &[&base[..], &["--disallowed-tools", &rule]].concat(),
+            std::slice::from_ref(&read),
+        );
+        let r = done.result("r");
+        assert_eq!(r["outcome"], "denied", "{mode} with a deny rule: {r}");
+        assert!(
+            r["content"].as_str().unwrap().contains(&rule),
+            "{mode}: {r}"
+        );
+    }
+    // An ask rule asks.
+    let settings = sb.write(
+        "ask.json",
+        &json!({"permissions": {"ask": [rule]}}).to_string(),
+    );
+    let mut server = sb.serve(&["--settings", settings.to_str().unwrap()]);
+    server.send(read);
+    let request = server.wait_for(
+        "a permission_request",
+        std::time::Duration::from_secs(10),
+        |v| v["type"] == "permission_request",
+    );
+    assert_eq!(request["tool_use_id"], "r");
+    server.send(json!({"type": "permission_response", "request_id": request["request_id"], "behavior": "deny"}));
+    assert_eq!(server.result("r")["outcome"], "denied");
+    server.finish();
+}

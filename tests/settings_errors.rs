@@ -65,3 +65,44 @@ fn unknown_keys_warn_and_the_server_runs() {
     assert!(done.stderr.contains("\"colour\""), "{}", done.stderr);
     assert_eq!(done.result("a")["outcome"], "success");
 }
+
+#[test]
+fn a_start_up_error_is_one_stderr_line_and_no_input_is_read() {
+    use std::io::Write;
+    use std::process::Stdio;
+    let sb = Sandbox::new();
+    let settings = sb.write("bad.json", r#"{"permissions": {"allow": "Bash"}}"#);
+    for args in [
+        vec!["--settings", settings.to_str().unwrap()],
+        vec!["--allowed-tools", ""],
+        vec!["--tools", "Read,Nope"],
+    ] {
+        let mut child = command()
+            .arg("serve")
+            .arg("--cwd")
+            .arg(&sb.cwd)
+            .args(["--permission-mode", "bypassPermissions"])
+            .args(&args)
+            .current_dir(&sb.cwd)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // A call is waiting on stdin: it must not be read, let alone run.
+        let mut stdin = child.stdin.take().unwrap();
+        let _ = writeln!(
+            stdin,
+            "{}",
+            json!({"type": "tool_use", "id": "t", "name": "Bash", "input": {"command": "touch ran"}})
+        );
+        drop(stdin);
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
+        assert!(stderr.starts_with("toolrt: "), "{stderr}");
+        assert!(out.stdout.is_empty(), "{args:?}: {:?}", out.stdout);
+        assert!(!sb.path("ran").exists(), "{args:?}");
+    }
+}

@@ -123,3 +123,45 @@ fn sigint_while_asks_hold_every_place_cancels_them() {
         assert!(!sb.path(&format!("{id}.txt")).exists());
     }
 }
+
+#[test]
+fn a_call_line_not_yet_accepted_at_sigterm_is_refused_as_shutting_down() {
+    let sb = Sandbox::new();
+    // One place and one parked call: the third call line does not fit, and the reader holds it
+    // (nothing waits for the client) until the signal comes.
+    let mut server = sb.serve(&[
+        "--permission-mode",
+        "bypassPermissions",
+        "--max-in-flight",
+        "1",
+        "--max-queued",
+        "0",
+        "--max-parked",
+        "1",
+    ]);
+    let wait = "echo $$ > b.pid; timeout 20 sh -c 'until [ -e go ]; do sleep 0.01; done'";
+    server.tool_use("b", "Bash", json!({"command": wait}));
+    wait_file(&sb.path("b.pid"));
+    server.tool_use("p", "Bash", json!({"command": "touch p"}));
+    server.send(json!({"type": "batch", "id": "x", "calls": [
+        {"id": "x1", "name": "Bash", "input": {"command": "touch x1"}},
+        {"id": "x2", "name": "Bash", "input": {"command": "touch x2"}}
+    ]}));
+    kill(Pid::from_raw(server.pid() as i32), Signal::SIGTERM).unwrap();
+    let refused = server.wait_for("a shutting_down error", Duration::from_secs(20), |v| {
+        v["type"] == "error"
+    });
+    assert_eq!(refused["code"], "shutting_down", "{refused}");
+    assert_eq!(refused["ids"], json!(["x1", "x2"]));
+    assert_eq!(refused["line"], 3);
+    // SIGTERM finishes what was accepted: the running call and the parked one.
+    std::fs::write(sb.path("go"), "").unwrap();
+    exits_within(&mut server, Duration::from_secs(20));
+    let done = server.finish();
+    assert_eq!(done.result("b")["outcome"], "success");
+    assert_eq!(done.result("p")["outcome"], "success");
+    assert!(done.results("x1").is_empty() && done.results("x2").is_empty());
+    assert!(done.events("batch_start").is_empty());
+    assert!(sb.path("p").exists());
+    assert!(!sb.path("x1").exists() && !sb.path("x2").exists());
+}

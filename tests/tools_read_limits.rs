@@ -164,3 +164,32 @@ fn a_per_tool_budget_is_reads_own_limit() {
     }
     assert!(text(&server.result("b")).contains("not valid UTF-8"));
 }
+
+#[test]
+fn the_default_line_cap_says_more_lines_exist() {
+    let sb = Sandbox::new();
+    let body: String = (1..=3000).map(|i| format!("{i}\n")).collect();
+    sb.write("long.txt", &body);
+    let mut server = sb.serve(&[]);
+    server.tool_use("r", "Read", json!({"file_path": "long.txt"}));
+    let r = server.result("r");
+    assert_inline_success(&r, 50_000);
+    let c = text(&r);
+    assert!(
+        c.starts_with("     1\t1\n") && c.contains("  2000\t2000\n"),
+        "{c}"
+    );
+    assert!(!c.contains("\t2001\n"));
+    assert!(
+        c.contains("[Showing lines 1–2000 of 3000: one Read returns at most 2000 lines"),
+        "{c}"
+    );
+    assert_eq!(read_on(c), Some(2001));
+    // A file of exactly the cap is whole: no notice.
+    let body: String = (1..=2000).map(|i| format!("{i}\n")).collect();
+    sb.write("exact.txt", &body);
+    server.tool_use("e", "Read", json!({"file_path": "exact.txt"}));
+    let e = server.result("e");
+    assert!(text(&e).ends_with("  2000\t2000\n"), "{e}");
+    assert!(read_on(text(&e)).is_none());
+}
