@@ -70,6 +70,25 @@ fn explain_names_the_reason_for_every_part_it_does_not_auto_allow() {
             "echo ls | bash",
             "bash reads its script from stdin",
         ),
+        (&[], "jq -n '$ENV'", "the jq filter reads the environment"),
+        (
+            &[],
+            "jq -L lib 'import \"m\" as m; .' a.json",
+            "the jq filter loads modules from disk (`import`)",
+        ),
+        (
+            &[],
+            "jq -f prog.jq a.json",
+            "the jq filter comes from a file",
+        ),
+        (&[], "jq --rwa . a.json", "jq: unknown option `--rwa`"),
+        (&[], "sort -o sorted.txt a.txt", "it writes sorted.txt"),
+        (
+            &[],
+            "sort --compress-prog=sh a.txt",
+            "sort --compress-program runs `sh` on its temporary data",
+        ),
+        (&[], "sort --ra a.txt", "`--ra` is ambiguous"),
     ] {
         let out = explain(&fx, args, command);
         assert!(out.contains(want), "{command}: want {want:?} in\n{out}");

@@ -146,6 +146,40 @@ const EVERYDAY: &[&str] = &[
     "ls -la src/ && cat Cargo.toml",
     "find . -type f -name '*.toml' | head -5",
     "git log --oneline -n 5 > /dev/null && echo ok",
+    "sort names.txt",
+    "sort -u names.txt",
+    "sort -r names.txt",
+    "sort -n nums.txt",
+    "sort -rn nums.txt",
+    "sort -t, -k2,2n data.csv",
+    "sort -t ',' -k 3 data.csv",
+    "sort -h sizes.txt",
+    "sort -V versions.txt",
+    "sort --unique --ignore-case names.txt",
+    "sort -c names.txt || echo unsorted",
+    "ls | sort",
+    "find . -name '*.rs' | sort",
+    "git log --format=%an | sort -u",
+    "grep -rn fn src | sort -t: -k2,2n",
+    "cat names.txt nums.txt | sort | head -3",
+    "wc -l src/*.rs | sort -n",
+    "jq . package.json",
+    "jq -r .name package.json",
+    "jq '.dependencies | keys' package.json",
+    "jq -r '.dependencies | to_entries[] | \"\\(.key)@\\(.value)\"' package.json",
+    "jq -c '.items[]' data.json",
+    "jq '.items | length' data.json",
+    "jq -r '.items[] | select(.ok) | .id' data.json",
+    "jq '.env' data.json",
+    "jq -s 'map(.name)' package.json data.json",
+    "jq -n '[1, 2, 3] | add'",
+    "jq --arg id b '.items[] | select(.id == $id)' data.json",
+    "jq --indent 4 . data.json",
+    "jq -e '.items | length > 1' data.json",
+    "cat data.json | jq -rc '.items[].id'",
+    "jq -r '.items[].id' data.json | sort -r",
+    "jq --slurpfile p package.json -n '$p[0].name'",
+    "jq -R . names.txt",
 ];
 
 #[test]
@@ -160,6 +194,19 @@ fn everyday_read_only_commands_run_without_asking() {
     fx.write("docs/guide.md", "# guide\nHow to use it.\n");
     fx.write("src/main.rs", "fn main() {\n    demo::run();\n}\n");
     fx.write("src/lib.rs", "pub fn run() {}\n");
+    fx.write(
+        "package.json",
+        "{\"name\": \"demo\", \"dependencies\": {\"left-pad\": \"1.3.0\"}}\n",
+    );
+    fx.write(
+        "data.json",
+        "{\"env\": \"dev\", \"items\": [{\"id\": \"a\", \"ok\": true}, {\"id\": \"b\", \"ok\": false}]}\n",
+    );
+    fx.write("names.txt", "carol\nalice\nbob\n");
+    fx.write("nums.txt", "10\n9\n100\n");
+    fx.write("data.csv", "a,3,x\nb,1,y\nc,2,z\n");
+    fx.write("sizes.txt", "1K\n2M\n512\n");
+    fx.write("versions.txt", "1.10\n1.9\n1.2\n");
     git(&fx.cwd, &["init", "-q", "-b", "main"]);
     git(&fx.cwd, &["add", "-A"]);
     git(&fx.cwd, &["commit", "-qm", "first"]);
@@ -191,4 +238,18 @@ fn everyday_read_only_commands_run_without_asking() {
     assert!(bad.is_empty(), "asked for:\n{}", bad.join("\n"));
     // And they really ran.
     assert!(run.content("e0").contains("main"), "{}", run.content("e0"));
+    let ran = |cmd: &str| {
+        let i = EVERYDAY.iter().position(|c| *c == cmd).expect(cmd);
+        run.content(&format!("e{i}"))
+    };
+    assert!(
+        ran("sort -n nums.txt").starts_with("9\n10\n100"),
+        "{}",
+        ran("sort -n nums.txt")
+    );
+    assert!(
+        ran("jq -r .name package.json").starts_with("demo"),
+        "{}",
+        ran("jq -r .name package.json")
+    );
 }

@@ -215,7 +215,11 @@ impl Policy {
         written_before: &[&Target],
     ) -> Judged {
         let mut j = Steps::default();
-        let mut why: Option<String> = c.hidden.clone().or_else(|| c.unknown.first().cloned());
+        let mut why: Option<String> = c
+            .hidden
+            .clone()
+            .or_else(|| c.unknown.first().cloned())
+            .or_else(|| c.not_read_only.clone());
         let mut uncertain: Option<String> = None;
         let bash_rules = self.flags.bash_rules;
         if self.deny.has_bash_rules() {

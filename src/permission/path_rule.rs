@@ -316,6 +316,8 @@ pub(crate) fn is_protected(path: &Path) -> bool {
         let Some(p) = p.to_str() else { continue };
         match p {
             ".git" | ".vscode" | ".idea" | ".husky" | ".cargo" | ".devcontainer" => return true,
+            // jq loads `~/.jq` (a file, or a folder of modules) into every filter.
+            ".jq" => return true,
             ".claude" if parts.get(i + 1).and_then(|n| n.to_str()) != Some("worktrees") => {
                 return true;
             }
@@ -324,6 +326,10 @@ pub(crate) fn is_protected(path: &Path) -> bool {
     }
     // `~/.config/git/…` (git's XDG configuration).
     if parts.windows(2).any(|w| w[0] == ".config" && w[1] == "git") {
+        return true;
+    }
+    // jq 1.7+ loads `~/jq/main.jq` into every filter when there is no `~/.jq`.
+    if parts.windows(2).any(|w| w[0] == "jq" && w[1] == "main.jq") {
         return true;
     }
     matches!(
@@ -528,6 +534,11 @@ mod tests {
             ("/w/.gitignore", false),
             ("/h/.config/git/config", true),
             ("/h/.config/gitx", false),
+            ("/h/.jq", true),
+            ("/h/.jq/lib.jq", true),
+            ("/h/jq/main.jq", true),
+            ("/w/x.jq", false),
+            ("/w/jq/other.jq", false),
         ] {
             assert_eq!(is_protected(Path::new(p)), want, "{p}");
         }

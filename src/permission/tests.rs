@@ -384,13 +384,19 @@ fn s2_3_read_only_set() {
         "git ls-files",
         "git blame a.rs",
         "cd src && ls | grep x",
+        "sort a",
+        "sort -u -t, -k2,2n a.csv",
+        "ls | sort -r",
+        "jq . a.json",
+        "jq -r '.items[] | .name' a.json",
+        "cat a.json | jq -c .",
     ] {
         rows.push((json!({}), DF, "Bash", bash(c), A));
         rows.push((json!({}), DA, "Bash", bash(c), A));
     }
     for c in [
         "lsof -i",
-        "sort a",
+        "uniq a",
         "git push",
         "git commit -m x",
         "git branch -D x",
@@ -451,6 +457,72 @@ fn s2_3_read_only_set() {
         (json!({"deny": ["Read(./sub/key)"]}), DF, "Bash", bash("cd $X && cat key"), Q),
     ];
     rows.extend(more);
+    table(&rows);
+}
+
+#[test]
+fn s2_3_sort_and_jq() {
+    let none = || json!({});
+    let mut rows = vec![
+        // sort -o writes its output as a redirect does: an Edit allow or acceptEdits
+        (none(), DF, "Bash", bash("sort -o out a"), Q),
+        (none(), PL, "Bash", bash("sort -o out a"), Q),
+        (none(), DA, "Bash", bash("sort -o out a"), D),
+        (none(), AE, "Bash", bash("sort -o out a"), A),
+        (none(), AE, "Bash", bash("sort --out=out a"), A),
+        (none(), AE, "Bash", bash("sort -o /tmp/out a"), Q),
+        (none(), BP, "Bash", bash("sort -o out a"), A),
+        (json!({"allow": ["Edit(out)"]}), DF, "Bash", bash("sort -ro out a"), A),
+        (json!({"deny": ["Edit(out)"]}), BP, "Bash", bash("sort -roout a"), D),
+        (json!({"deny": ["Edit(out)"]}), BP, "Bash", bash("sort --outp=out a"), D),
+        (json!({"deny": ["Edit(~/.bashrc)"]}), BP, "Bash", bash("sort -o ~/.bashrc a"), D),
+        (none(), AE, "Bash", bash("sort -o ~/.bashrc a"), Q),
+        (none(), AE, "Bash", bash("sort -o .git/config a"), Q),
+        // its temporary files too
+        (none(), DF, "Bash", bash("sort -T tmp a"), Q),
+        (none(), AE, "Bash", bash("sort -T tmp a"), A),
+        (json!({"deny": ["Edit(tmp/**)"]}), BP, "Bash", bash("sort --temporary-directory=tmp a"), D),
+        // a compression program runs on sort's data: code toolrt cannot see
+        (none(), DF, "Bash", bash("sort --compress-program=gzip a"), Q),
+        (none(), AE, "Bash", bash("sort --compress-program=gzip a"), Q),
+        (json!({"allow": ["Bash(sort *)"]}), DF, "Bash", bash("sort --compress-program=sh a"), Q),
+        (json!({"deny": ["Bash(rm *)"]}), BP, "Bash", bash("sort --compress-program=sh a"), Q),
+        (json!({"deny": ["Bash(sh *)"]}), BP, "Bash", bash("sort --compress-program=sh a"), D),
+        // files read through options
+        (json!({"deny": ["Read(.env)"]}), BP, "Bash", bash("sort --random-source=.env -R a"), D),
+        (json!({"deny": ["Read(.env)"]}), BP, "Bash", bash("sort .env"), D),
+        (json!({"deny": ["Read(.env)"]}), BP, "Bash", bash("sort --files0-from=list"), Q),
+        (none(), DF, "Bash", bash("sort /etc/passwd"), Q),
+        // an allow rule does not cover the output file, as for a redirect (`sort a > out`)
+        (json!({"allow": ["Bash(sort *)"]}), DF, "Bash", bash("sort -o out a"), Q),
+        (json!({"allow": ["Bash(sort *)", "Edit(out)"]}), DF, "Bash", bash("sort -o out a"), A),
+        // jq: the filter reaches only its input
+        (none(), DF, "Bash", bash("jq -n env"), Q),
+        (none(), DA, "Bash", bash("jq -n '$ENV.TOKEN'"), D),
+        (none(), DF, "Bash", bash("jq '.env' a.json"), A),
+        (none(), DF, "Bash", bash("jq -L /tmp/evil 'import \"x\" as x; .' a.json"), Q),
+        (none(), DF, "Bash", bash("jq -f prog.jq a.json"), Q),
+        (none(), DF, "Bash", bash("jq . /etc/passwd"), Q),
+        (none(), DF, "Bash", bash("jq --arg v x '.a == $v' a.json"), A),
+        (none(), DF, "Bash", bash("jq \"$F\" a.json"), Q),
+        // not read-only, but understood: an allow rule allows it
+        (json!({"allow": ["Bash(jq *)"]}), DF, "Bash", bash("jq -n env"), A),
+        (json!({"allow": ["Bash(jq *)"]}), DF, "Bash", bash("jq 'import \"x\" as x; .' a.json"), A),
+        (json!({"allow": ["Bash(jq *)"]}), DF, "Bash", bash("jq -f p.jq a.json"), A),
+        // modules are reads of paths only known when it runs: with a Read rule, they ask
+        (json!({"allow": ["Bash(jq *)"], "deny": ["Read(secret.json)"]}), DF, "Bash", bash("jq -n 'import \"secret\" as $s; $s'"), Q),
+        (json!({"deny": ["Read(secret.json)"]}), BP, "Bash", bash("jq -f p.jq a.json"), Q),
+        (json!({"deny": ["Read(secret.json)"]}), BP, "Bash", bash("jq -n env"), A),
+        (none(), DF, "Bash", bash("jq '.a' a.json # $ENV"), A),
+        (none(), DF, "Bash", bash("jq '.a # x\\\n| env' a.json"), Q),
+        (json!({"deny": ["Read(.env)"]}), BP, "Bash", bash("jq --rawfile s .env -n '$s'"), D),
+        (json!({"deny": ["Read(.env)"]}), BP, "Bash", bash("jq . .env"), D),
+        (json!({"deny": ["Read(.env)"]}), BP, "Bash", bash("jq -f .env a.json"), D),
+        (json!({"deny": ["Read(.env)"]}), BP, "Bash", bash("jq --slurpfile s ./.env -n 1"), D),
+    ];
+    for m in [DF, AE, PL, DA, BP] {
+        rows.push((none(), m, "Bash", bash("sort -n a | jq -R ."), A));
+    }
     table(&rows);
 }
 
@@ -717,6 +789,11 @@ fn s2_6_never_auto_approved() {
         rows.push((json!({}), BP, "Write", file(path), A));
     }
     rows.push((json!({}), AE, "Edit", file("/w/proj/.claude/worktrees/x/a.rs"), A));
+    // jq loads ~/.jq (or ~/jq/main.jq) into every filter
+    for path in ["/h/u/.jq", "/h/u/.jq/m.jq", "/h/u/jq/main.jq"] {
+        rows.push((json!({"allow": ["Edit(~/**)"]}), AE, "Write", file(path), Q));
+        rows.push((json!({}), AE, "Bash", bash(&format!("cp a {path}")), Q));
+    }
     // toolrt's own descriptors are its protocol streams: never a file to read or write
     for p in ["/dev/stdout", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/1", "/dev/tty"] {
         rows.push((json!({}), BP, "Write", file(p), Q));

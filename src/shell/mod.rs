@@ -18,7 +18,8 @@
 //!   (working directory, environment changes, nested scripts).
 //! - `word`: quote removal and what an expansion means (exact, glob, hidden code).
 //! - `options`: the getopt-style option parser the tables use.
-//! - [`programs`]: the read-only programs, the acceptEdits file commands, file readers.
+//! - [`programs`]: the read-only programs, the acceptEdits file commands, file readers;
+//!   `jq`: jq's own command line and what its filter can reach.
 //! - [`wrappers`]: programs that run their arguments as a command.
 //! - [`git`]: git's global options and read-only subcommands; [`gitconfig`]: whether a git
 //!   command would run code from configuration.
@@ -26,6 +27,7 @@
 
 pub mod git;
 pub mod gitconfig;
+mod jq;
 mod options;
 mod parse;
 pub mod paths;
@@ -178,7 +180,9 @@ pub struct Effects {
     pub trees: Vec<Target>,
     /// Files a program writes or creates (its operands and option values).
     pub writes: Vec<Target>,
-    /// Files written by the shell's own redirects (`>`, `>>`, `&>`, …).
+    /// Files written as a command's output, judged like the Write tool (an Edit allow rule, or
+    /// acceptEdits inside the workspace): the shell's own redirects (`>`, `>>`, `&>`, …) and the
+    /// output files of read-only programs (`sort -o FILE`, `sort -T DIR`'s temporary files).
     pub redirects: Vec<Target>,
     /// Paths removed (`rm`, `rmdir`, `find -delete`, `xargs rm`, …) for the critical-path check.
     pub removes: Vec<Target>,
@@ -250,6 +254,9 @@ pub struct Command {
     pub unknown: Vec<String>,
     /// It may run code toolrt cannot see, and why: no rule can be checked against that code.
     pub hidden: Option<String>,
+    /// Understood, but a read-only program used in a way that is not read-only, and how
+    /// (`jq` reading the environment): an allow rule may still allow it. For explanations.
+    pub not_read_only: Option<String>,
     /// What kind of command it is.
     pub kind: Kind,
     /// File system and network effects.

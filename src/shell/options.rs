@@ -3,10 +3,13 @@
 //! only, as getopt has them), `--` and, unless the program stops at its first operand, options
 //! after operands (GNU permutation).
 //!
-//! Long options match **exactly**. GNU programs also accept unique prefixes (`--recur` for
-//! `--recursive`); toolrt does not resolve them, so an abbreviation is an unknown option and the
-//! command is not understood. That is safe whatever the table lists: a word can only ever be
-//! read as the option of the same name.
+//! Long options match **exactly** unless the grammar says its table lists every long option the
+//! program has ([`Grammar::abbreviations`]). GNU programs also accept unique prefixes (`--recur`
+//! for `--recursive`); without a complete table toolrt does not resolve them, so an abbreviation
+//! is an unknown option and the command is not understood. That is safe whatever the table
+//! lists: a word can only ever be read as the option of the same name. With a complete table,
+//! prefixes resolve as getopt_long resolves them: an exact name wins, else the one option the
+//! prefix starts, and a prefix of several is ambiguous (the program refuses it: not understood).
 
 use super::word::Word;
 
@@ -33,6 +36,8 @@ pub(crate) struct Grammar {
     pub(crate) stop_at_operand: bool,
     /// `-NUM` is an option of its own (`head -5`, `grep -3`).
     pub(crate) dash_number: bool,
+    /// `long` lists every long option of the program: unique prefixes resolve.
+    pub(crate) abbrev: bool,
 }
 
 impl Grammar {
@@ -42,6 +47,7 @@ impl Grammar {
             long,
             stop_at_operand: false,
             dash_number: false,
+            abbrev: false,
         }
     }
 
@@ -52,6 +58,13 @@ impl Grammar {
 
     pub(crate) const fn numbers(mut self) -> Grammar {
         self.dash_number = true;
+        self
+    }
+
+    /// The long table is complete (checked against the program's source): GNU abbreviations
+    /// resolve.
+    pub(crate) const fn abbreviations(mut self) -> Grammar {
+        self.abbrev = true;
         self
     }
 
@@ -76,17 +89,31 @@ impl Grammar {
         None
     }
 
-    fn long_arity(&self, name: &str) -> Option<Arity> {
-        self.long.iter().find_map(|l| {
-            let (n, a) = if let Some(n) = l.strip_suffix("=?") {
+    /// The option `name` names: its full name and arity; `Err` for a prefix of several.
+    fn long_option(&self, name: &str) -> Option<Result<(&'static str, Arity), ()>> {
+        let split = |l: &'static str| {
+            if let Some(n) = l.strip_suffix("=?") {
                 (n, Arity::Optional)
             } else if let Some(n) = l.strip_suffix('=') {
                 (n, Arity::Required)
             } else {
-                (*l, Arity::Flag)
-            };
-            (n == name).then_some(a)
-        })
+                (l, Arity::Flag)
+            }
+        };
+        let mut found = None;
+        for &l in self.long {
+            let (n, a) = split(l);
+            if n == name {
+                return Some(Ok((n, a)));
+            }
+            if self.abbrev && n.starts_with(name) {
+                found = match found {
+                    None => Some(Ok((n, a))),
+                    Some(_) => Some(Err(())),
+                };
+            }
+        }
+        found
     }
 }
 
@@ -99,6 +126,9 @@ pub(crate) struct Value {
     pub(crate) exact: bool,
     /// Index of the word it came from.
     pub(crate) word: usize,
+    /// Part of the option's own word (`-oFILE`, `--output=FILE`): the shell expanded no `~`
+    /// at its start.
+    pub(crate) attached: bool,
 }
 
 /// One option as given.
@@ -174,11 +204,20 @@ pub(crate) fn parse(grammar: &Grammar, args: &[Word]) -> Parsed {
             continue;
         }
         if let Some(long) = t.strip_prefix("--") {
-            let (name, attached) = match long.split_once('=') {
+            let (given, attached) = match long.split_once('=') {
                 Some((n, v)) => (n, Some(v)),
                 None => (long, None),
             };
-            match grammar.long_arity(name) {
+            let (name, arity) = match grammar.long_option(given) {
+                Some(Ok((name, a))) => (name, Some(a)),
+                Some(Err(())) => {
+                    problem(&mut p, i, format!("`--{given}` is ambiguous"));
+                    i += 1;
+                    continue;
+                }
+                None => (given, None),
+            };
+            match arity {
                 None => problem(&mut p, i, format!("unknown option `--{name}`")),
                 Some(Arity::Flag) if attached.is_some() => {
                     problem(&mut p, i, format!("`--{name}` takes no value"))
@@ -193,6 +232,7 @@ pub(crate) fn parse(grammar: &Grammar, args: &[Word]) -> Parsed {
                         text: v.to_string(),
                         exact: true,
                         word: i,
+                        attached: true,
                     }),
                 }),
                 Some(Arity::Required) => {
@@ -201,6 +241,7 @@ pub(crate) fn parse(grammar: &Grammar, args: &[Word]) -> Parsed {
                             text: v.to_string(),
                             exact: true,
                             word: i,
+                            attached: true,
                         }),
                         None => {
                             i += 1;
@@ -208,6 +249,7 @@ pub(crate) fn parse(grammar: &Grammar, args: &[Word]) -> Parsed {
                                 text: v.text.clone(),
                                 exact: v.literal(),
                                 word: i,
+                                attached: false,
                             })
                         }
                     };
@@ -231,6 +273,7 @@ pub(crate) fn parse(grammar: &Grammar, args: &[Word]) -> Parsed {
                     text: cluster.to_string(),
                     exact: true,
                     word: i,
+                    attached: true,
                 }),
             });
             i += 1;
@@ -253,6 +296,7 @@ pub(crate) fn parse(grammar: &Grammar, args: &[Word]) -> Parsed {
                             text: rest.to_string(),
                             exact: true,
                             word: i,
+                            attached: true,
                         })
                     } else if arity == Arity::Required {
                         i += 1;
@@ -260,6 +304,7 @@ pub(crate) fn parse(grammar: &Grammar, args: &[Word]) -> Parsed {
                             text: v.text.clone(),
                             exact: v.literal(),
                             word: i,
+                            attached: false,
                         });
                         if v.is_none() {
                             problem(&mut p, i, format!("`-{c}` is missing its value"));
@@ -332,5 +377,51 @@ mod tests {
         let stop = Grammar::new("k:", &[]).stops();
         let p = parse(&stop, &words("-k 1 cmd -k 2"));
         assert_eq!(p.operands, vec![2, 3, 4]);
+    }
+
+    #[test]
+    fn abbreviations_table() {
+        // getopt_long: an exact name wins over a longer one it starts; a prefix of one option
+        // is that option; a prefix of several is ambiguous.
+        const A: Grammar =
+            Grammar::new("o:", &["output=", "out", "debug", "dictionary", "check=?"])
+                .abbreviations();
+        for (args, opts, operands, ok) in [
+            ("--out x", vec!["--out"], vec![1usize], true),
+            ("--outp x", vec!["--output=x"], vec![], true),
+            ("--outp=~/x", vec!["--output=~/x"], vec![], true),
+            ("--deb", vec!["--debug"], vec![], true),
+            ("--d", vec![], vec![], false),
+            ("--c", vec!["--check"], vec![], true),
+            ("--ch=quiet", vec!["--check=quiet"], vec![], true),
+            ("--de=x", vec![], vec![], false),
+            ("--x", vec![], vec![], false),
+        ] {
+            let p = parse(&A, &words(args));
+            let got: Vec<String> = p
+                .opts
+                .iter()
+                .map(|o| match &o.value {
+                    Some(v) => format!("{}={}", o.name, v.text),
+                    None => o.name.clone(),
+                })
+                .collect();
+            assert_eq!(got, opts, "{args}");
+            assert_eq!(p.operands, operands, "{args}");
+            assert_eq!(p.problems.is_empty(), ok, "{args}: {:?}", p.problems);
+        }
+        // Without a complete table, abbreviations stay unknown.
+        assert!(!parse(&G, &words("--line 3")).problems.is_empty());
+        // Attached values say so: the shell expanded no `~` there.
+        let p = parse(&A, &words("-o~/a --output=~/b -o ~/c"));
+        let att: Vec<(&str, bool)> = p
+            .opts
+            .iter()
+            .map(|o| {
+                let v = o.value.as_ref().unwrap();
+                (v.text.as_str(), v.attached)
+            })
+            .collect();
+        assert_eq!(att, [("~/a", true), ("~/b", true), ("~/c", false)]);
     }
 }

@@ -1556,13 +1556,34 @@ impl Walker {
                             cmd.not_understood(p);
                         }
                     }
+                    if let Some(h) = out.hidden {
+                        cmd.hide(h);
+                    }
+                    for text in out.readings {
+                        self.pending.push(Pending {
+                            text,
+                            child: true,
+                            later: false,
+                            origin: Origin::Reading,
+                            cwd: ctx.cwd.clone(),
+                        });
+                    }
+                    if let Some(why) = &out.not_read_only
+                        && ctx.on_chain
+                    {
+                        cmd.not_read_only = Some(why.clone());
+                    }
                     cmd.effects.extend(out.effects);
                     if !ok {
                         // Options toolrt does not know may name files: every value counts.
                         cmd.effects
                             .extend(programs::deny_effects(&prog, args, &ctx.cwd));
                     }
-                    set_kind(cmd, ctx, kind_if(ok, Kind::ReadOnly));
+                    set_kind(
+                        cmd,
+                        ctx,
+                        kind_if(ok && out.not_read_only.is_none(), Kind::ReadOnly),
+                    );
                 } else if let Some(out) = programs::file_edit(&prog, args, &ctx.cwd) {
                     let ok = out.problems.is_empty();
                     if let Some(h) = &out.hidden {

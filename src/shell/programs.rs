@@ -24,6 +24,8 @@ pub(crate) struct Outcome {
     pub(crate) not_read_only: Option<String>,
     /// It runs code toolrt cannot see (`sed`'s `e` command).
     pub(crate) hidden: Option<String>,
+    /// Command lines it may run, for deny and ask rules (`sort --compress-program=PROG`).
+    pub(crate) readings: Vec<String>,
 }
 
 /// A command another program runs.
@@ -40,7 +42,7 @@ pub(crate) struct Runs {
 }
 
 impl Outcome {
-    fn problem(&mut self, why: impl Into<String>) {
+    pub(crate) fn problem(&mut self, why: impl Into<String>) {
         let why = why.into();
         if !self.problems.contains(&why) {
             self.problems.push(why);
@@ -51,7 +53,7 @@ impl Outcome {
 /// The programs of the read-only set, as documented.
 pub const READ_ONLY: &[&str] = &[
     "ls", "cat", "echo", "pwd", "head", "tail", "grep", "egrep", "fgrep", "find", "wc", "which",
-    "diff", "stat", "du", "cd", "git",
+    "diff", "stat", "du", "cd", "sort", "jq", "git",
 ];
 
 /// The acceptEdits file commands.
@@ -74,17 +76,47 @@ fn value_target(v: &Value, cwd: &Cwd) -> Option<Target> {
     if v.text == "-" {
         return None;
     }
-    Some(Target {
-        path: v.text.clone(),
+    Some(value_path(v, cwd))
+}
+
+/// An option value that names a file, `-` included (a file of that name for options that do not
+/// read stdin). A `~` at the start of an attached value (`-o~/x`, `--output=~/x`) is not
+/// expanded by the shell: the path is relative.
+fn value_path(v: &Value, cwd: &Cwd) -> Target {
+    Target {
+        path: unexpanded_tilde(&v.text, v.attached),
         exact: v.exact,
         glob: false,
+        cwd: cwd.clone(),
+        repo_top: false,
+    }
+}
+
+fn unexpanded_tilde(text: &str, attached: bool) -> String {
+    if attached && text.starts_with('~') {
+        format!("./{text}")
+    } else {
+        text.to_string()
+    }
+}
+
+/// A word that names a file, `-` included; `attached` as for [`value_path`]. `None` for a
+/// process substitution (the pipe it reads is checked where it is made).
+pub(crate) fn raw_target(w: &Word, attached: bool, cwd: &Cwd) -> Option<Target> {
+    if w.fd {
+        return None;
+    }
+    Some(Target {
+        path: unexpanded_tilde(&w.text, attached),
+        exact: w.exact && !w.brace,
+        glob: w.glob && w.exact,
         cwd: cwd.clone(),
         repo_top: false,
     })
 }
 
 /// Every word must be exact; globs only where the program takes a path it reads.
-fn check_words(args: &[Word], parsed: &Parsed, glob_ok: &[usize], out: &mut Outcome) {
+pub(crate) fn check_words(args: &[Word], parsed: &Parsed, glob_ok: &[usize], out: &mut Outcome) {
     for p in &parsed.problems {
         out.problem(p.clone());
     }
@@ -107,7 +139,7 @@ fn check_words(args: &[Word], parsed: &Parsed, glob_ok: &[usize], out: &mut Outc
     }
 }
 
-fn operand_targets(args: &[Word], idx: &[usize], cwd: &Cwd) -> Vec<Target> {
+pub(crate) fn operand_targets(args: &[Word], idx: &[usize], cwd: &Cwd) -> Vec<Target> {
     idx.iter().filter_map(|&i| target(&args[i], cwd)).collect()
 }
 
@@ -381,6 +413,44 @@ const DU: Grammar = Grammar::new(
     ],
 );
 const CD: Grammar = Grammar::new("LPe@", &[]);
+/// GNU coreutils 9 `sort`, every long option of its source (so abbreviations resolve); not the
+/// obsolete `-y` or `+POS1 -POS2` keys (a `+POS` word reads as a file, `-POS` as an unknown option).
+const SORT: Grammar = Grammar::new(
+    "bcCdfghik:mMno:rRsS:t:T:uVz",
+    &[
+        "ignore-leading-blanks",
+        "check=?",
+        "compress-program=",
+        "debug",
+        "dictionary-order",
+        "ignore-case",
+        "files0-from=",
+        "general-numeric-sort",
+        "ignore-nonprinting",
+        "key=",
+        "merge",
+        "month-sort",
+        "numeric-sort",
+        "human-numeric-sort",
+        "version-sort",
+        "random-sort",
+        "random-source=",
+        "sort=",
+        "output=",
+        "reverse",
+        "stable",
+        "batch-size=",
+        "buffer-size=",
+        "field-separator=",
+        "temporary-directory=",
+        "unique",
+        "zero-terminated",
+        "parallel=",
+        "help",
+        "version",
+    ],
+)
+.abbreviations();
 const PWD: Grammar = Grammar::new("LP", &[]);
 
 /// The read-only set: `None` if `prog` is not in it; otherwise what it reads and whether every
@@ -474,9 +544,46 @@ pub(crate) fn read_only(prog: &str, args: &[Word], cwd: &Cwd) -> Option<Outcome>
             }
         }
         "find" => return Some(find(args, cwd)),
+        "sort" => return Some(sort(args, cwd)),
+        "jq" => return Some(super::jq::jq(args, cwd)),
         _ => return None,
     }
     Some(out)
+}
+
+/// `sort`: operands read; its output file and temporary files are written like a redirect's
+/// target (an Edit allow rule or acceptEdits inside the workspace allows them); a compression
+/// program runs on its temporary data, which is code toolrt cannot see.
+fn sort(args: &[Word], cwd: &Cwd) -> Outcome {
+    let mut out = Outcome::default();
+    let p = options::parse(&SORT, args);
+    check_words(args, &p, &p.operands, &mut out);
+    out.effects.reads = operand_targets(args, &p.operands, cwd);
+    files0_from(&p, cwd, &mut out);
+    // sort opens these by name: `-` is a file called `-` (only --files0-from=- is stdin).
+    for v in p.values(&["--random-source"]) {
+        out.effects.reads.push(value_path(v, cwd));
+    }
+    for v in p.values(&["-o", "--output"]) {
+        out.effects.redirects.push(value_path(v, cwd));
+    }
+    for v in p.values(&["-T", "--temporary-directory"]) {
+        // Its temporary files: `DIR/sortXXXXXX`, created and removed while it runs.
+        let mut t = value_path(v, cwd);
+        t.path.push_str("/sortXXXXXX");
+        out.effects.redirects.push(t);
+    }
+    for v in p.values(&["--compress-program"]) {
+        out.hidden = Some(format!(
+            "sort --compress-program runs `{}` on its temporary data, which toolrt cannot see",
+            v.text
+        ));
+        out.not_read_only = Some("sort --compress-program runs a program".into());
+        if v.exact && !v.text.trim().is_empty() {
+            out.readings.push(v.text.clone());
+        }
+    }
+    out
 }
 
 /// `--files0-from=F`: reads F, and then the files named in it, which toolrt cannot know.
@@ -1000,6 +1107,7 @@ fn sed(args: &[Word], cwd: &Cwd) -> Outcome {
                 text: args[i].text.clone(),
                 exact: args[i].literal(),
                 word: i,
+                attached: false,
             };
             scripts.push(&first_operand_script);
         }
@@ -1590,7 +1698,7 @@ mod tests {
         ] {
             assert!(ro(cmd).unwrap().not_read_only.is_some(), "{cmd}");
         }
-        assert!(ro("sort a").is_none());
+        assert!(ro("uniq a").is_none());
         assert!(ro("lsof").is_none());
     }
 
@@ -1608,6 +1716,141 @@ mod tests {
         assert!(o.effects.reads.iter().any(|t| t.path == ".env"));
         let o = ro("ls *.rs").unwrap();
         assert!(o.problems.is_empty() && o.effects.lists[0].glob);
+    }
+
+    #[test]
+    fn sort_table() {
+        let paths = |t: &[Target]| -> Vec<String> { t.iter().map(|t| t.path.clone()).collect() };
+        // (command, understood, reads, output files, runs code toolrt cannot see)
+        for (cmd, ok, reads, outputs, hidden) in [
+            ("sort a", true, vec!["a"], vec![], false),
+            ("sort", true, vec![], vec![], false),
+            ("sort -", true, vec![], vec![], false),
+            ("sort -u a b", true, vec!["a", "b"], vec![], false),
+            ("sort -rn -k2 a", true, vec!["a"], vec![], false),
+            ("sort -t , -k3,3n a.csv", true, vec!["a.csv"], vec![], false),
+            ("sort -t, -k 2 a", true, vec!["a"], vec![], false),
+            ("sort -hV --stable a", true, vec!["a"], vec![], false),
+            (
+                "sort --sort=version -S 10M --parallel=2 a",
+                true,
+                vec!["a"],
+                vec![],
+                false,
+            ),
+            ("sort -c a", true, vec!["a"], vec![], false),
+            ("sort --check=quiet a", true, vec!["a"], vec![], false),
+            ("sort a -r", true, vec!["a"], vec![], false),
+            ("sort *.txt", true, vec!["*.txt"], vec![], false),
+            // unique prefixes resolve as getopt_long resolves them
+            ("sort --rev --uniq a", true, vec!["a"], vec![], false),
+            ("sort --num a", true, vec!["a"], vec![], false),
+            // ambiguous: --ra (random-sort, random-source), --d (debug, dictionary-order)
+            ("sort --ra a", false, vec!["a"], vec![], false),
+            ("sort --d a", false, vec!["a"], vec![], false),
+            ("sort --frobnicate a", false, vec!["a"], vec![], false),
+            ("sort -y a", false, vec!["a"], vec![], false),
+            ("sort -1 a", false, vec!["a"], vec![], false),
+            // the output file, every spelling
+            ("sort -o out a", true, vec!["a"], vec!["out"], false),
+            ("sort -oout a", true, vec!["a"], vec!["out"], false),
+            ("sort -ro out a", true, vec!["a"], vec!["out"], false),
+            ("sort -roout a", true, vec!["a"], vec!["out"], false),
+            ("sort --output out a", true, vec!["a"], vec!["out"], false),
+            ("sort --output=out a", true, vec!["a"], vec!["out"], false),
+            ("sort --out=out a", true, vec!["a"], vec!["out"], false),
+            ("sort --o out a", true, vec!["a"], vec!["out"], false),
+            ("sort a -o a", true, vec!["a"], vec!["a"], false),
+            ("sort -o - a", true, vec!["a"], vec!["-"], false),
+            (
+                "sort -o ~/.bashrc a",
+                true,
+                vec!["a"],
+                vec!["~/.bashrc"],
+                false,
+            ),
+            (
+                "sort -o~/.bashrc a",
+                true,
+                vec!["a"],
+                vec!["./~/.bashrc"],
+                false,
+            ),
+            ("sort --output=~/x a", true, vec!["a"], vec!["./~/x"], false),
+            ("sort -o *.txt a", false, vec!["a"], vec!["*.txt"], false),
+            // temporary files
+            (
+                "sort -T tmp a",
+                true,
+                vec!["a"],
+                vec!["tmp/sortXXXXXX"],
+                false,
+            ),
+            (
+                "sort --temporary-directory=/x a",
+                true,
+                vec!["a"],
+                vec!["/x/sortXXXXXX"],
+                false,
+            ),
+            (
+                "sort --temp /x a",
+                true,
+                vec!["a"],
+                vec!["/x/sortXXXXXX"],
+                false,
+            ),
+            // files read through options
+            (
+                "sort --random-source=.env -R a",
+                true,
+                vec!["a", ".env"],
+                vec![],
+                false,
+            ),
+            (
+                "sort --random-source - a",
+                true,
+                vec!["a", "-"],
+                vec![],
+                false,
+            ),
+            (
+                "sort --files0-from=list",
+                false,
+                vec!["list", "(the files named in list)"],
+                vec![],
+                false,
+            ),
+            (
+                "sort --files0=list",
+                false,
+                vec!["list", "(the files named in list)"],
+                vec![],
+                false,
+            ),
+            // a compression program runs on sort's temporary data
+            (
+                "sort --compress-program=sh a",
+                true,
+                vec!["a"],
+                vec![],
+                true,
+            ),
+            ("sort --compress=gzip a", true, vec!["a"], vec![], true),
+        ] {
+            let o = ro(cmd).expect(cmd);
+            assert_eq!(o.problems.is_empty(), ok, "{cmd}: {:?}", o.problems);
+            assert_eq!(paths(&o.effects.reads), reads, "{cmd}");
+            assert_eq!(paths(&o.effects.redirects), outputs, "{cmd}");
+            assert!(o.effects.writes.is_empty(), "{cmd}");
+            assert_eq!(o.hidden.is_some(), hidden, "{cmd}");
+            assert_eq!(o.not_read_only.is_some(), hidden, "{cmd}");
+        }
+        assert_eq!(
+            ro("sort --compress-program=gzip a").unwrap().readings,
+            ["gzip"]
+        );
     }
 
     #[test]
