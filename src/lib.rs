@@ -26,6 +26,7 @@
 //! - [`runtime`]: assembling all of it from a [`runtime::Config`].
 //! - [`server`]: the `serve` / `run` loops over stdin and stdout.
 //! - [`emit`]: the single writer of stdout.
+//! - [`memory`]: giving memory back to the system once a burst of calls is over.
 //! - [`tools`]: the built-in tools, one file each.
 //! - [`session`], [`paths`], [`stage`]: shared session state, path normalisation, stage plumbing.
 //! - [`watchdog`]: the helper process that kills every process group toolrt started if toolrt
@@ -41,6 +42,7 @@ pub mod dispatch;
 pub mod emit;
 pub mod execute;
 pub mod hooks;
+pub mod memory;
 pub mod paths;
 pub mod permission;
 pub mod protocol;

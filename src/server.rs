@@ -49,12 +49,16 @@ where
         signals.clone(),
         runtime.dispatcher().clone(),
     ));
+    let give_back = tokio::spawn(crate::memory::give_back_when_idle(
+        runtime.dispatcher().clone(),
+    ));
     read_loop(&runtime, input, signals).await;
     runtime.close_asks();
     let session = runtime.session().clone();
     // Draining waits for every result to be written, as long as the slowest call takes.
     runtime.shutdown().await;
     canceller.abort();
+    give_back.abort();
     session.tools.shutdown();
     let _ = close_tx.send(());
     match writer.await {

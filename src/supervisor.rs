@@ -152,6 +152,11 @@ impl Pipeline {
         }
     }
 
+    /// Gives back what a burst of asks grew (for when nothing is in flight).
+    pub fn shrink(&self) {
+        self.asks.shrink_to_fit();
+    }
+
     /// Stops every stage actor.
     pub fn stop(&self) {
         self.validator.stop();

@@ -817,6 +817,18 @@ impl Dispatcher {
         self.active.calls.is_empty() && self.runners.is_empty()
     }
 
+    /// Gives back what a burst grew in the dispatcher's maps and queues (safe while calls run:
+    /// each map keeps room for what it holds).
+    pub fn shrink(&self) {
+        self.active.calls.shrink_to_fit();
+        self.active.batches.shrink_to_fit();
+        self.pipeline.shrink();
+        let mut q = self.lock_parked();
+        if q.items.is_empty() {
+            q.items.shrink_to_fit();
+        }
+    }
+
     /// Waits until every accepted call has its result written (or handed to the library user)
     /// and every batch has ended. Then gives back what a burst grew and no longer needs.
     pub async fn drain(&self) {
@@ -825,8 +837,7 @@ impl Dispatcher {
         // Every result holds its admission place until it is written.
         let _all = self.admission.acquire_many(self.capacity as u32).await;
         self.runners.reopen();
-        self.active.calls.shrink_to_fit();
-        self.active.batches.shrink_to_fit();
+        self.shrink();
     }
 }
 
