@@ -143,6 +143,10 @@ fn a_call_line_not_yet_accepted_at_sigterm_is_refused_as_shutting_down() {
     server.tool_use("b", "Bash", json!({"command": wait}));
     wait_file(&sb.path("b.pid"));
     server.tool_use("p", "Bash", json!({"command": "touch p"}));
+    // Lines are read in order: once `hello` is answered, `p` was read and parked (a line still
+    // unread at the signal would be refused too).
+    server.send(json!({"type": "hello"}));
+    server.wait_for("hello", Duration::from_secs(20), |v| v["type"] == "hello");
     server.send(json!({"type": "batch", "id": "x", "calls": [
         {"id": "x1", "name": "Bash", "input": {"command": "touch x1"}},
         {"id": "x2", "name": "Bash", "input": {"command": "touch x2"}}
@@ -153,7 +157,7 @@ fn a_call_line_not_yet_accepted_at_sigterm_is_refused_as_shutting_down() {
     });
     assert_eq!(refused["code"], "shutting_down", "{refused}");
     assert_eq!(refused["ids"], json!(["x1", "x2"]));
-    assert_eq!(refused["line"], 3);
+    assert_eq!(refused["line"], 4);
     // SIGTERM finishes what was accepted: the running call and the parked one.
     std::fs::write(sb.path("go"), "").unwrap();
     exits_within(&mut server, Duration::from_secs(20));
