@@ -47,7 +47,7 @@ pub enum Command {
     },
     /// Measure dispatch latency against its floors (docs/BENCH.md explains the figures).
     Bench(BenchArgs),
-    /// Internal: the watchdog process toolrt starts for itself (see `toolrt::watchdog`).
+    /// Internal: the watchdog process toolrt starts for itself (see `toolrt::process::watchdog`).
     #[command(name = "__watchdog", hide = true)]
     Watchdog,
 }

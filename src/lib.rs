@@ -29,8 +29,9 @@
 //! - [`memory`]: giving memory back to the system once a burst of calls is over.
 //! - [`tools`]: the built-in tools, one file each.
 //! - [`session`], [`paths`], [`stage`]: shared session state, path normalisation, stage plumbing.
-//! - [`watchdog`]: the helper process that kills every process group toolrt started if toolrt
-//!   dies, even by SIGKILL.
+//! - [`process`]: every process toolrt starts (Bash, background tasks, hooks): own process
+//!   group, environment, kill; its `watchdog` kills every group toolrt started if toolrt dies,
+//!   even by SIGKILL.
 //! - [`cli`]: the command line, thin over the library.
 //! - [`bench`]: `toolrt bench`, dispatch latency against its floors (docs/BENCH.md).
 
@@ -45,6 +46,7 @@ pub mod hooks;
 pub mod memory;
 pub mod paths;
 pub mod permission;
+pub mod process;
 pub mod protocol;
 pub mod registry;
 pub mod runtime;
@@ -57,7 +59,6 @@ pub mod supervisor;
 pub mod tool;
 pub mod tools;
 pub mod validate;
-pub mod watchdog;
 
 pub use call::{Outcome, ToolCall, ToolResult};
 pub use runtime::{Config, Runtime};

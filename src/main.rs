@@ -31,7 +31,7 @@ fn main() -> ExitCode {
         .init();
     let cli = Cli::parse();
     if let Command::Watchdog = cli.command {
-        return ExitCode::from(toolrt::watchdog::run() as u8);
+        return ExitCode::from(toolrt::process::watchdog::run() as u8);
     }
     if let Command::Explain { tool, input, args } = cli.command {
         return explain(&tool, &input, args);
@@ -43,12 +43,12 @@ fn main() -> ExitCode {
         .ok()
         .filter(|p| p.exists())
         .unwrap_or_else(|| "/proc/self/exe".into());
-    if let Err(err) = toolrt::watchdog::start(&program) {
+    if let Err(err) = toolrt::process::watchdog::start(&program) {
         tracing::warn!(%err, "could not start the watchdog: if toolrt is killed, processes it started keep running");
     }
     if let Command::Bench(args) = cli.command {
         let code = toolrt::bench::run(&args.into());
-        toolrt::watchdog::stop();
+        toolrt::process::watchdog::stop();
         return code;
     }
     // One thread drives the whole pipeline: every hop between actors is then a local wake-up,
@@ -116,7 +116,7 @@ fn main() -> ExitCode {
     // A read of stdin may still be parked on a blocking thread (shutdown came as a message, not
     // EOF); do not wait for it.
     runtime.shutdown_background();
-    toolrt::watchdog::stop();
+    toolrt::process::watchdog::stop();
     code
 }
 

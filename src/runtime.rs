@@ -424,7 +424,7 @@ impl Runtime {
         let (policy, registry, mut warnings) =
             build_policy_and_registry(&config, &cwd, Some(&output_dir))?;
 
-        session.env_scrub = settings.env_scrub.clone();
+        session.env_remove = crate::process::scrubbed_names(&settings.env_scrub);
         session.env = settings
             .env
             .iter()
@@ -474,7 +474,7 @@ impl Runtime {
                     .clone()
                     .unwrap_or_else(|| session.id.clone()),
                 transcript_path: config.transcript_path.clone(),
-                env_scrub: session.env_scrub.clone(),
+                env_scrub: settings.env_scrub.clone(),
                 env: session.env.clone(),
                 output_dir: session.output_dir.clone(),
             };

@@ -45,8 +45,9 @@ pub struct Session {
     pub home: PathBuf,
     /// Where externalized outputs are written.
     pub output_dir: PathBuf,
-    /// Environment variable names removed from every tool and hook process.
-    pub env_scrub: Vec<String>,
+    /// Names of toolrt's environment variables removed from every process a tool starts
+    /// (those matching `toolrt.envScrub`, worked out once).
+    pub env_remove: Vec<std::ffi::OsString>,
     /// Variables set for every tool and hook process (settings `env`), after the scrub.
     pub env: Vec<(String, String)>,
     /// Permission questions asked while a tool runs.
@@ -66,7 +67,7 @@ impl Session {
             cwd,
             home: crate::paths::home_dir(),
             output_dir,
-            env_scrub: Vec::new(),
+            env_remove: Vec::new(),
             env: Vec::new(),
             guard: Arc::new(AllowAll),
             tools: crate::tools::ToolState::default(),

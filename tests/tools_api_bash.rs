@@ -80,7 +80,7 @@ async fn concurrency_safety_per_call() {
 
 #[tokio::test]
 async fn env_scrub_removes_matching_names() {
-    let e = env_with(|s| s.env_scrub = vec!["HOM?".to_string()]);
+    let e = env_with(|s| s.env_remove = toolrt::process::scrubbed_names(&["HOM?".to_string()]));
     let out = call(
         &e.session,
         "Bash",

@@ -7,8 +7,6 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
-use nix::sys::signal::{Signal, killpg};
-use nix::unistd::Pid;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::process::Command;
 use tokio_util::sync::CancellationToken;
@@ -64,17 +62,6 @@ pub(crate) struct CommandSpec<'a> {
     pub(crate) cancel: &'a CancellationToken,
 }
 
-/// Kills the process group when dropped: after a normal exit it removes strays the hook left
-/// behind, and when the run future is dropped mid-way it kills the whole hook.
-struct GroupGuard(i32);
-
-impl Drop for GroupGuard {
-    fn drop(&mut self) {
-        // ESRCH (group already gone) is the normal case.
-        let _ = killpg(Pid::from_raw(self.0), Signal::SIGKILL);
-    }
-}
-
 /// Runs one command hook to completion, timeout or cancellation.
 pub(crate) async fn run(spec: CommandSpec<'_>) -> CommandRun {
     let mut cmd = Command::new(spec.program);
@@ -83,16 +70,19 @@ pub(crate) async fn run(spec: CommandSpec<'_>) -> CommandRun {
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        // Its own process group: no terminal signals from ours, and one killpg reaches its
-        // children too.
-        .process_group(0)
         .kill_on_drop(true);
-    for name in spec.env_remove {
-        cmd.env_remove(name);
-    }
-    cmd.envs(spec.env_set.iter().map(|(k, v)| (k, v)));
-    let mut child = match cmd.spawn() {
-        Ok(c) => c,
+    // Its own process group (no terminal signals from ours, one kill reaches its children too),
+    // killed when this run ends: after a normal exit that removes strays the hook left behind,
+    // and when the run future is dropped midway it kills the whole hook.
+    let spawned = crate::process::spawn(
+        cmd,
+        spec.env_remove,
+        spec.env_set.iter().map(|(k, v)| (k, v)),
+        spec.label,
+    )
+    .await;
+    let (mut child, mut group) = match spawned {
+        Ok(spawned) => spawned,
         Err(e) => {
             return CommandRun::SpawnFailed(format!(
                 "cannot start {}: {e}",
@@ -100,12 +90,6 @@ pub(crate) async fn run(spec: CommandSpec<'_>) -> CommandRun {
             ));
         }
     };
-    let Some(pid) = child.id().and_then(|p| i32::try_from(p).ok()) else {
-        return CommandRun::SpawnFailed("hook exited before it could be tracked".into());
-    };
-    // Known to the watchdog until the guard below has killed the group (dropped after it).
-    let _watched = crate::watchdog::track(pid as u32);
-    let _guard = GroupGuard(pid);
     let (Some(mut stdin), Some(stdout), Some(stderr)) =
         (child.stdin.take(), child.stdout.take(), child.stderr.take())
     else {
@@ -166,11 +150,11 @@ pub(crate) async fn run(spec: CommandSpec<'_>) -> CommandRun {
     let status = match ended {
         Ended::Exited(st) => st,
         Ended::TimedOut => {
-            kill_and_reap(pid, &mut child).await;
+            crate::process::kill_and_reap(&mut group, &mut child).await;
             return CommandRun::TimedOut;
         }
         Ended::Cancelled => {
-            kill_and_reap(pid, &mut child).await;
+            crate::process::kill_and_reap(&mut group, &mut child).await;
             return CommandRun::Cancelled;
         }
     };
@@ -231,15 +215,20 @@ const SYNTAX_CHECK_TIMEOUT: Duration = Duration::from_secs(5);
 /// block. Errs on the side of "no syntax error" when the check itself cannot run.
 pub(crate) async fn has_syntax_error(shell: &Path, command: &str, cwd: &Path) -> bool {
     let check = |program: PathBuf, args: Vec<OsString>| async move {
-        let mut cmd = Command::new(program);
+        let mut cmd = Command::new(&program);
         cmd.args(args)
             .current_dir(cwd)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
-            .process_group(0)
             .kill_on_drop(true);
-        match tokio::time::timeout(SYNTAX_CHECK_TIMEOUT, cmd.status()).await {
+        let label = format!("{} -n (syntax check)", program.display());
+        // `-n` runs nothing, so the child needs no particular environment.
+        let none: [(&str, &str); 0] = [];
+        let Ok((mut child, _group)) = crate::process::spawn(cmd, &[], none, &label).await else {
+            return false;
+        };
+        match tokio::time::timeout(SYNTAX_CHECK_TIMEOUT, child.wait()).await {
             Ok(Ok(status)) => !status.success(),
             _ => false,
         }
@@ -282,12 +271,6 @@ fn script_interpreter(command: &str, cwd: &Path) -> Option<(PathBuf, PathBuf)> {
     matches!(name, "sh" | "bash" | "zsh" | "dash").then(|| (PathBuf::from(interp), script))
 }
 
-async fn kill_and_reap(pid: i32, child: &mut tokio::process::Child) {
-    let _ = killpg(Pid::from_raw(pid), Signal::SIGKILL);
-    // The shell dies at once after SIGKILL; reaping it avoids a zombie.
-    let _ = child.wait().await;
-}
-
 /// What one pipe produced: the first [`CAPTURE_LIMIT`] bytes, and how many more were dropped.
 #[derive(Default)]
 struct Capture {
@@ -310,46 +293,6 @@ async fn capture(mut pipe: impl AsyncRead + Unpin, cap: &mut Capture) {
             }
         }
     }
-}
-
-/// The names of the current environment's variables that match any of the `patterns` (globs
-/// over names: `*` any run, `?` one character), computed once per runner.
-pub(crate) fn scrubbed_names(patterns: &[String]) -> Vec<OsString> {
-    if patterns.is_empty() {
-        return Vec::new();
-    }
-    std::env::vars_os()
-        .map(|(k, _)| k)
-        .filter(|k| {
-            let name = k.to_string_lossy();
-            patterns.iter().any(|p| glob_match(p, &name))
-        })
-        .collect()
-}
-
-/// Glob match of a whole name: `*` matches any run of characters, `?` exactly one.
-pub(crate) fn glob_match(pattern: &str, name: &str) -> bool {
-    let p: Vec<char> = pattern.chars().collect();
-    let n: Vec<char> = name.chars().collect();
-    // Iterative matcher with one backtrack point: linear in practice, no recursion.
-    let (mut pi, mut ni) = (0, 0);
-    let mut star: Option<(usize, usize)> = None;
-    while ni < n.len() {
-        if pi < p.len() && (p[pi] == '?' || p[pi] == n[ni]) {
-            pi += 1;
-            ni += 1;
-        } else if pi < p.len() && p[pi] == '*' {
-            star = Some((pi, ni));
-            pi += 1;
-        } else if let Some((sp, sn)) = star {
-            pi = sp + 1;
-            ni = sn + 1;
-            star = Some((sp, sn + 1));
-        } else {
-            return false;
-        }
-    }
-    p[pi..].iter().all(|&c| c == '*')
 }
 
 #[cfg(test)]
@@ -391,26 +334,5 @@ mod tests {
         assert!(!has_syntax_error(sh, "./good.sh", dir.path()).await);
         assert!(!has_syntax_error(sh, "./py", dir.path()).await);
         assert!(!has_syntax_error(sh, "./missing.sh", dir.path()).await);
-    }
-
-    #[test]
-    fn glob_table() {
-        for (p, n, want) in [
-            ("*_TOKEN", "GITHUB_TOKEN", true),
-            ("*_TOKEN", "GITHUB_TOKENS", false),
-            ("*_TOKEN", "_TOKEN", true),
-            ("AWS_*", "AWS_SECRET_ACCESS_KEY", true),
-            ("AWS_*", "MY_AWS_KEY", false),
-            ("*SECRET*", "AWS_SECRET_ACCESS_KEY", true),
-            ("HOME", "HOME", true),
-            ("HOME", "HOMEX", false),
-            ("A?C", "ABC", true),
-            ("A?C", "AC", false),
-            ("*", "", true),
-            ("a*b*c", "aXbYbZc", true),
-            ("a*b*c", "aXbYbZ", false),
-        ] {
-            assert_eq!(glob_match(p, n), want, "{p} vs {n}");
-        }
     }
 }

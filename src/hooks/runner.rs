@@ -154,7 +154,7 @@ impl HookRunner {
         filter: Arc<dyn IfFilter>,
         events: Arc<dyn Fn(Value) + Send + Sync>,
     ) -> Self {
-        let env_remove = command::scrubbed_names(&env.env_scrub);
+        let env_remove = crate::process::scrubbed_names(&env.env_scrub);
         let shell = command::user_shell(std::env::var_os("SHELL").as_deref());
         let ids = (
             Arc::<str>::from(env.session_id.as_str()),

@@ -9,9 +9,9 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
-use super::bash::{Ending, run_captured};
 use super::capture::{Capture, Counters};
-use super::process::{kill_group, spawn_shell};
+use super::shell_run::{Ending, run_captured, spawn_shell};
+use crate::process::kill_group;
 use crate::tool::{ToolContext, ToolOutput};
 
 /// Where a background task is.
@@ -114,7 +114,7 @@ impl Tasks {
 }
 
 /// Starts `command` in the background and answers at once with its task id and output file.
-pub(crate) fn start(command: &str, ctx: &ToolContext) -> ToolOutput {
+pub(crate) async fn start(command: &str, ctx: &ToolContext) -> ToolOutput {
     let session = &ctx.session;
     let tasks = &session.tools.tasks;
     let id = format!("bg-{}", tasks.next.fetch_add(1, Ordering::Relaxed) + 1);
@@ -127,8 +127,7 @@ pub(crate) fn start(command: &str, ctx: &ToolContext) -> ToolOutput {
             ));
         }
     };
-    let (child, group) = match spawn_shell(command, &session.cwd, &session.env_scrub, &session.env)
-    {
+    let (child, group) = match spawn_shell(command, session).await {
         Ok(spawned) => spawned,
         Err(err) => {
             return ToolOutput::failed(format!(

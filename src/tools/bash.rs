@@ -5,36 +5,25 @@
 //! streams interleave as the command wrote them, give or take pipe buffering).
 
 use super::limits;
-use std::future::pending;
-use std::process::ExitStatus;
 use std::time::Duration;
 
 use async_trait::async_trait;
 use serde_json::{Value, json};
-use tokio::io::{AsyncRead, AsyncReadExt};
-use tokio::process::Child;
 use tokio::time::Instant;
-use tokio_util::sync::CancellationToken;
 
 use super::capture::{Capture, Captured};
-use super::process::{GroupGuard, spawn_shell};
+use super::shell_run::{Ending, run_captured, spawn_shell};
 use super::{bool_field, str_field, u64_field};
 use crate::call::Input;
 use crate::session::Session;
 use crate::tool::{
-    Access, BudgetClass, FullOutput, ProgressSink, Subject, Tool, ToolContext, ToolOutput,
-    ToolStatus,
+    Access, BudgetClass, FullOutput, Subject, Tool, ToolContext, ToolOutput, ToolStatus,
 };
 
 /// Default timeout in milliseconds.
 pub const DEFAULT_TIMEOUT_MS: u64 = 120_000;
 /// Largest timeout a call may ask for, in milliseconds.
 pub const MAX_TIMEOUT_MS: u64 = 600_000;
-/// How often at most new output is streamed as a progress event (and flushed to the file).
-const PROGRESS_EVERY: Duration = Duration::from_millis(200);
-/// After the shell exits, how long to wait for its pipes to close: a process it started in the
-/// background may hold them open forever.
-const EXIT_GRACE: Duration = Duration::from_millis(500);
 /// Outputs up to this many characters are returned whole and their spill file removed; larger
 /// ones keep the file so the output budget can point at it instead of writing a copy.
 const KEEP_FILE_OVER_CHARS: u64 = 10_000;
@@ -115,7 +104,7 @@ impl Tool for Bash {
     async fn call(&self, input: Input, ctx: ToolContext) -> ToolOutput {
         let command = str_field(&input, "command").unwrap_or_default().to_string();
         if bool_field(&input, "run_in_background", false) {
-            return super::background::start(&command, &ctx);
+            return super::background::start(&command, &ctx).await;
         }
         let describe = ctx.hook_response;
         let timeout_ms = u64_field(&input, "timeout")
@@ -129,16 +118,15 @@ impl Tool for Bash {
             &format!("bash-{}", ctx.tool_use_id),
             KEEP_FILE_OVER_CHARS,
         );
-        let (child, group) =
-            match spawn_shell(&command, &session.cwd, &session.env_scrub, &session.env) {
-                Ok(spawned) => spawned,
-                Err(err) => {
-                    return ToolOutput::failed(format!(
-                        "could not start bash in {}: {err}",
-                        session.cwd.display()
-                    ));
-                }
-            };
+        let (child, group) = match spawn_shell(&command, session).await {
+            Ok(spawned) => spawned,
+            Err(err) => {
+                return ToolOutput::failed(format!(
+                    "could not start bash in {}: {err}",
+                    session.cwd.display()
+                ));
+            }
+        };
         let deadline = Instant::now() + Duration::from_millis(timeout_ms);
         let (ending, captured) = run_captured(
             child,
@@ -198,131 +186,6 @@ fn failure_error(code: i32, output: &str) -> String {
         format!("Exit code {code}")
     } else {
         format!("Exit code {code}\n{output}")
-    }
-}
-
-/// How a command run ended.
-#[derive(Debug)]
-pub(crate) enum Ending {
-    /// The shell exited by itself.
-    Exited(ExitStatus),
-    /// The deadline passed; the group was killed.
-    TimedOut,
-    /// The token was cancelled; the group was killed.
-    Cancelled,
-    /// Waiting for the child failed.
-    Lost(String),
-}
-
-impl std::fmt::Display for Ending {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Ending::Exited(status) => write!(f, "{status}"),
-            Ending::TimedOut => f.write_str("timed out, group killed"),
-            Ending::Cancelled => f.write_str("cancelled, group killed"),
-            Ending::Lost(why) => write!(f, "lost: {why}"),
-        }
-    }
-}
-
-/// Runs `child` to its end, capturing its output, until it exits, `deadline` passes or `cancel`
-/// fires. Its process group is killed in every case once the shell is done, so nothing it
-/// started outlives the call (a command that must keep running belongs in the background).
-pub(crate) async fn run_captured(
-    mut child: Child,
-    group: Option<GroupGuard>,
-    mut capture: Capture,
-    deadline: Option<Instant>,
-    cancel: CancellationToken,
-    progress: Option<&ProgressSink>,
-) -> (Ending, Captured) {
-    let pid = child.id();
-    let mut guard = group;
-    let mut out = child.stdout.take();
-    let mut err = child.stderr.take();
-    let mut buf_out = vec![0u8; 64 * 1024];
-    let mut buf_err = vec![0u8; 64 * 1024];
-    let mut exit: Option<ExitStatus> = None;
-    let mut grace: Option<Instant> = None;
-    // The first tick comes one period in: a command that finishes sooner streams nothing, since
-    // its result carries all of its output anyway.
-    let mut ticker = tokio::time::interval_at(Instant::now() + PROGRESS_EVERY, PROGRESS_EVERY);
-    let mut streamed = false;
-    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    let ending = loop {
-        if out.is_none()
-            && err.is_none()
-            && let Some(status) = exit
-        {
-            break Ending::Exited(status);
-        }
-        tokio::select! {
-            _ = cancel.cancelled() => break Ending::Cancelled,
-            _ = sleep_opt(deadline) => break Ending::TimedOut,
-            _ = sleep_opt(grace) => {
-                if let Some(status) = exit {
-                    break Ending::Exited(status);
-                }
-            }
-            r = read_opt(&mut out, &mut buf_out) => match r {
-                Ok(n) if n > 0 => capture.push(&buf_out[..n]).await,
-                _ => out = None,
-            },
-            r = read_opt(&mut err, &mut buf_err) => match r {
-                Ok(n) if n > 0 => capture.push(&buf_err[..n]).await,
-                _ => err = None,
-            },
-            status = child.wait(), if exit.is_none() => match status {
-                Ok(status) => {
-                    exit = Some(status);
-                    grace = Some(Instant::now() + EXIT_GRACE);
-                }
-                Err(e) => break Ending::Lost(e.to_string()),
-            },
-            _ = ticker.tick() => {
-                // Readers of a background task's file (TaskOutput) see output within a tick.
-                capture.flush().await;
-                // While the client reads slowly, new output waits in the capture (bounded, with
-                // a marker for what it skips) and goes out with a later update.
-                if let Some(sink) = progress
-                    && sink.has_room(capture.progress_len())
-                    && let Some(text) = capture.take_progress()
-                {
-                    sink.send(json!({ "output": text }));
-                    streamed = true;
-                }
-            }
-        }
-    };
-    if let Some(guard) = guard.as_mut() {
-        guard.kill();
-    }
-    if exit.is_none() {
-        // Reap the killed shell so it does not linger as a zombie; SIGKILL makes this quick.
-        let _ = tokio::time::timeout(Duration::from_secs(2), child.wait()).await;
-    }
-    tracing::debug!(pid, ending = %ending, "process ended");
-    // Finish the stream for a client that has been following it.
-    if streamed && let (Some(sink), Some(text)) = (progress, capture.take_progress()) {
-        sink.send(json!({ "output": text }));
-    }
-    (ending, capture.finish().await)
-}
-
-async fn sleep_opt(at: Option<Instant>) {
-    match at {
-        Some(at) => tokio::time::sleep_until(at).await,
-        None => pending().await,
-    }
-}
-
-async fn read_opt<R: AsyncRead + Unpin>(
-    r: &mut Option<R>,
-    buf: &mut [u8],
-) -> std::io::Result<usize> {
-    match r {
-        Some(r) => r.read(buf).await,
-        None => pending().await,
     }
 }
 

@@ -1,9 +1,9 @@
 //! The built-in tools, one file each, and the per-session state they share.
 //!
 //! # Layout
-//! - `bash`: `Bash`, foreground and background shell commands; `process` holds process-group
-//!   spawning, killing and environment scrubbing; `capture` bounds what a command's output costs
-//!   in memory; `background` is the registry of background tasks that `task_output` and
+//! - `bash`: `Bash`, foreground and background shell commands; `shell_run` runs one command to
+//!   its end (started through [`crate::process`]); `capture` bounds what a command's output
+//!   costs in memory; `background` is the registry of background tasks that `task_output` and
 //!   `task_stop` read and stop.
 //! - `read`, `write`, `edit`: the file tools; `read_state` remembers what was read so Edit and
 //!   Write never overwrite a change the model has not seen; `checkpoint` keeps every file's prior
@@ -25,9 +25,9 @@ pub mod glob;
 pub mod grep;
 pub mod noop;
 pub(crate) mod patch;
-pub mod process;
 pub mod read;
 pub mod read_state;
+mod shell_run;
 pub mod task_output;
 pub mod task_stop;
 pub mod web_fetch;

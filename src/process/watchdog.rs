@@ -219,7 +219,7 @@ pub fn run() -> i32 {
         }
     }
     for pgid in groups {
-        crate::tools::process::kill_group(pgid);
+        super::kill_group(pgid);
     }
     0
 }
