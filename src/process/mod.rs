@@ -86,7 +86,11 @@ where
     })
     .await
     .map_err(std::io::Error::other)??;
-    tracing::debug!(pid = spawned.0.id(), command = %shown, "process started");
+    tracing::debug!(
+        pid = spawned.0.id(),
+        command = shown.as_str(),
+        "process started"
+    );
     Ok(spawned)
 }
 
