@@ -134,7 +134,8 @@ fn async_hooks_still_running_at_shutdown_are_ended() {
     let fx = Fixture::new();
     let pidfile = fx.hooks.path().join("pid");
     let forever = fx.script(&format!(
-        "echo $$ > '{}'\nexec sleep 1000",
+        // Written whole (a rename), so the test never reads a pid file that is still empty.
+        "echo $$ > '{0}.tmp' && mv '{0}.tmp' '{0}'\nexec sleep 1000",
         pidfile.display()
     ));
     fx.settings(
