@@ -97,6 +97,13 @@ pub struct ToolResult {
     /// Wall time from acceptance to result, in milliseconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub duration_ms: Option<u64>,
+    /// An MCP result's content blocks, when one of them is not text (docs/PROTOCOL.md, "MCP
+    /// results"); `content` describes each in a line.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content_blocks: Option<Vec<Value>>,
+    /// An MCP result's `structuredContent`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub structured_content: Option<Value>,
 }
 
 impl ToolResult {
@@ -113,6 +120,8 @@ impl ToolResult {
             outcome,
             output_file: None,
             duration_ms: None,
+            content_blocks: None,
+            structured_content: None,
         }
     }
 }

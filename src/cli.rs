@@ -140,6 +140,12 @@ pub struct RuntimeArgs {
     /// The transcript_path hooks see (default: null).
     #[arg(long = "transcript-path", value_name = "P", value_parser = non_empty)]
     pub transcript_path: Option<String>,
+    /// An MCP configuration file in the .mcp.json shape, {"mcpServers": {...}} (repeatable).
+    #[arg(long = "mcp-config", value_name = "FILE")]
+    pub mcp_config: Vec<PathBuf>,
+    /// Start only the MCP servers of --mcp-config files (not those of settings or .mcp.json).
+    #[arg(long = "strict-mcp-config")]
+    pub strict_mcp_config: bool,
 }
 
 fn non_empty(s: &str) -> Result<String, String> {
@@ -184,6 +190,10 @@ impl RuntimeArgs {
         config.plugin_dirs = self.plugin_dirs;
         config.session_id = self.session_id;
         config.transcript_path = self.transcript_path;
+        config.mcp = crate::mcp::config::McpOptions {
+            config_files: self.mcp_config,
+            strict: self.strict_mcp_config,
+        };
         config.ask_policy = if self.permission_prompt == "none" {
             AskPolicy::Deny
         } else {

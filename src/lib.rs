@@ -28,6 +28,7 @@
 //! - [`emit`]: the single writer of stdout.
 //! - [`memory`]: giving memory back to the system once a burst of calls is over.
 //! - [`tools`]: the built-in tools, one file each.
+//! - [`mcp`]: MCP servers (through the official SDK `rmcp`) and their tools.
 //! - [`session`], [`paths`], [`stage`]: shared session state, path normalisation, stage plumbing.
 //! - [`process`]: every process toolrt starts (Bash, background tasks, hooks): own process
 //!   group, environment, kill; its `watchdog` kills every group toolrt started if toolrt dies,
@@ -43,6 +44,7 @@ pub mod dispatch;
 pub mod emit;
 pub mod execute;
 pub mod hooks;
+pub mod mcp;
 pub mod memory;
 pub mod paths;
 pub mod permission;

@@ -46,11 +46,17 @@ pub enum Selection {
 }
 
 impl Selection {
-    /// Whether `name` is selected.
+    /// Whether `name` is selected. An MCP server's name alone (`mcp__srv`) selects every tool
+    /// of that server, as in rules.
     pub fn allows(&self, name: &str) -> bool {
         match self {
             Selection::All => true,
-            Selection::Only(names) => names.iter().any(|n| n == name),
+            Selection::Only(names) => names.iter().any(|n| {
+                n == name
+                    || n.strip_prefix("mcp__").is_some_and(|server| {
+                        !server.contains("__") && crate::mcp::names::server_of(name) == Some(server)
+                    })
+            }),
         }
     }
 

@@ -88,6 +88,9 @@ pub struct Config {
     pub session_id: Option<String>,
     /// `--transcript-path`: the `transcript_path` hooks see (default: null).
     pub transcript_path: Option<String>,
+    /// `--mcp-config` files and `--strict-mcp-config` (servers also come from settings'
+    /// `mcpServers` and the project's approved `.mcp.json`).
+    pub mcp: crate::mcp::config::McpOptions,
 }
 
 impl Config {
@@ -118,6 +121,7 @@ impl Config {
             plugin_dirs: Vec::new(),
             session_id: None,
             transcript_path: None,
+            mcp: Default::default(),
         }
     }
 
@@ -160,6 +164,9 @@ pub enum StartError {
     /// A plugin directory.
     #[error(transparent)]
     Plugin(#[from] crate::hooks::plugin::PluginError),
+    /// MCP server configuration (a wrong type, an unset `${VAR}`).
+    #[error(transparent)]
+    Mcp(#[from] crate::mcp::config::McpConfigError),
     /// The working or output directory.
     #[error("{0}")]
     Io(String),
@@ -256,6 +263,7 @@ fn build_policy_and_registry(
     config: &Config,
     cwd: &Path,
     output_dir: Option<&Path>,
+    mcp_tools: Vec<Arc<dyn Tool>>,
 ) -> Result<(Arc<Policy>, Registry, Vec<String>), StartError> {
     let settings = &config.settings;
     let mut policy = PolicyBuilder::new(cwd.to_path_buf(), crate::paths::home_dir());
@@ -288,6 +296,10 @@ fn build_policy_and_registry(
         Vec::new()
     };
     tools.extend(config.extra_tools.iter().cloned());
+    tools.extend(mcp_tools);
+    // MCP tools join while running (a server's group): `--tools` and aliases may name them.
+    let mut late_prefixes = config.late_tool_prefixes.clone();
+    late_prefixes.push("mcp__".into());
     let removes = policy.clone();
     let registry = Registry::build(
         tools,
@@ -295,7 +307,7 @@ fn build_policy_and_registry(
             selection: &config.selection,
             aliases: &settings.aliases,
             alias_files: &settings.alias_files,
-            late_prefixes: &config.late_tool_prefixes,
+            late_prefixes: &late_prefixes,
         },
         move |name| removes.removes_tool(name),
     )?;
@@ -339,8 +351,11 @@ pub fn explain(
         _ => None,
     };
     let (policy, registry, warnings) =
-        build_policy_and_registry(config, &cwd, output_dir.as_deref())?;
+        build_policy_and_registry(config, &cwd, output_dir.as_deref(), Vec::new())?;
     report_warnings(config.strict_settings, &warnings)?;
+    if tool.starts_with("mcp__") {
+        return explain_mcp(config, &cwd, &policy, tool, input);
+    }
     let mut session = Session::new(cwd, std::env::temp_dir());
     session.tools = crate::tools::ToolState::new(
         config.settings.require_read_before_edit,
@@ -371,6 +386,86 @@ pub fn explain(
     }
 }
 
+/// `explain` for an MCP tool. MCP servers are not started (explain runs nothing), so the tool
+/// is known by its server's configuration, and its input is not checked against the server's
+/// schema here; the permission decision does not depend on the input.
+fn explain_mcp(
+    config: &Config,
+    cwd: &Path,
+    policy: &Policy,
+    tool: &str,
+    input: serde_json::Value,
+) -> Result<Explained, StartError> {
+    use crate::call::Outcome;
+    use crate::mcp::config::Approval;
+    use crate::validate::Rejection;
+    let unavailable = |content: String| {
+        Ok(Explained::Rejected(Rejection {
+            outcome: Outcome::Unavailable,
+            content,
+        }))
+    };
+    let plan = crate::mcp::config::plan(&config.settings, &config.mcp, cwd)?;
+    let server = crate::mcp::names::server_of(tool).unwrap_or("");
+    let planned = plan
+        .servers
+        .iter()
+        .find(|p| crate::mcp::names::normalize(&p.config.name) == server);
+    match planned.map(|p| p.approval) {
+        None => {
+            return unavailable(format!(
+                "No such tool: {tool}. No MCP server named {server:?} is configured."
+            ));
+        }
+        Some(Approval::Pending) => {
+            return unavailable(format!(
+                "No such tool: {tool}. MCP server {server:?} is in the project's .mcp.json and not approved, so it is not started."
+            ));
+        }
+        Some(Approval::Rejected) => {
+            return unavailable(format!(
+                "No such tool: {tool}. MCP server {server:?} is disabled (disabledMcpjsonServers)."
+            ));
+        }
+        Some(Approval::Approved) => {}
+    }
+    if let Selection::Only(names) = &config.selection
+        && !names
+            .iter()
+            .any(|n| n == tool || *n == format!("mcp__{server}"))
+    {
+        return unavailable(format!(
+            "No such tool: {tool}. It is not selected by --tools."
+        ));
+    }
+    if policy.removes_tool(tool) {
+        return unavailable(format!(
+            "No such tool: {tool}. A deny rule removes it from this session."
+        ));
+    }
+    let serde_json::Value::Object(input) = input else {
+        return Ok(Explained::Rejected(Rejection {
+            outcome: Outcome::SchemaError,
+            content: "The input must be a JSON object.".into(),
+        }));
+    };
+    let decision = policy.decide(&crate::permission::DecisionRequest {
+        tool,
+        access: crate::tool::Access::default(),
+        input: &input,
+        mode: policy.starting_mode(),
+        hook: None,
+    });
+    Ok(Explained::Decision {
+        tool: tool.to_string(),
+        input,
+        decision,
+        at_run_time: Some(format!(
+            "the input is checked against the input schema MCP server {server:?} gives when it starts; explain starts no server"
+        )),
+    })
+}
+
 /// The `limits` of the `hello` answer: what a client may send and what it gets back.
 fn limits_for_hello(config: &Config, limits: &crate::settings::Limits) -> serde_json::Value {
     use crate::tool::Tool;
@@ -396,6 +491,7 @@ fn limits_for_hello(config: &Config, limits: &crate::settings::Limits) -> serde_
 pub struct Runtime {
     dispatcher: Dispatcher,
     session: Arc<Session>,
+    mcp: Arc<crate::mcp::McpServers>,
     /// Which tools exist; it changes with [`Runtime::set_tools`].
     registry: Arc<Registry>,
     /// The `limits` of the answer to `hello`.
@@ -421,8 +517,30 @@ impl Runtime {
         session.output_dir = output_dir.clone();
         let settings = &config.settings;
 
+        let (emitter, rx) = Emitter::channel();
+        // Every MCP server answers or times out before the first call is read.
+        let events = emitter.clone();
+        let mcp_events: crate::mcp::EventSink = Arc::new(move |event: serde_json::Value| {
+            if let serde_json::Value::Object(mut body) = event {
+                body.remove("event");
+                events.send(ServerMessage::event(
+                    "mcp_server",
+                    serde_json::Value::Object(body),
+                ));
+            }
+        });
+        let started = crate::mcp::McpServers::start(
+            settings,
+            &config.mcp,
+            &cwd,
+            &settings.env_scrub,
+            mcp_events,
+        )
+        .await?;
+        let mcp = started.servers;
         let (policy, registry, mut warnings) =
-            build_policy_and_registry(&config, &cwd, Some(&output_dir))?;
+            build_policy_and_registry(&config, &cwd, Some(&output_dir), started.tools)?;
+        warnings.extend(started.warnings);
 
         session.env_remove = crate::process::scrubbed_names(&settings.env_scrub);
         session.env = settings
@@ -435,10 +553,19 @@ impl Runtime {
             output_dir.join("checkpoints"),
         );
         session.guard = policy.clone();
-        session.limits = Arc::new(settings.limits.clone());
+        let mut limits = settings.limits.clone();
+        if let Some(tokens) = crate::mcp::lookup_var(settings, "MAX_MCP_OUTPUT_TOKENS") {
+            match tokens.trim().parse::<usize>() {
+                // The reference counts four characters a token.
+                Ok(n) if n > 0 => limits.mcp_chars = n.saturating_mul(4),
+                _ => warnings.push(format!(
+                    "MAX_MCP_OUTPUT_TOKENS={tokens:?} is not a positive number of tokens; ignored"
+                )),
+            }
+        }
+        session.limits = Arc::new(limits.clone());
         let session = Arc::new(session);
 
-        let (emitter, rx) = Emitter::channel();
         let mut hook_config = HookConfig::new();
         for (file, hooks) in settings.sections("hooks") {
             hook_config.add_settings_file(file, hooks, &crate::permission::check_rule)?;
@@ -495,8 +622,28 @@ impl Runtime {
                 .await
                 .map_err(|_| StartError::Spawn("hooks"))?
         };
-        let hello_limits = limits_for_hello(&config, &settings.limits);
+        let hello_limits = limits_for_hello(&config, &limits);
         let registry = Arc::new(registry);
+        // Weak: the registry holds the servers' tools, which hold their server.
+        let weak = Arc::downgrade(&registry);
+        mcp.attach(Arc::new(move |group: &str, tools| {
+            weak.upgrade()
+                .map(|r| r.set_group(group, tools))
+                .unwrap_or_default()
+        }));
+        if let Selection::Only(names) = &config.selection {
+            let available = registry.available();
+            for name in names.iter().filter(|n| n.starts_with("mcp__")) {
+                if !available.iter().any(|a| {
+                    config.selection.allows(a)
+                        && (a == name
+                            || crate::mcp::names::server_of(a)
+                                == crate::mcp::names::server_of(name))
+                }) {
+                    tracing::warn!("--tools: {name:?} is no tool of a connected MCP server (yet)");
+                }
+            }
+        }
         let (validator, _) = Validator::spawn(registry.clone(), session.clone())
             .await
             .map_err(|_| StartError::Spawn("validate"))?;
@@ -506,7 +653,7 @@ impl Runtime {
         let (executor, _) = Executor::spawn()
             .await
             .map_err(|_| StartError::Spawn("execute"))?;
-        let (budget, _) = Budget::spawn(settings.limits.clone(), output_dir, temp_output.is_some())
+        let (budget, _) = Budget::spawn(limits, output_dir, temp_output.is_some())
             .await
             .map_err(|_| StartError::Spawn("budget"))?;
         let mut pipeline = Pipeline::new(
@@ -540,6 +687,7 @@ impl Runtime {
             Self {
                 dispatcher,
                 session,
+                mcp,
                 registry,
                 hello_limits,
                 _temp_output: temp_output,
@@ -596,6 +744,11 @@ impl Runtime {
         &self.session
     }
 
+    /// Every configured MCP server's last reported status (the `mcp_server` events' content).
+    pub fn mcp_servers(&self) -> Vec<crate::mcp::ServerStatus> {
+        self.mcp.statuses()
+    }
+
     /// The client can no longer answer permission requests: waiting and future asks are denied.
     pub fn close_asks(&self) {
         self.dispatcher.pipeline().close_asks();
@@ -613,6 +766,8 @@ impl Runtime {
                 ASYNC_HOOK_GRACE,
             )
             .await;
+        // After every call has its result: no MCP call is in flight any more.
+        self.mcp.shutdown().await;
         pipeline.stop();
     }
 }

@@ -152,6 +152,10 @@ pub const KNOWN_KEYS: Known = Known::Object(&[
         Known::Object(&[("requireReadBeforeEdit", Known::Value)]),
     ),
     ("mcpServers", Known::Value),
+    // Approvals of the project's .mcp.json servers (read by `mcp::config`).
+    ("enableAllProjectMcpServers", Known::Value),
+    ("enabledMcpjsonServers", Known::Value),
+    ("disabledMcpjsonServers", Known::Value),
 ]);
 
 impl Known {

@@ -796,6 +796,11 @@ async fn drive(
     // The slot fills in the id.
     let mut result = ToolResult::new(String::new(), shaped.outcome, shaped.content);
     result.output_file = shaped.output_file;
+    if let Some(att) = shaped.attachments {
+        let att = *att;
+        result.content_blocks = (!att.blocks.is_empty()).then_some(att.blocks);
+        result.structured_content = att.structured;
+    }
     Ok(result)
 }
 

@@ -39,6 +39,35 @@ pub struct ToolOutput {
     /// CLI's published output type of this tool (docs/SEMANTICS.md §4.3); on failure a string,
     /// the PostToolUseFailure `error`. `None`: hooks are given `content`.
     pub response: Option<Value>,
+    /// Parts that are not plain text (an MCP server's images, audio, resources, structured
+    /// content), passed to the client beside `content`; None for every built-in tool.
+    pub attachments: Option<Box<Attachments>>,
+}
+
+/// What an output carries besides its text (docs/PROTOCOL.md, "MCP results").
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Attachments {
+    /// Content blocks as the MCP server sent them (`content_blocks` on the wire); empty when
+    /// every block was text.
+    pub blocks: Vec<Value>,
+    /// The server's `structuredContent` (`structured_content` on the wire).
+    pub structured: Option<Value>,
+}
+
+impl Attachments {
+    /// Their size as JSON, in bytes: what they add to a result against its budget.
+    pub fn size(&self) -> usize {
+        let blocks: usize = self
+            .blocks
+            .iter()
+            .map(|b| serde_json::to_string(b).map_or(0, |s| s.len()))
+            .sum();
+        blocks
+            + self
+                .structured
+                .as_ref()
+                .map_or(0, |v| serde_json::to_string(v).map_or(0, |s| s.len()))
+    }
 }
 
 /// A complete output a tool has already written to disk.
@@ -60,6 +89,7 @@ impl ToolOutput {
             content: content.into(),
             full_output: None,
             response: None,
+            attachments: None,
         }
     }
 
@@ -70,6 +100,7 @@ impl ToolOutput {
             content: content.into(),
             full_output: None,
             response: None,
+            attachments: None,
         }
     }
 
@@ -80,6 +111,7 @@ impl ToolOutput {
             content: content.into(),
             full_output: None,
             response: None,
+            attachments: None,
         }
     }
 

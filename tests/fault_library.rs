@@ -33,7 +33,7 @@ impl Tool for Flaky {
         let sleep = Duration::from_micros(input["sleep_us"].as_u64().unwrap_or(0));
         tokio::select! {
             _ = tokio::time::sleep(sleep) => {}
-            _ = ctx.cancel.cancelled() => return ToolOutput { status: toolrt::tool::ToolStatus::Cancelled, content: "stopped".into(), full_output: None, response: None },
+            _ = ctx.cancel.cancelled() => return ToolOutput { status: toolrt::tool::ToolStatus::Cancelled, content: "stopped".into(), full_output: None, response: None, attachments: None },
         }
         if input["panic"].as_bool() == Some(true) {
             panic!("flaky tool panicked on purpose");

@@ -14,7 +14,7 @@ use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
 use crate::call::Outcome;
 use crate::settings::Limits;
 use crate::stage::{StageFault, request};
-use crate::tool::{BudgetClass, FullOutput, ToolOutput, ToolStatus};
+use crate::tool::{Attachments, BudgetClass, FullOutput, ToolOutput, ToolStatus};
 
 /// The budgeted result content.
 #[derive(Debug, Clone, PartialEq)]
@@ -25,6 +25,9 @@ pub struct Shaped {
     pub content: String,
     /// Where the complete output is, when `content` holds only part of it.
     pub output_file: Option<PathBuf>,
+    /// Non-text parts, passed on when the whole output is within budget (else they are in the
+    /// file with the rest).
+    pub attachments: Option<Box<Attachments>>,
 }
 
 /// What to do with one output.
@@ -123,10 +126,11 @@ pub fn plan_within(output: &ToolOutput, success_limit: usize, limits: &Limits) -
     }
     let success = output.status == ToolStatus::Success;
     let limit = char_limit(output, success_limit, limits);
+    let extra = output.attachments.as_ref().map_or(0, |a| a.size()) as u64;
     let (chars, lines) = match &output.full_output {
         Some(FullOutput { chars, lines, .. }) => (*chars, *lines),
         None => {
-            let chars = output.content.chars().count() as u64;
+            let chars = output.content.chars().count() as u64 + extra;
             if chars as usize <= limit {
                 return Plan::Inline;
             }
@@ -162,11 +166,27 @@ pub fn plan_within(output: &ToolOutput, success_limit: usize, limits: &Limits) -
             notice,
         },
         None => Plan::External {
-            write: Some(output.content.clone()),
+            write: Some(match &output.attachments {
+                None => output.content.clone(),
+                Some(att) => with_attachments(&output.content, att),
+            }),
             existing: None,
             notice,
         },
     }
+}
+
+/// The text of an externalized output that has non-text parts: its text, then the parts as
+/// JSON, so the file holds everything the result would have.
+fn with_attachments(content: &str, att: &Attachments) -> String {
+    let parts = serde_json::json!({
+        "content_blocks": att.blocks,
+        "structured_content": att.structured,
+    });
+    format!(
+        "{content}\n\n--- content blocks and structured content (JSON) ---\n{}",
+        serde_json::to_string_pretty(&parts).unwrap_or_default()
+    )
 }
 
 /// The character limit that applies to this output: failures get the smaller error budget.
@@ -182,6 +202,7 @@ fn char_limit(output: &ToolOutput, success_limit: usize, limits: &Limits) -> usi
 /// in bytes than the limit in characters (a character is at least one byte).
 pub fn clearly_inline(output: &ToolOutput, success_limit: usize, limits: &Limits) -> bool {
     output.full_output.is_none()
+        && output.attachments.is_none()
         && output.content.len() <= char_limit(output, success_limit, limits)
 }
 
@@ -312,6 +333,7 @@ impl Actor for BudgetActor {
                     outcome,
                     content: output.content,
                     output_file: None,
+                    attachments: output.attachments,
                 });
             }
             Plan::External {
@@ -323,6 +345,7 @@ impl Actor for BudgetActor {
                     outcome,
                     content: notice.render(&path, state.temporary),
                     output_file: Some(path),
+                    attachments: None,
                 });
             }
             Plan::External { write, notice, .. } => {
@@ -342,6 +365,7 @@ impl Actor for BudgetActor {
                             outcome,
                             content: notice.render(&path, temporary),
                             output_file: Some(path),
+                            attachments: None,
                         },
                         Err(e) => Shaped {
                             outcome,
@@ -351,6 +375,7 @@ impl Actor for BudgetActor {
                                 path.display()
                             ),
                             output_file: None,
+                            attachments: None,
                         },
                     };
                     let _ = reply.send(shaped);
@@ -401,6 +426,7 @@ impl Budget {
                 outcome: outcome_of(output.status),
                 content: output.content,
                 output_file: None,
+                attachments: None,
             });
         }
         request("budget", &self.actor, |reply| BudgetMsg::Shape {

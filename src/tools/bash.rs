@@ -296,6 +296,7 @@ fn finish(
         content,
         full_output,
         response,
+        attachments: None,
     }
 }
 
