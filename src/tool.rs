@@ -55,18 +55,17 @@ pub struct Attachments {
 }
 
 impl Attachments {
-    /// Their size as JSON, in bytes: what they add to a result against its budget.
-    pub fn size(&self) -> usize {
-        let blocks: usize = self
-            .blocks
-            .iter()
-            .map(|b| serde_json::to_string(b).map_or(0, |s| s.len()))
-            .sum();
+    /// What they add to a result of `text_bytes` against its budget, in bytes of JSON: every
+    /// block, and the structured content as far as it is longer than the text (servers
+    /// usually send the same data both ways).
+    pub fn extra_size(&self, text_bytes: usize) -> usize {
+        let size = |v: &Value| serde_json::to_string(v).map_or(0, |s| s.len());
+        let blocks: usize = self.blocks.iter().map(size).sum();
         blocks
             + self
                 .structured
                 .as_ref()
-                .map_or(0, |v| serde_json::to_string(v).map_or(0, |s| s.len()))
+                .map_or(0, |v| size(v).saturating_sub(text_bytes))
     }
 }
 

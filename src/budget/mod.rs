@@ -126,7 +126,10 @@ pub fn plan_within(output: &ToolOutput, success_limit: usize, limits: &Limits) -
     }
     let success = output.status == ToolStatus::Success;
     let limit = char_limit(output, success_limit, limits);
-    let extra = output.attachments.as_ref().map_or(0, |a| a.size()) as u64;
+    let extra = output
+        .attachments
+        .as_ref()
+        .map_or(0, |a| a.extra_size(output.content.len())) as u64;
     let (chars, lines) = match &output.full_output {
         Some(FullOutput { chars, lines, .. }) => (*chars, *lines),
         None => {

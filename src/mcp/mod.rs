@@ -195,18 +195,16 @@ impl McpServers {
         all
     }
 
-    /// The started server named `name` (or whose name normalises alike).
+    /// The server named `name` (or whose name normalises alike), if it connected at start-up.
     pub fn server(&self, name: &str) -> Option<&Arc<McpServer>> {
-        self.servers.iter().find(|s| s.name() == name).or_else(|| {
-            self.servers
-                .iter()
-                .find(|s| names::same_server(s.name(), name))
-        })
+        let up = || self.servers.iter().filter(|s| s.ever_connected());
+        up().find(|s| s.name() == name)
+            .or_else(|| up().find(|s| names::same_server(s.name(), name)))
     }
 
-    /// The started servers.
-    pub fn servers(&self) -> &[Arc<McpServer>] {
-        &self.servers
+    /// The servers that connected at start-up (their tools are registered).
+    pub fn servers(&self) -> Vec<&Arc<McpServer>> {
+        self.servers.iter().filter(|s| s.ever_connected()).collect()
     }
 
     /// Shuts every server down, in parallel.

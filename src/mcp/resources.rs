@@ -99,7 +99,7 @@ impl Tool for ListMcpResources {
                 Ok(s) => vec![s],
                 Err(e) => return ToolOutput::failed(e),
             },
-            None => self.servers.servers().iter().collect(),
+            None => self.servers.servers(),
         };
         let mut listed = Vec::new();
         let mut errors = Vec::new();

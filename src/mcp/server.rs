@@ -302,6 +302,12 @@ impl McpServer {
         &self.name
     }
 
+    /// Whether it ever connected (a server that failed at start-up has no tools, and nothing
+    /// restarts it).
+    pub fn ever_connected(&self) -> bool {
+        self.generation.load(Ordering::Relaxed) > 0
+    }
+
     /// The per-call timeout.
     pub fn call_timeout(&self) -> Duration {
         self.timeouts.call
