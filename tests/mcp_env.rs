@@ -61,11 +61,25 @@ fn servers_see_only_the_base_and_what_was_configured() {
         .filter(|k| !k.starts_with("__"))
         .collect();
     let allowed = [
-        "PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR",
-        "TZ", "FROM_SETTINGS", "CONFIGURED", "EXPANDED",
+        "PATH",
+        "HOME",
+        "USER",
+        "LOGNAME",
+        "SHELL",
+        "LANG",
+        "LC_ALL",
+        "LC_CTYPE",
+        "TMPDIR",
+        "TZ",
+        "FROM_SETTINGS",
+        "CONFIGURED",
+        "EXPANDED",
     ];
     for name in &names {
-        assert!(allowed.contains(name), "{name} reached the server: {names:?}");
+        assert!(
+            allowed.contains(name),
+            "{name} reached the server: {names:?}"
+        );
     }
     for name in ["PATH", "FROM_SETTINGS", "CONFIGURED", "EXPANDED"] {
         assert!(names.contains(name), "{name} missing: {names:?}");
@@ -74,13 +88,21 @@ fn servers_see_only_the_base_and_what_was_configured() {
     assert!(!names.contains("TERM"), "scrubbed by toolrt.envScrub");
     assert_eq!(env["EXPANDED"], "expanded-value");
     assert_eq!(env["__cwd__"], sandbox.path("sub").to_str().unwrap());
-    assert_eq!(env["__pgid__"], env["__pid__"], "the server leads its own group");
+    assert_eq!(
+        env["__pgid__"], env["__pid__"],
+        "the server leads its own group"
+    );
 
     // A second, unrelated server (node): the same rule.
     server.tool_use("e", "mcp__everything__get-env", json!({}));
     let text = server.result("e")["content"].as_str().unwrap().to_string();
     let env: serde_json::Value = serde_json::from_str(&text).unwrap();
-    let names: BTreeSet<&str> = env.as_object().unwrap().keys().map(String::as_str).collect();
+    let names: BTreeSet<&str> = env
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
     for name in &names {
         assert!(
             allowed.contains(name) || *name == "ONLY_THIS",

@@ -5,8 +5,8 @@
 mod support;
 
 use serde_json::{Value, json};
-use support::mcp::{self, everything, status_event};
 use support::Sandbox;
+use support::mcp::{self, everything, status_event};
 
 /// `toolrt args…` in `cwd`: exit code and everything it printed.
 fn run_status(args: &[&str], cwd: &std::path::Path) -> (Option<i32>, String) {
@@ -53,7 +53,12 @@ fn a_pretooluse_hook_rewrites_an_mcp_tools_argument() {
     let mut server = mcp::serve(
         &sandbox,
         json!({"everything": everything()}),
-        &["--settings", settings.to_str().unwrap(), "--permission-prompt", "none"],
+        &[
+            "--settings",
+            settings.to_str().unwrap(),
+            "--permission-prompt",
+            "none",
+        ],
     );
     status_event(&mut server, "everything", "connected");
     server.tool_use("e", "mcp__everything__echo", json!({"message": "original"}));
@@ -98,7 +103,11 @@ fn explain_decides_mcp_calls_without_starting_servers() {
             Some(0),
             "decision: allow",
         ),
-        (vec!["--disallowed-tools", "mcp__srv__*"], Some(2), "unavailable: No such tool: mcp__srv__get. A deny rule removes it"),
+        (
+            vec!["--disallowed-tools", "mcp__srv__*"],
+            Some(2),
+            "unavailable: No such tool: mcp__srv__get. A deny rule removes it",
+        ),
         (vec![], Some(3), "decision: ask"),
         (
             vec!["--allowed-tools", "mcp__srv"],
@@ -118,6 +127,9 @@ fn explain_decides_mcp_calls_without_starting_servers() {
         cwd,
     );
     assert_eq!(status, Some(2));
-    assert!(out.contains("No MCP server named \"other\" is configured"), "{out}");
+    assert!(
+        out.contains("No MCP server named \"other\" is configured"),
+        "{out}"
+    );
     assert!(!marker.exists(), "explain started a server");
 }

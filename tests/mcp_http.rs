@@ -80,7 +80,10 @@ fn http_server_with_a_bearer_token_from_the_environment() {
     status_event(&mut server, "remote", "connected");
     let wrong = status_event(&mut server, "wrong", "failed");
     assert!(
-        wrong["reason"].as_str().unwrap().contains("asks for authorization"),
+        wrong["reason"]
+            .as_str()
+            .unwrap()
+            .contains("asks for authorization"),
         "{wrong}"
     );
 
@@ -90,7 +93,11 @@ fn http_server_with_a_bearer_token_from_the_environment() {
     let m = server.result("m");
     assert_eq!(m["content_blocks"].as_array().unwrap().len(), 5, "{m}");
     // Progress and cancellation over HTTP too.
-    server.tool_use("s", "mcp__remote__slow", json!({"seconds": 30, "steps": 60}));
+    server.tool_use(
+        "s",
+        "mcp__remote__slow",
+        json!({"seconds": 30, "steps": 60}),
+    );
     server.take_for("progress", Duration::from_secs(20), |v| {
         v["event"] == "progress" && v["tool_use_id"] == "s"
     });
@@ -98,7 +105,10 @@ fn http_server_with_a_bearer_token_from_the_environment() {
     assert_eq!(server.result("s")["outcome"], "cancelled");
     let deadline = std::time::Instant::now() + Duration::from_secs(20);
     while std::fs::read_to_string(&log).unwrap_or_default().is_empty() {
-        assert!(std::time::Instant::now() < deadline, "the server never saw the cancel");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the server never saw the cancel"
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
 
@@ -108,7 +118,10 @@ fn http_server_with_a_bearer_token_from_the_environment() {
     server.tool_use("gone", "mcp__remote__echo", json!({"message": "x"}));
     let gone = server.result("gone");
     assert_eq!(gone["outcome"], "failed", "{gone}");
-    assert!(gone["content"].as_str().unwrap().contains("\"remote\""), "{gone}");
+    assert!(
+        gone["content"].as_str().unwrap().contains("\"remote\""),
+        "{gone}"
+    );
     let done = server.finish();
     assert!(done.status.success(), "{}", done.stderr);
 }

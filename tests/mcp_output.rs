@@ -6,8 +6,8 @@
 mod support;
 
 use serde_json::json;
-use support::mcp::{self, probe, status_event};
 use support::Sandbox;
+use support::mcp::{self, probe, status_event};
 
 #[test]
 fn a_megabyte_result_is_externalized_whole() {
@@ -47,13 +47,25 @@ fn the_limit_follows_max_mcp_output_tokens_and_counts_non_text_parts() {
     let mut server = mcp::serve(
         &sandbox,
         json!({"probe": probe(json!({}))}),
-        &["--settings", settings.to_str().unwrap(), "--permission-mode", "bypassPermissions"],
+        &[
+            "--settings",
+            settings.to_str().unwrap(),
+            "--permission-mode",
+            "bypassPermissions",
+        ],
     );
     status_event(&mut server, "probe", "connected");
     server.send(json!({"type": "hello"}));
-    let hello = server.wait_for("hello", std::time::Duration::from_secs(10), |v| v["type"] == "hello");
+    let hello = server.wait_for("hello", std::time::Duration::from_secs(10), |v| {
+        v["type"] == "hello"
+    });
     assert_eq!(hello["limits"]["mcp_chars"], 200);
-    let tools: Vec<&str> = hello["tools"].as_array().unwrap().iter().map(|t| t.as_str().unwrap()).collect();
+    let tools: Vec<&str> = hello["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_str().unwrap())
+        .collect();
     assert!(tools.contains(&"mcp__probe__echo"), "{tools:?}");
     server.tool_use("e", "mcp__probe__big", json!({"n": 150}));
     assert!(server.result("e").get("output_file").is_none());

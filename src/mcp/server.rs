@@ -426,6 +426,9 @@ impl McpServer {
                 let Some(change) = self.publish(tools) else {
                     return;
                 };
+                if change.added.is_empty() && change.removed.is_empty() {
+                    return;
+                }
                 let mut reason = String::from("its tool list changed");
                 if !change.added.is_empty() {
                     reason.push_str(&format!("; added {}", change.added.join(", ")));
