@@ -67,6 +67,10 @@ pub struct BenchArgs {
     /// Tiny sizes for tests of the command itself; the figures mean nothing.
     #[arg(long, hide = true)]
     pub smoke: bool,
+    /// The MCP server for the MCP figure, as "PROGRAM ARGS…" (it must have an `echo` tool);
+    /// default: server-everything as tests/fixtures/mcp/install installs it.
+    #[arg(long, value_name = "COMMAND")]
+    pub mcp_server: Option<String>,
 }
 
 impl From<BenchArgs> for crate::bench::Options {
@@ -76,6 +80,7 @@ impl From<BenchArgs> for crate::bench::Options {
             smoke: args.smoke,
             json: args.json,
             plot: args.plot,
+            mcp_server: args.mcp_server,
         }
     }
 }

@@ -3,6 +3,8 @@
 
 use std::process::Command;
 
+mod support;
+
 const KEYS: &[&str] = &[
     "inline_p50_us",
     "actor_floor_p50_us",
@@ -37,6 +39,8 @@ const STAGES: &[&str] = &[
 
 #[test]
 fn smoke_run_writes_every_key_and_a_plot() {
+    // The MCP figure measures the server the MCP tests install.
+    support::mcp::fixtures();
     let dir = tempfile::tempdir().expect("temp dir");
     let json_path = dir.path().join("bench.json");
     let svg_path = dir.path().join("bench.svg");
@@ -57,6 +61,7 @@ fn smoke_run_writes_every_key_and_a_plot() {
         "actor floor p50",
         "toolrt no-op p50",
         "bash ratio",
+        "mcp ratio, 1 in flight",
     ] {
         assert!(table.contains(row), "no {row:?} in the table:\n{table}");
     }
@@ -79,6 +84,16 @@ fn smoke_run_writes_every_key_and_a_plot() {
             "stages.{stage} = {}",
             v["stages"][stage]
         );
+    }
+    for key in [
+        "toolrt_p50_us",
+        "bare_p50_us",
+        "ratio_c1",
+        "toolrt_throughput_c16",
+        "bare_throughput_c16",
+    ] {
+        let n = v["mcp"][key].as_f64().unwrap_or(f64::NAN);
+        assert!(n.is_finite() && n > 0.0, "mcp.{key} = {}", v["mcp"]);
     }
     let svg = std::fs::read_to_string(&svg_path).expect("svg written");
     assert!(svg.starts_with("<svg"));

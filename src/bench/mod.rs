@@ -6,12 +6,14 @@
 //! - **toolrt no-op** (the real [`crate::Runtime`] with the no-op tool and 100 rules);
 //! - **Bash** `true` through toolrt against the same spawn done directly;
 //! - one **decision** against 1,000 rules; **memory** with 10,000 calls held in flight;
-//! - the **per-stage breakdown** of a no-op run through [`crate::supervisor::StageClock`].
+//! - the **per-stage breakdown** of a no-op run through [`crate::supervisor::StageClock`];
+//! - an **MCP** `echo` call through toolrt against a bare `rmcp` client ([`mcp`]).
 //!
 //! Absolute times on a shared machine mean little; the ratios to the floors are the point.
 //! docs/BENCH.md explains how to read each figure.
 
 pub mod floors;
+pub mod mcp;
 pub mod pipeline;
 pub mod plot;
 pub mod report;
@@ -42,6 +44,8 @@ pub struct Options {
     pub json: Option<PathBuf>,
     /// Where to draw the latency distributions (SVG).
     pub plot: Option<PathBuf>,
+    /// The MCP server to measure (`PROGRAM ARGS…`); by default the one the tests install.
+    pub mcp_server: Option<String>,
 }
 
 impl Options {
@@ -230,6 +234,20 @@ async fn measure(options: &Options) -> Result<Report, String> {
     ));
     let bash = bash(&ws.cwd, sizes.bash_calls, &mut next_ids).await?;
 
+    let mcp = match mcp::ServerCommand::pick(options.mcp_server.as_deref()) {
+        Some(server) => {
+            let calls = sizes.bash_calls * 5;
+            progress.step(&format!(
+                "mcp: {calls} echo calls each, toolrt and a bare rmcp client, at 1 and 16 in flight"
+            ));
+            Some(mcp::measure(&server, &ws.cwd, calls, &mut next_ids).await?)
+        }
+        None => {
+            progress.step("mcp: no MCP server installed (tests/fixtures/mcp/install) or given (--mcp-server): skipped");
+            None
+        }
+    };
+
     Ok(Report {
         mode,
         cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
@@ -242,6 +260,7 @@ async fn measure(options: &Options) -> Result<Report, String> {
         stages,
         clocked_total: Dist::new(clocked_total),
         bash,
+        mcp,
         decide,
         decide_cases,
         memory,

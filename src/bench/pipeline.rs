@@ -129,6 +129,11 @@ impl Driver {
         Ok((begin.elapsed(), samples))
     }
 
+    /// Whether `name` is a tool of the runtime now.
+    pub fn has_tool(&self, name: &str) -> bool {
+        self.runtime.tools().iter().any(|t| t == name)
+    }
+
     /// Finishes everything and stops the stages.
     pub async fn shutdown(self) {
         self.runtime.shutdown().await;

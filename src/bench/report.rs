@@ -32,6 +32,8 @@ pub struct Report {
     pub clocked_total: Dist,
     /// Bash `true`, through toolrt and direct.
     pub bash: BashFigures,
+    /// An MCP echo through toolrt and a bare rmcp client (None: no server to measure).
+    pub mcp: Option<super::mcp::McpFigures>,
     /// One decision against 1,000 rules, cases mixed.
     pub decide: Dist,
     /// Median µs of each decision case alone.
@@ -43,6 +45,25 @@ pub struct Report {
 }
 
 impl Report {
+    /// The MCP figures as JSON (null when skipped).
+    fn mcp_json(&self) -> Value {
+        let Some(m) = &self.mcp else {
+            return Value::Null;
+        };
+        json!({
+            "server": m.server,
+            "toolrt_p50_us": m.toolrt_c1.p50_us(),
+            "toolrt_p99_us": m.toolrt_c1.p99_us(),
+            "bare_p50_us": m.bare_c1.p50_us(),
+            "bare_p99_us": m.bare_c1.p99_us(),
+            "ratio_c1": ratio(m.toolrt_c1.p50_us(), m.bare_c1.p50_us()),
+            "toolrt_throughput_c16": m.toolrt_c16,
+            "bare_throughput_c16": m.bare_c16,
+            "throughput_ratio_c16": m.toolrt_c16 / m.bare_c16,
+            "calls": m.toolrt_c1.len(),
+        })
+    }
+
     /// toolrt no-op p50 over the actor floor's p50.
     pub fn ratio_noop_vs_actor_floor(&self) -> f64 {
         ratio(self.noop.p50_us(), self.actor.p50_us())
@@ -169,6 +190,31 @@ impl Report {
             &format!("direct {:.2} µs", self.bash.direct_c4.p50_us()),
         );
         row("bash ratio, 4 in flight", x(self.bash_ratio_c4()), "");
+        match &self.mcp {
+            Some(m) => {
+                row(
+                    "mcp echo p50, toolrt, 1",
+                    us(m.toolrt_c1.p50_us()),
+                    &format!(
+                        "bare rmcp {:.2} µs; p99 {:.2} vs {:.2} µs",
+                        m.bare_c1.p50_us(),
+                        m.toolrt_c1.p99_us(),
+                        m.bare_c1.p99_us()
+                    ),
+                );
+                row(
+                    "mcp ratio, 1 in flight",
+                    x(ratio(m.toolrt_c1.p50_us(), m.bare_c1.p50_us())),
+                    "goal ≤ 1.10",
+                );
+                row(
+                    "mcp throughput, 16 in flight",
+                    format!("{:.0}/s", m.toolrt_c16),
+                    &format!("bare rmcp {:.0}/s; goal ≥ bare", m.bare_c16),
+                );
+            }
+            None => row("mcp", "skipped".into(), "no MCP server to measure"),
+        }
         let cases: Vec<String> = self
             .decide_cases
             .iter()
@@ -270,6 +316,7 @@ impl Report {
             "stages_p99_us": stages_p99,
             "stages_clocked_p50_us": self.clocked_total.p50_us(),
             "stages_outside_p50_us": self.outside_stages_us(),
+            "mcp": self.mcp_json(),
         })
     }
 }
