@@ -26,6 +26,7 @@ fn a_pretooluse_hook_rewrites_an_mcp_tools_argument() {
     let sandbox = Sandbox::new();
     let seen = sandbox.dir.path().join("hook-input.json");
     let only_sum = sandbox.dir.path().join("only-sum.log");
+    let post = sandbox.dir.path().join("post-input.json");
     let rewrite = format!(
         "tee '{}' >/dev/null; echo '{}'",
         seen.display(),
@@ -38,7 +39,9 @@ fn a_pretooluse_hook_rewrites_an_mcp_tools_argument() {
     let settings = sandbox.dir.path().join("settings.json");
     std::fs::write(
         &settings,
-        json!({"hooks": {"PreToolUse": [
+        json!({"hooks": {
+            "PostToolUse": [{"matcher": "mcp__everything__echo", "hooks": [{"type": "command", "command": format!("cat > '{}'", post.display())}]}],
+            "PreToolUse": [
             {"matcher": "mcp__.*__echo", "hooks": [{"type": "command", "command": rewrite}]},
             {"matcher": "mcp__everything__.*", "hooks": [{
                 "type": "command",
@@ -85,6 +88,16 @@ fn a_pretooluse_hook_rewrites_an_mcp_tools_argument() {
         .collect();
     assert_eq!(lines.len(), 1, "{log}");
     assert_eq!(lines[0]["tool_name"], "mcp__everything__get-sum");
+    // PostToolUse gets the server's content blocks as `tool_response`.
+    let post: Value = serde_json::from_str(&std::fs::read_to_string(&post).unwrap()).unwrap();
+    assert_eq!(
+        post["tool_response"],
+        json!([{"type": "text", "text": "Echo: rewritten by the hook"}])
+    );
+    assert_eq!(
+        post["tool_input"],
+        json!({"message": "rewritten by the hook"})
+    );
 }
 
 #[test]

@@ -8,8 +8,10 @@ use serde_json::Value;
 
 use crate::tool::{Attachments, ToolOutput, ToolStatus};
 
-/// Maps a result object (`content`, `structuredContent`, `isError`) as the server sent it.
-pub fn map_result(result: &Value) -> ToolOutput {
+/// Maps a result object (`content`, `structuredContent`, `isError`) as the server sent it;
+/// with `for_hooks`, PostToolUse hooks are given the content blocks themselves as
+/// `tool_response` (the reference CLI's MCP output shape).
+pub fn map_result(result: &Value, for_hooks: bool) -> ToolOutput {
     let blocks: &[Value] = result
         .get("content")
         .and_then(Value::as_array)
@@ -52,7 +54,7 @@ pub fn map_result(result: &Value) -> ToolOutput {
         },
         content,
         full_output: None,
-        response: None,
+        response: (for_hooks && !is_error).then(|| Value::Array(blocks.to_vec())),
         attachments,
     }
 }
@@ -189,7 +191,13 @@ mod tests {
                 None,
             ),
         ] {
-            let out = map_result(&result);
+            let out = map_result(&result, true);
+            if status == ToolStatus::Success {
+                assert_eq!(
+                    out.response.clone().unwrap(),
+                    result.get("content").cloned().unwrap_or(json!([]))
+                );
+            }
             assert_eq!(out.status, status, "{result}");
             assert_eq!(out.content, content, "{result}");
             let att = out.attachments.as_deref();

@@ -44,7 +44,7 @@ mod tests {
             ("my.server", "get data", "mcp__my_server__get_data"),
             ("everything", "get-sum", "mcp__everything__get-sum"),
             ("Srv", "a/b:c", "mcp__Srv__a_b_c"),
-            ("é", "ü", "mcp_____"),
+            ("é", "ü", "mcp______"),
         ] {
             assert_eq!(tool_name(server, tool), name, "{server} {tool}");
         }
