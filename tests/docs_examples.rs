@@ -412,6 +412,13 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     for entry in std::fs::read_dir(dir).unwrap().flatten() {
         let path = entry.path();
+        // Installed test servers (tests/fixtures/mcp: node_modules, .venv, caches) are not the
+        // repository's files.
+        let name = entry.file_name();
+        let installed = name == "node_modules" || name.to_string_lossy().starts_with('.');
+        if path.is_dir() && installed {
+            continue;
+        }
         if path.is_dir() {
             out.extend(walk(&path));
         } else {
