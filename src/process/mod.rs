@@ -1,5 +1,5 @@
-//! Every process toolrt starts — Bash commands, background tasks, command hooks (next: MCP
-//! servers, a sandbox) — starts here, the same way: in a process group of its own, recorded with
+//! Every process toolrt starts — Bash commands, background tasks, command hooks, stdio MCP
+//! servers (next: a sandbox) — starts here, the same way: in a process group of its own, recorded with
 //! the [`watchdog`] from right after the spawn until the group is killed, with the environment
 //! every child gets (toolrt's own minus the `toolrt.envScrub` names, then the settings' `env`).
 //!
