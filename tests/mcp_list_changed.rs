@@ -48,15 +48,31 @@ fn a_tool_added_by_the_server_becomes_callable() {
     assert_eq!(late["outcome"], "success", "{late}");
     assert_eq!(late["content"], "I am dyn_tool");
     // A deny rule removes a tool that arrives later too.
+    // (A change that adds only a removed tool changes nothing the client sees, so it is not
+    // reported: the next tool's event shows the server's list was read after both.)
     server.tool_use(
         "add2",
         "mcp__probe__add_tool",
         json!({"name": "denied_tool"}),
     );
     server.result("add2");
-    server.wait_for("second change", Duration::from_secs(20), |v| {
-        v["event"] == "mcp_server" && v["tools"].as_u64() == Some(before + 1) && v != &changed
+    server.tool_use(
+        "add3",
+        "mcp__probe__add_tool",
+        json!({"name": "third_tool"}),
+    );
+    server.result("add3");
+    let third = server.wait_for("third change", Duration::from_secs(20), |v| {
+        v["event"] == "mcp_server"
+            && v["reason"]
+                .as_str()
+                .is_some_and(|r| r.contains("added mcp__probe__third_tool"))
     });
+    assert_eq!(third["tools"].as_u64().unwrap(), before + 2, "{third}");
+    assert!(
+        !third["reason"].as_str().unwrap().contains("denied_tool"),
+        "{third}"
+    );
     server.tool_use("d", "mcp__probe__denied_tool", json!({}));
     assert_eq!(server.result("d")["outcome"], "unavailable");
     // The same process all along.
