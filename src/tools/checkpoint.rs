@@ -80,8 +80,10 @@ impl CheckpointStore {
         {
             return Ok(());
         }
-        let blob = match std::fs::read(path) {
-            Ok(bytes) => {
+        // Copied, not read into memory: a checkpoint of a large file costs disk, not RSS. Only a
+        // regular file is copied (a device could be endless, a FIFO would wait).
+        let blob = match super::file_bytes::open_regular(path) {
+            Ok(mut source) => {
                 let dir = self.dir.as_deref().unwrap_or(fallback_dir);
                 crate::paths::create_private_dir(dir)?;
                 inner.seq += 1;
@@ -90,12 +92,13 @@ impl CheckpointStore {
                     .prefix(&format!("cp-{:06}-", inner.seq))
                     .suffix(".bin")
                     .tempfile_in(dir)?;
-                std::io::Write::write_all(&mut file, &bytes)?;
+                std::io::copy(&mut source, &mut file)?;
                 let (_, blob) = file.keep().map_err(|e| e.error)?;
                 Some(blob)
             }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-            Err(e) => return Err(e),
+            Err(super::file_bytes::FileError::NotFound(_)) => None,
+            Err(super::file_bytes::FileError::Io { source, .. }) => return Err(source),
+            Err(e) => return Err(std::io::Error::other(e.to_string())),
         };
         inner.entries.push(Entry {
             call: call.clone(),

@@ -170,6 +170,9 @@ impl Tool for Edit {
                 "{} is a directory; give the path of a file to edit",
                 path.display()
             )),
+            Ok(m) if !m.is_file() => {
+                Err(super::file_bytes::FileError::NotRegular(path).to_string())
+            }
             Ok(m) => {
                 if old.is_empty() && m.len() > 0 {
                     return Err(format!(
@@ -195,9 +198,16 @@ impl Tool for Edit {
             new,
             replace_all,
         };
-        let bytes = match tokio::fs::read(&path).await {
-            Ok(b) => Some(b),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        // Regular files only, bounded as Read is: the path may have changed since validation.
+        let owned = path.clone();
+        let read = tokio::task::spawn_blocking(move || {
+            super::file_bytes::read_regular(&owned, super::read::MAX_FILE_BYTES)
+        })
+        .await;
+        let bytes = match read {
+            Ok(Ok(b)) => Some(b),
+            Ok(Err(super::file_bytes::FileError::NotFound(_))) => None,
+            Ok(Err(e)) => return ToolOutput::failed(e.to_string()),
             Err(e) => return ToolOutput::failed(format!("cannot read {}: {e}", path.display())),
         };
         let Some(bytes) = bytes else {

@@ -5,7 +5,8 @@
 //!   its end (started through [`crate::process`]); `capture` bounds what a command's output
 //!   costs in memory; `background` is the registry of background tasks that `task_output` and
 //!   `task_stop` read and stop.
-//! - `read`, `write`, `edit`: the file tools; `read_state` remembers what was read so Edit and
+//! - `read`, `write`, `edit`: the file tools; `file_bytes` reads what a path names, regular files
+//!   only and bounded; `read_state` remembers what was read so Edit and
 //!   Write never overwrite a change the model has not seen; `checkpoint` keeps every file's prior
 //!   state so [`ToolState::rewind`] can undo; `patch` describes their change to hooks.
 //! - `glob`, `grep`: search by name and by content.
@@ -21,6 +22,7 @@ pub mod bash;
 pub mod capture;
 pub mod checkpoint;
 pub mod edit;
+pub mod file_bytes;
 pub mod glob;
 pub mod grep;
 pub mod noop;

@@ -19,7 +19,27 @@ pub const MAX_LINE_CHARS: usize = 2_000;
 const LOSSY_NOTE: &str =
     "\n[This file is not valid UTF-8; bytes that are not were shown as \u{FFFD}.]";
 /// Files larger than this are refused whole; Grep or Bash can look at parts.
-const MAX_FILE_BYTES: u64 = 256 * 1024 * 1024;
+pub(crate) const MAX_FILE_BYTES: u64 = 256 * 1024 * 1024;
+
+/// The bytes of the regular file `path`, at most [`MAX_FILE_BYTES`]; the text on error is for
+/// the model.
+async fn read_bounded(path: &Path) -> Result<Vec<u8>, String> {
+    let owned = path.to_path_buf();
+    match tokio::task::spawn_blocking(move || {
+        super::file_bytes::read_regular(&owned, MAX_FILE_BYTES)
+    })
+    .await
+    {
+        Ok(Ok(bytes)) => Ok(bytes),
+        Ok(Err(super::file_bytes::FileError::TooLarge { .. })) => Err(format!(
+            "{} is larger than {MAX_FILE_BYTES} bytes, too large for Read. Use Grep to find the \
+             lines you need, or Bash (head, tail, sed -n) to look at parts of it.",
+            path.display()
+        )),
+        Ok(Err(e)) => Err(e.to_string()),
+        Err(e) => Err(format!("cannot read {}: {e}", path.display())),
+    }
+}
 
 /// The `Read` tool.
 #[derive(Debug, Default)]
@@ -94,6 +114,9 @@ impl Tool for Read {
                 path.display()
             ));
         }
+        if !meta.is_file() {
+            return ToolOutput::failed(super::file_bytes::FileError::NotRegular(path).to_string());
+        }
         if meta.len() > MAX_FILE_BYTES {
             return ToolOutput::failed(format!(
                 "{} is {} bytes, too large for Read. Use Grep to find the lines you need, or Bash \
@@ -102,9 +125,10 @@ impl Tool for Read {
                 meta.len()
             ));
         }
-        let bytes = match tokio::fs::read(&path).await {
+        // Checked again on the open file: the path may have changed since.
+        let bytes = match read_bounded(&path).await {
             Ok(b) => b,
-            Err(e) => return ToolOutput::failed(format!("cannot read {}: {e}", path.display())),
+            Err(e) => return ToolOutput::failed(e),
         };
         if bytes.is_empty() {
             ctx.session.tools.read_state.record(&path, &bytes);

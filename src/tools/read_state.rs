@@ -82,7 +82,8 @@ impl ReadState {
         if meta.len() != stamp.len {
             return Err(changed());
         }
-        let bytes = std::fs::read(path).map_err(|_| changed())?;
+        // Bounded by the length it had when read (the path may name something else by now).
+        let bytes = super::file_bytes::read_regular(path, stamp.len).map_err(|_| changed())?;
         if hash(&bytes) == stamp.hash {
             // Touched, not changed: remember the new mtime so the next check is cheap.
             self.record(path, &bytes);

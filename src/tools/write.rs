@@ -116,6 +116,9 @@ impl Tool for Write {
                 "{} is a directory; give the path of a file to write",
                 path.display()
             )),
+            Ok(m) if !m.is_file() => {
+                Err(super::file_bytes::FileError::NotRegular(path).to_string())
+            }
             Ok(_) => check_fresh(&path, session),
             Err(_) => Ok(()),
         }
@@ -172,10 +175,12 @@ impl Tool for Write {
 /// A file's text before a change, for hooks: `None` when it cannot be read or is larger than
 /// a diff is made of (the response then says `originalFile: null`, as the reference does).
 pub(crate) async fn prior_text(path: &Path) -> Option<String> {
-    let len = tokio::fs::metadata(path).await.ok()?.len();
-    if len > patch::MAX_DIFF_BYTES as u64 {
-        return None;
-    }
-    let bytes = tokio::fs::read(path).await.ok()?;
+    let path = path.to_path_buf();
+    let bytes = tokio::task::spawn_blocking(move || {
+        super::file_bytes::read_regular(&path, patch::MAX_DIFF_BYTES as u64)
+    })
+    .await
+    .ok()?
+    .ok()?;
     Some(String::from_utf8_lossy(&bytes).into_owned())
 }
