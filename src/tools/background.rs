@@ -6,13 +6,21 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use tokio::sync::watch;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
 use tokio_util::sync::CancellationToken;
 
 use super::capture::{Capture, Counters};
 use super::shell_run::{Ending, run_captured, spawn_shell};
 use crate::process::kill_group;
 use crate::tool::{ToolContext, ToolOutput};
+
+/// Background tasks running at once. One more is refused (its call is `failed`): each holds a
+/// process group and its output capture, so a client must not start them without end.
+pub const MAX_RUNNING: usize = 64;
+
+/// Finished tasks remembered for TaskOutput; past it the oldest are forgotten (their output
+/// files stay where they are).
+pub const MAX_FINISHED: usize = 1024;
 
 /// Where a background task is.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -83,10 +91,24 @@ impl Task {
 }
 
 /// The background tasks of one session.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Tasks {
     tasks: Mutex<BTreeMap<String, Arc<Task>>>,
     next: AtomicU64,
+    /// One permit per task starting or running, held until it ends: a start takes one before
+    /// it spawns (an await), so concurrent starts cannot pass [`MAX_RUNNING`] and no lock is
+    /// held across the spawn.
+    running: Arc<Semaphore>,
+}
+
+impl Default for Tasks {
+    fn default() -> Self {
+        Self {
+            tasks: Mutex::default(),
+            next: AtomicU64::default(),
+            running: Arc::new(Semaphore::new(MAX_RUNNING)),
+        }
+    }
 }
 
 impl Tasks {
@@ -111,12 +133,49 @@ impl Tasks {
         // A panic while holding this lock leaves the map itself consistent; keep going.
         self.tasks.lock().unwrap_or_else(|e| e.into_inner())
     }
+
+    /// Room for one more task: a running permit, held until the task ends, with the oldest
+    /// finished tasks past [`MAX_FINISHED`] forgotten; or, with [`MAX_RUNNING`] starting or
+    /// running, why not (for the model).
+    fn room(&self) -> Result<OwnedSemaphorePermit, String> {
+        let permit = self.running.clone().try_acquire_owned().map_err(|_| {
+            format!(
+                "{MAX_RUNNING} background tasks are already running, the most toolrt runs at \
+                 once. Stop one with TaskStop, or wait for one to finish (TaskOutput), then start \
+                 this one again."
+            )
+        })?;
+        let mut tasks = self.lock();
+        let mut finished: Vec<(u64, String)> = tasks
+            .values()
+            .filter(|t| t.status() != TaskStatus::Running)
+            .map(|t| (seq(&t.id), t.id.clone()))
+            .collect();
+        if finished.len() >= MAX_FINISHED {
+            finished.sort_unstable();
+            for (_, id) in &finished[..=finished.len() - MAX_FINISHED] {
+                tasks.remove(id);
+            }
+        }
+        Ok(permit)
+    }
+}
+
+/// The number in a task id (`bg-12` → 12), for age order.
+fn seq(id: &str) -> u64 {
+    id.strip_prefix("bg-")
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0)
 }
 
 /// Starts `command` in the background and answers at once with its task id and output file.
 pub(crate) async fn start(command: &str, ctx: &ToolContext) -> ToolOutput {
     let session = &ctx.session;
     let tasks = &session.tools.tasks;
+    let permit = match tasks.room() {
+        Ok(permit) => permit,
+        Err(why) => return ToolOutput::failed(why),
+    };
     let id = format!("bg-{}", tasks.next.fetch_add(1, Ordering::Relaxed) + 1);
     let capture = match Capture::create(&session.output_dir, &format!("task-{id}")) {
         Ok(c) => c,
@@ -156,6 +215,8 @@ pub(crate) async fn start(command: &str, ctx: &ToolContext) -> ToolOutput {
             Ending::Cancelled | Ending::TimedOut => TaskStatus::Killed,
             Ending::Lost(err) => TaskStatus::Failed(err),
         };
+        // Its place goes back before anyone waiting for its end can start another.
+        drop(permit);
         runner.status.send_replace(status);
     });
     let response = ctx.hook_response.then(|| {
