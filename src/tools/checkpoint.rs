@@ -11,12 +11,17 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
+/// Checkpoints kept (one per file a call changed); past it the oldest calls' are dropped, so a
+/// long session's history costs bounded memory and disk.
+pub const MAX_CHECKPOINTS: usize = 10_000;
+
 /// Why a rewind failed.
 #[derive(Debug, thiserror::Error)]
 pub enum RewindError {
     /// No checkpoint carries this call id.
     #[error(
-        "no checkpoint for tool_use_id {0:?}: that call changed no file, or was already rewound"
+        "no checkpoint for tool_use_id {0:?}: that call changed no file, was already rewound, or is \
+         older than the last 10,000 checkpoints kept"
     )]
     Unknown(String),
     /// A file could not be restored; it and the checkpoints not yet restored are kept, so the
@@ -52,6 +57,8 @@ struct Inner {
 pub struct CheckpointStore {
     dir: Option<PathBuf>,
     inner: Mutex<Inner>,
+    /// [`MAX_CHECKPOINTS`] but in tests.
+    limit: usize,
 }
 
 impl CheckpointStore {
@@ -60,6 +67,7 @@ impl CheckpointStore {
         Self {
             dir,
             inner: Mutex::new(Inner::default()),
+            limit: MAX_CHECKPOINTS,
         }
     }
 
@@ -105,6 +113,19 @@ impl CheckpointStore {
             path: path.to_path_buf(),
             blob,
         });
+        // Whole calls go, oldest first: a rewind to a later call needs nothing older.
+        while inner.entries.len() > self.limit {
+            let oldest = inner.entries[0].call.clone();
+            inner.entries.retain(|e| {
+                if !Arc::ptr_eq(&e.call, &oldest) {
+                    return true;
+                }
+                if let Some(blob) = &e.blob {
+                    let _ = std::fs::remove_file(blob);
+                }
+                false
+            });
+        }
         Ok(())
     }
 
@@ -164,6 +185,30 @@ fn restore(entry: &Entry) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_oldest_calls_checkpoints_go_past_the_limit() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = CheckpointStore {
+            limit: 3,
+            ..CheckpointStore::new(Some(dir.path().join("cp")))
+        };
+        let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+        std::fs::write(&a, b"v").unwrap();
+        std::fs::write(&b, b"w").unwrap();
+        let calls: Vec<Arc<str>> = (0..4).map(|i| Arc::from(format!("c{i}"))).collect();
+        // c0 changes two files: both of its checkpoints go together.
+        store.save(&calls[0], &a, dir.path()).unwrap();
+        store.save(&calls[0], &b, dir.path()).unwrap();
+        for call in &calls[1..] {
+            store.save(call, &a, dir.path()).unwrap();
+        }
+        assert_eq!(store.lock().entries.len(), 3);
+        let blobs = std::fs::read_dir(dir.path().join("cp")).unwrap().count();
+        assert_eq!(blobs, 3, "a dropped checkpoint's file is deleted");
+        assert!(matches!(store.rewind("c0"), Err(RewindError::Unknown(_))));
+        assert_eq!(store.rewind("c1").unwrap(), vec![a.clone()]);
+    }
 
     #[test]
     fn rewind_restores_in_reverse_and_deletes_created() {
