@@ -19,8 +19,8 @@ fn cancelling_a_batch_answers_every_call_and_runs_nothing_more() {
         {"id": "after2", "name": "Bash", "input": {"command": "touch after2.txt"}},
         {"id": "after3", "name": "Read", "input": {"file_path": "first.txt"}}
     ]}));
-    wait_file(&sb.path("child.pid"));
-    wait_file(&sb.path("shell.pid"));
+    wait_line(&sb.path("child.pid"));
+    wait_line(&sb.path("shell.pid"));
     server.send(json!({"type": "cancel", "batch": "B"}));
     server.wait_for("batch_end", Duration::from_secs(10), |v| {
         v["event"] == "batch_end"

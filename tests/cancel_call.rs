@@ -20,8 +20,8 @@ fn cancelling_a_running_bash_call_kills_its_process_group() {
         // cannot leave it empty.
         json!({"command": "sleep 60 & echo $! > child.tmp; mv child.tmp child.pid; echo $$ > shell.tmp; mv shell.tmp shell.pid; wait"}),
     );
-    wait_file(&sb.path("child.pid"));
-    wait_file(&sb.path("shell.pid"));
+    wait_line(&sb.path("child.pid"));
+    wait_line(&sb.path("shell.pid"));
     let start = Instant::now();
     server.send(json!({"type": "cancel", "id": "long"}));
     let r = server.result("long");

@@ -370,6 +370,20 @@ pub(crate) fn pid_alive(pid: i32) -> bool {
 }
 
 /// Waits until a file exists (a command under test signals it has started).
+/// Waits until `path` holds at least one whole line (a shell's `echo … > file` creates the file
+/// before it writes to it).
+pub(crate) fn wait_line(path: &Path) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !std::fs::read_to_string(path).is_ok_and(|text| text.ends_with('\n')) {
+        assert!(
+            Instant::now() < deadline,
+            "timed out waiting for a line in {}",
+            path.display()
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
 pub(crate) fn wait_file(path: &Path) {
     let deadline = Instant::now() + Duration::from_secs(20);
     while !path.exists() {
