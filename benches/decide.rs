@@ -10,7 +10,7 @@ use serde_json::{Map, Value, json};
 use toolrt::bench::workload;
 use toolrt::permission::{DecisionRequest, Mode, Policy};
 use toolrt::tool::Tool;
-use toolrt::tools::{bash::Bash, edit::Edit, read::Read};
+use toolrt::tools::ToolState;
 
 /// The same mixed rule set `toolrt bench` decides against (Bash exact, prefix, `:*` and
 /// mid-pattern stars; anchored, any-depth and home path globs; WebFetch domains).
@@ -41,20 +41,28 @@ fn bench(c: &mut Criterion) {
     let p = policy(n, &cwd);
     let read = cwd.join("src/mod4/a.rs").display().to_string();
     let edit = cwd.join("docs/x/page7.md").display().to_string();
-    let (bash, read_tool, edit_tool) = (Bash, Read, Edit);
+    let tools = ToolState::default().tools();
+    let tool = |name: &str| {
+        tools
+            .iter()
+            .find(|t| t.name() == name)
+            .cloned()
+            .expect("a built-in tool")
+    };
+    let (bash, read_tool, edit_tool) = (tool("Bash"), tool("Read"), tool("Edit"));
     let cases: [(&str, &dyn Tool, Value); 4] = [
         (
             "bash_simple",
-            &bash,
+            &*bash,
             json!({ "command": "tool8 run --fast" }),
         ),
         (
             "bash_compound",
-            &bash,
+            &*bash,
             json!({ "command": "git status && npm run script2 | grep ok" }),
         ),
-        ("read", &read_tool, json!({ "file_path": read })),
-        ("edit", &edit_tool, json!({ "file_path": edit })),
+        ("read", &*read_tool, json!({ "file_path": read })),
+        ("edit", &*edit_tool, json!({ "file_path": edit })),
     ];
     for (name, tool, v) in cases {
         let inp = input(v);

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
+use futures::FutureExt;
 use serde_json::json;
 use toolrt::bench::workload::{Workspace, noop_line, pipeline_policy};
 use toolrt::budget;
@@ -54,12 +55,13 @@ fn stages(c: &mut Criterion) {
     group.bench_function("validate_prepare", |b| {
         b.iter_batched(
             || ToolCall::new("c1", "Noop", json!({"value": 1})),
-            |call| black_box(validate::prepare(&registry, &session, call)),
+            // The no-op tool's own validation is done on its first poll.
+            |call| black_box(validate::prepare(&registry, &session, call).now_or_never()),
             criterion::BatchSize::SmallInput,
         )
     });
 
-    let input = match validate::prepare(
+    let input = match validate::check(
         &registry,
         &session,
         ToolCall::new("c1", "Noop", json!({"value": 1})),

@@ -22,6 +22,8 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use tokio::io::{AsyncWrite, AsyncWriteExt};
 use tokio::sync::{Notify, OwnedSemaphorePermit, mpsc};
 
+use serde_json::Value;
+
 use crate::protocol::ServerMessage;
 
 /// Queued, unwritten `progress` events may hold at most this many bytes (estimated); past it a
@@ -242,6 +244,41 @@ impl Emitter {
     /// How many results have been sent so far.
     pub fn results_sent(&self) -> u64 {
         self.shared.results.load(Ordering::Relaxed)
+    }
+}
+
+/// Progress updates of running calls go to the client as `progress` events, counted against
+/// the progress budget.
+impl crate::tool::ProgressTarget for Emitter {
+    fn send(&self, id: &Arc<str>, data: Value) -> bool {
+        let bytes = approx_size(&data) + id.len() + 64;
+        self.send_progress(
+            ServerMessage::event(
+                "progress",
+                serde_json::json!({"tool_use_id": &**id, "data": data}),
+            ),
+            bytes,
+        )
+    }
+
+    fn has_room(&self, bytes: usize) -> bool {
+        self.progress_room(bytes + 64)
+    }
+}
+
+/// About how many bytes `value` takes as JSON (strings by their length, everything else a few
+/// bytes), to count progress against its budget without serialising it twice.
+fn approx_size(value: &Value) -> usize {
+    match value {
+        Value::String(s) => s.len() + 2,
+        Value::Array(items) => items.iter().map(approx_size).sum::<usize>() + 2,
+        Value::Object(map) => {
+            map.iter()
+                .map(|(k, v)| k.len() + 4 + approx_size(v))
+                .sum::<usize>()
+                + 2
+        }
+        _ => 8,
     }
 }
 

@@ -136,7 +136,18 @@ fn explain(tool: &str, input: &str, args: toolrt::cli::RuntimeArgs) -> ExitCode 
             return ExitCode::from(2);
         }
     };
-    match toolrt::runtime::explain(&config, tool, input) {
+    // The tool's own validation may do file work on the blocking pool: it needs a runtime.
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("toolrt: cannot start the async runtime: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    match runtime.block_on(toolrt::runtime::explain(&config, tool, input)) {
         Err(e) => {
             eprintln!("toolrt: {e}");
             ExitCode::from(2)

@@ -49,13 +49,7 @@ pub fn create_private_dir(dir: &Path) -> std::io::Result<()> {
         .create(dir)
 }
 
-/// The home directory: `$HOME`, else `/`.
-pub fn home_dir() -> PathBuf {
-    std::env::var_os("HOME")
-        .filter(|h| !h.is_empty())
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("/"))
-}
+pub use crate::session::home_dir;
 
 #[cfg(test)]
 mod tests {

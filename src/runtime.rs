@@ -17,6 +17,7 @@ use crate::session::Session;
 use crate::settings::{Settings, SettingsError};
 use crate::supervisor::{AskPolicy, Pipeline};
 use crate::tool::Tool;
+use crate::tools::ToolState;
 use crate::validate::Validator;
 
 /// Where a session's output files go: externalized results, long Bash output, background
@@ -263,6 +264,7 @@ fn build_policy_and_registry(
     config: &Config,
     cwd: &Path,
     output_dir: Option<&Path>,
+    tool_state: &ToolState,
     mcp_tools: Vec<Arc<dyn Tool>>,
 ) -> Result<(Arc<Policy>, Registry, Vec<String>), StartError> {
     let settings = &config.settings;
@@ -291,7 +293,7 @@ fn build_policy_and_registry(
         tracing::warn!("{notice}");
     }
     let mut tools: Vec<Arc<dyn Tool>> = if config.builtins {
-        crate::tools::builtin_tools()
+        tool_state.tools()
     } else {
         Vec::new()
     };
@@ -338,7 +340,7 @@ pub enum Explained {
 /// permission decision, no hooks), without running anything. The tool's own validation needs
 /// a session's state, so it decides nothing here; what it would say in a fresh session is
 /// reported beside the decision.
-pub fn explain(
+pub async fn explain(
     config: &Config,
     tool: &str,
     input: serde_json::Value,
@@ -350,23 +352,25 @@ pub fn explain(
         OutputDir::At(dir) => std::fs::canonicalize(dir).ok(),
         _ => None,
     };
+    // A session that has done nothing yet: its tools remember nothing.
+    let tool_state = ToolState::new(
+        config.settings.require_read_before_edit,
+        std::env::temp_dir(),
+    );
     let (policy, registry, warnings) =
-        build_policy_and_registry(config, &cwd, output_dir.as_deref(), Vec::new())?;
+        build_policy_and_registry(config, &cwd, output_dir.as_deref(), &tool_state, Vec::new())?;
     report_warnings(config.strict_settings, &warnings)?;
     if tool.starts_with("mcp__") {
         return explain_mcp(config, &cwd, &policy, tool, input);
     }
     let mut session = Session::new(cwd, std::env::temp_dir());
-    session.tools = crate::tools::ToolState::new(
-        config.settings.require_read_before_edit,
-        std::env::temp_dir(),
-    );
     session.guard = policy.clone();
     let call = crate::call::ToolCall::new("explain", tool, input);
     match crate::validate::check(&registry, &session, call) {
         Err(rejection) => Ok(Explained::Rejected(rejection)),
         Ok(prepared) => {
             let at_run_time = crate::validate::validate_tool(&prepared, &session)
+                .await
                 .err()
                 .map(|r| r.content);
             let decision = policy.decide(&crate::permission::DecisionRequest {
@@ -468,8 +472,6 @@ fn explain_mcp(
 
 /// The `limits` of the `hello` answer: what a client may send and what it gets back.
 fn limits_for_hello(config: &Config, limits: &crate::settings::Limits) -> serde_json::Value {
-    use crate::tool::Tool;
-    let read = crate::tools::read::Read;
     serde_json::json!({
         "max_line_bytes": crate::server::MAX_LINE_BYTES,
         "max_in_flight": config.max_in_flight,
@@ -483,7 +485,7 @@ fn limits_for_hello(config: &Config, limits: &crate::settings::Limits) -> serde_
         "preview_chars": limits.preview_chars,
         "per_tool": limits.per_tool,
         "read_lines": crate::tools::read::DEFAULT_LINES,
-        "read_chars": crate::budget::success_limit_for(read.name(), read.budget_class(), limits),
+        "read_chars": crate::budget::success_limit_for("Read", crate::tool::BudgetClass::Other, limits),
     })
 }
 
@@ -496,6 +498,8 @@ pub struct Runtime {
     registry: Arc<Registry>,
     /// The `limits` of the answer to `hello`.
     hello_limits: serde_json::Value,
+    /// What the built-in tools remember (rewind, shutdown).
+    tool_state: ToolState,
     _temp_output: Option<tempfile::TempDir>,
 }
 
@@ -517,6 +521,10 @@ impl Runtime {
         session.output_dir = output_dir.clone();
         let settings = &config.settings;
 
+        let tool_state = ToolState::new(
+            settings.require_read_before_edit,
+            output_dir.join("checkpoints"),
+        );
         let (emitter, rx) = Emitter::channel();
         // Every MCP server answers or times out before the first call is read.
         let events = emitter.clone();
@@ -538,8 +546,13 @@ impl Runtime {
         )
         .await?;
         let mcp = started.servers;
-        let (policy, registry, mut warnings) =
-            build_policy_and_registry(&config, &cwd, Some(&output_dir), started.tools)?;
+        let (policy, registry, mut warnings) = build_policy_and_registry(
+            &config,
+            &cwd,
+            Some(&output_dir),
+            &tool_state,
+            started.tools,
+        )?;
         warnings.extend(started.warnings);
 
         session.env_remove = crate::process::scrubbed_names(&settings.env_scrub);
@@ -548,10 +561,6 @@ impl Runtime {
             .iter()
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
-        session.tools = crate::tools::ToolState::new(
-            settings.require_read_before_edit,
-            output_dir.join("checkpoints"),
-        );
         session.guard = policy.clone();
         let mut limits = settings.limits.clone();
         if let Some(tokens) = crate::mcp::lookup_var(settings, "MAX_MCP_OUTPUT_TOKENS") {
@@ -563,7 +572,6 @@ impl Runtime {
                 )),
             }
         }
-        session.limits = Arc::new(limits.clone());
         let session = Arc::new(session);
 
         let mut hook_config = HookConfig::new();
@@ -690,6 +698,7 @@ impl Runtime {
                 mcp,
                 registry,
                 hello_limits,
+                tool_state,
                 _temp_output: temp_output,
             },
             rx,
@@ -712,8 +721,30 @@ impl Runtime {
                 // An answer to an input line: it counts toward the reader's backlog.
                 self.dispatcher.pipeline().emitter.send_reply(hello);
             }
+            ClientMessage::Rewind { to } => self.rewind(to).await,
             msg => self.dispatcher.submit(msg).await,
         }
+    }
+
+    /// Restores the files changed by call `to` and every later call (file I/O on the blocking
+    /// pool), then emits `rewound`, or an error line naming what went wrong.
+    async fn rewind(&self, to: String) {
+        let state = self.tool_state.clone();
+        let target = to.clone();
+        let outcome = tokio::task::spawn_blocking(move || state.rewind(&target)).await;
+        let message = match outcome {
+            Ok(Ok(files)) => ServerMessage::event(
+                "rewound",
+                serde_json::json!({"to": to, "files": crate::protocol::paths_value(&files)}),
+            ),
+            Ok(Err(e)) => ServerMessage::error(format!("rewind to {to:?}: {e}"), None),
+            Err(_) => ServerMessage::error(
+                format!("rewind to {to:?}: internal error while restoring files"),
+                None,
+            ),
+        };
+        // An answer to an input line: it counts toward the reader's backlog.
+        self.dispatcher.pipeline().emitter.send_reply(message);
     }
 
     /// Adds, replaces or removes tools while the runtime serves: the tools of `group` become
@@ -749,6 +780,11 @@ impl Runtime {
         self.mcp.statuses()
     }
 
+    /// What the built-in tools remember (rewind, background tasks).
+    pub fn tool_state(&self) -> &ToolState {
+        &self.tool_state
+    }
+
     /// The client can no longer answer permission requests: waiting and future asks are denied.
     pub fn close_asks(&self) {
         self.dispatcher.pipeline().close_asks();
@@ -769,5 +805,7 @@ impl Runtime {
         // After every call has its result: no MCP call is in flight any more.
         self.mcp.shutdown().await;
         pipeline.stop();
+        // Background tasks end with the session.
+        self.tool_state.shutdown();
     }
 }

@@ -54,12 +54,10 @@ where
     ));
     read_loop(&runtime, input, signals).await;
     runtime.close_asks();
-    let session = runtime.session().clone();
     // Draining waits for every result to be written, as long as the slowest call takes.
     runtime.shutdown().await;
     canceller.abort();
     give_back.abort();
-    session.tools.shutdown();
     let _ = close_tx.send(());
     match writer.await {
         Ok(Ok(())) => Ok(0),
@@ -175,8 +173,9 @@ async fn read_loop<R: AsyncBufRead + Unpin>(
                 "shutting_down",
                 "the server is shutting down and accepts no new calls".into(),
             ),
-            ClientMessage::Rewind { to } => dispatcher.rewind(to).await,
-            msg @ ClientMessage::Hello { .. } => runtime.submit(msg).await,
+            msg @ (ClientMessage::Rewind { .. } | ClientMessage::Hello { .. }) => {
+                runtime.submit(msg).await
+            }
             msg => reader.accept(msg, len).await,
         }
     }

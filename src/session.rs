@@ -33,8 +33,9 @@ impl Guard for AllowAll {
     }
 }
 
-/// What every stage and tool of one server run shares: where it runs, where outputs go, and
-/// per-session tool state.
+/// What every stage and tool of one server run shares: where it runs, where outputs go, what
+/// child processes get, and the permission questions a running tool may ask. (Built-in tools'
+/// own state lives in the tools; this module depends on nothing else in the crate.)
 #[derive(Debug)]
 pub struct Session {
     /// A fresh id per server run (hooks see it as `session_id`).
@@ -52,11 +53,6 @@ pub struct Session {
     pub env: Vec<(String, String)>,
     /// Permission questions asked while a tool runs.
     pub guard: Arc<dyn Guard>,
-    /// Per-session state of the built-in tools.
-    pub tools: crate::tools::ToolState,
-    /// The output budget: a tool that bounds its own output (Read) keeps within it, so the
-    /// budget never has to cut what the tool already chose to return.
-    pub limits: Arc<crate::settings::Limits>,
 }
 
 impl Session {
@@ -65,15 +61,21 @@ impl Session {
         Self {
             id: new_session_id(),
             cwd,
-            home: crate::paths::home_dir(),
+            home: home_dir(),
             output_dir,
             env_remove: Vec::new(),
             env: Vec::new(),
             guard: Arc::new(AllowAll),
-            tools: crate::tools::ToolState::default(),
-            limits: Arc::default(),
         }
     }
+}
+
+/// The home directory: `$HOME`, else `/`.
+pub fn home_dir() -> PathBuf {
+    std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/"))
 }
 
 fn new_session_id() -> String {

@@ -5,6 +5,11 @@
 //! [`StageFault`] means the stage itself is gone (stopped, panicked, dropped the reply), and the
 //! supervisor turns it into a `failed` result so the call still gets its one answer.
 
+use std::future::{Future, poll_fn};
+use std::pin::Pin;
+use std::task::Poll;
+
+use futures::FutureExt;
 use ractor::{ActorRef, Message, RpcReplyPort};
 
 /// A stage could not answer.
@@ -39,4 +44,27 @@ where
         stage,
         why: "it dropped the request",
     })
+}
+
+/// Work a stage runs for a call, owning everything it needs so it can move to a task.
+pub type Work<T> = Pin<Box<dyn Future<Output = T> + Send>>;
+
+/// Runs `work` for a stage actor and hands its output to `reply`: with `first_poll_here`, the
+/// first poll happens here, in the actor's handler, and work done by then (the common case: a
+/// no-op, a validation that needs no file) is answered without a task; anything not done then
+/// finishes on a task of its own, so the actor is free for the next message at once. A future
+/// that was not done has registered this handler's waker; that wake-up is spurious and harmless
+/// once its own task has polled it again.
+pub async fn finish_here_or_on_task<T: Send + 'static>(
+    mut work: Work<T>,
+    first_poll_here: bool,
+    reply: impl FnOnce(T) + Send + 'static,
+) {
+    if first_poll_here
+        && let Poll::Ready(output) = poll_fn(|cx| Poll::Ready(work.poll_unpin(cx))).await
+    {
+        reply(output);
+        return;
+    }
+    tokio::spawn(async move { reply(work.await) });
 }

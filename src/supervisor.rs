@@ -68,6 +68,8 @@ pub struct Pipeline {
     pub session: Arc<Session>,
     /// The way out.
     pub emitter: Emitter,
+    /// Where tools' progress updates go (the way out, as `progress` events).
+    pub progress: Arc<dyn crate::tool::ProgressTarget>,
     /// Execution slots (`--max-in-flight`).
     pub exec_slots: Arc<Semaphore>,
     /// The permission mode in force.
@@ -109,6 +111,7 @@ impl Pipeline {
             executor,
             budget,
             session,
+            progress: Arc::new(emitter.clone()),
             emitter,
             exec_slots: Arc::new(Semaphore::new(max_in_flight.max(1))),
             mode,
@@ -689,14 +692,15 @@ async fn drive(
     };
     // Only PostToolUse hooks are told how long the tool took.
     let started = post_hooks.then(std::time::Instant::now);
+    let class = prepared.entry.tool.budget_class();
     let ctx = ToolContext {
         tool_use_id: id.clone(),
         cancel: cancel.clone(),
-        progress: ProgressSink::to_client(p.emitter.clone(), id.clone()),
+        progress: ProgressSink::to(p.progress.clone(), id.clone()),
         session: p.session.clone(),
         hook_response: post_hooks,
+        output_chars: p.budget.success_limit(&tool, class),
     };
-    let class = prepared.entry.tool.budget_class();
     let run = p
         .executor
         .run(prepared.entry.tool.clone(), prepared.input, ctx);

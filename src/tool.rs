@@ -1,6 +1,8 @@
 //! The `Tool` trait: what a tool is to the pipeline, and what it gets when it runs.
 
+use std::future::Future;
 use std::path::{Path, PathBuf};
+use std::pin::Pin;
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -183,44 +185,52 @@ pub enum Subject<'a> {
     },
 }
 
-/// Where progress updates of a running call go (`progress` events on the wire).
-#[derive(Clone)]
-pub struct ProgressSink {
-    to: ProgressTo,
+/// Where the progress updates of running calls go. The runtime's target sends each to the client
+/// as a `progress` event of the call; the tool API does not know the wire format.
+pub trait ProgressTarget: Send + Sync {
+    /// Delivers `data` for call `id`; false if it was dropped (progress is best effort: the
+    /// client may be reading slowly).
+    fn send(&self, id: &Arc<str>, data: Value) -> bool;
+    /// Whether an update of about `bytes` would be delivered now rather than dropped.
+    fn has_room(&self, bytes: usize) -> bool;
 }
 
-/// Where updates go. The client case is a variant rather than a closure so that a call's sink
-/// costs no allocation: most calls never report progress.
+/// A function as a progress target: every update delivered.
+struct FnTarget<F>(F);
+
+impl<F: Fn(Value) + Send + Sync> ProgressTarget for FnTarget<F> {
+    fn send(&self, _id: &Arc<str>, data: Value) -> bool {
+        (self.0)(data);
+        true
+    }
+    fn has_room(&self, _bytes: usize) -> bool {
+        true
+    }
+}
+
+/// Where progress updates of one running call go: a shared target and the call's id, so a
+/// call's sink costs no allocation (most calls never report progress).
 #[derive(Clone)]
-enum ProgressTo {
-    Client {
-        emitter: crate::emit::Emitter,
-        id: Arc<str>,
-    },
-    Function(Arc<dyn Fn(Value) + Send + Sync>),
-    Nowhere,
+pub struct ProgressSink {
+    to: Option<(Arc<dyn ProgressTarget>, Arc<str>)>,
 }
 
 impl ProgressSink {
     /// A sink calling `emit` with each update's `data`.
     pub fn new(emit: impl Fn(Value) + Send + Sync + 'static) -> Self {
-        Self {
-            to: ProgressTo::Function(Arc::new(emit)),
-        }
+        Self::to(Arc::new(FnTarget(emit)), Arc::from(""))
     }
 
-    /// A sink that sends each update to the client as a `progress` event of call `id`.
-    pub fn to_client(emitter: crate::emit::Emitter, id: Arc<str>) -> Self {
+    /// A sink sending the updates of call `id` to `target`.
+    pub fn to(target: Arc<dyn ProgressTarget>, id: Arc<str>) -> Self {
         Self {
-            to: ProgressTo::Client { emitter, id },
+            to: Some((target, id)),
         }
     }
 
     /// A sink that drops every update.
     pub fn discard() -> Self {
-        Self {
-            to: ProgressTo::Nowhere,
-        }
+        Self { to: None }
     }
 
     /// Report progress; `data` becomes the event's `data` field. Progress is best effort: while
@@ -229,46 +239,16 @@ impl ProgressSink {
     /// [`ProgressSink::has_room`] first and keep its text for a later update instead.
     pub fn send(&self, data: Value) -> bool {
         match &self.to {
-            ProgressTo::Client { emitter, id } => {
-                let bytes = approx_size(&data) + id.len() + 64;
-                emitter.send_progress(
-                    crate::protocol::ServerMessage::event(
-                        "progress",
-                        serde_json::json!({"tool_use_id": &**id, "data": data}),
-                    ),
-                    bytes,
-                )
-            }
-            ProgressTo::Function(emit) => {
-                emit(data);
-                true
-            }
-            ProgressTo::Nowhere => true,
+            Some((target, id)) => target.send(id, data),
+            None => true,
         }
     }
 
     /// Whether an update of about `bytes` would be sent now rather than dropped.
     pub fn has_room(&self, bytes: usize) -> bool {
-        match &self.to {
-            ProgressTo::Client { emitter, .. } => emitter.progress_room(bytes + 64),
-            ProgressTo::Function(_) | ProgressTo::Nowhere => true,
-        }
-    }
-}
-
-/// About how many bytes `value` takes as JSON (strings by their length, everything else a few
-/// bytes), to count progress against its budget without serialising it twice.
-fn approx_size(value: &Value) -> usize {
-    match value {
-        Value::String(s) => s.len() + 2,
-        Value::Array(items) => items.iter().map(approx_size).sum::<usize>() + 2,
-        Value::Object(map) => {
-            map.iter()
-                .map(|(k, v)| k.len() + 4 + approx_size(v))
-                .sum::<usize>()
-                + 2
-        }
-        _ => 8,
+        self.to
+            .as_ref()
+            .is_none_or(|(target, _)| target.has_room(bytes))
     }
 }
 
@@ -289,6 +269,10 @@ pub struct ToolContext {
     pub progress: ProgressSink,
     /// State shared by every call of this server session (cwd, output dir, …).
     pub session: Arc<Session>,
+    /// The most characters of this call's output the result shows inline on success (its output
+    /// budget, docs/SEMANTICS.md §6): a tool that bounds its own output keeps within it, so the
+    /// budget never has to cut what the tool chose to return.
+    pub output_chars: usize,
     /// Whether a PostToolUse or PostToolUseFailure hook will read this run's
     /// [`ToolOutput::response`]; tools build it only then, as it can cost a diff or a copy of
     /// the output.
@@ -299,6 +283,40 @@ impl ToolContext {
     /// The working directory tools run in.
     pub fn cwd(&self) -> &Path {
         &self.session.cwd
+    }
+}
+
+/// What a tool's own validation says ([`Tool::validate`]).
+pub enum Verdict {
+    /// Decided at once: valid, or the text for the model.
+    Now(Result<(), String>),
+    /// Decided by this future, which owns what it needs; the validate stage runs it on a task
+    /// of its own, so other calls go on meanwhile.
+    Later(Pin<Box<dyn Future<Output = Result<(), String>> + Send>>),
+}
+
+impl Verdict {
+    /// The decision, waiting for it if it comes later.
+    pub async fn decided(self) -> Result<(), String> {
+        match self {
+            Verdict::Now(verdict) => verdict,
+            Verdict::Later(verdict) => verdict.await,
+        }
+    }
+}
+
+impl From<Result<(), String>> for Verdict {
+    fn from(verdict: Result<(), String>) -> Self {
+        Verdict::Now(verdict)
+    }
+}
+
+impl std::fmt::Debug for Verdict {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Verdict::Now(verdict) => f.debug_tuple("Now").field(verdict).finish(),
+            Verdict::Later(_) => f.write_str("Later"),
+        }
     }
 }
 
@@ -341,9 +359,11 @@ pub trait Tool: Send + Sync + 'static {
 
     /// Tool-specific checks after schema validation; the error text goes to the model as a
     /// `validation_error`. For a call of a batch this runs at the call's turn, after every
-    /// earlier call it could depend on, so it may look at files and session state.
-    fn validate(&self, _input: &Input, _session: &Session) -> Result<(), String> {
-        Ok(())
+    /// earlier call it could depend on, so it may look at files and session state. Checks that
+    /// touch the file system answer [`Verdict::Later`] with a future that does that work on the
+    /// blocking pool: the pipeline's thread must never wait on a file.
+    fn validate(&self, _input: &Input, _session: &Session) -> Verdict {
+        Verdict::Now(Ok(()))
     }
 
     /// Run the call. Do blocking work (file I/O, CPU-heavy work) on the blocking pool: on a

@@ -13,7 +13,7 @@ use tools_api_common::*;
 async fn success_failure_and_exit1_rules() {
     let e = env();
     let out = call(
-        &e.session,
+        &e,
         "Bash",
         "a",
         json!({"command": "echo hello; echo err >&2"}),
@@ -28,14 +28,9 @@ async fn success_failure_and_exit1_rules() {
     );
     assert!(out.full_output.is_none());
 
-    let out = call(
-        &e.session,
-        "Bash",
-        "b",
-        json!({"command": "echo partial; exit 3"}),
-    )
-    .await
-    .unwrap();
+    let out = call(&e, "Bash", "b", json!({"command": "echo partial; exit 3"}))
+        .await
+        .unwrap();
     assert_eq!(out.status, ToolStatus::Failed);
     assert!(
         out.content.starts_with("partial\n") && out.content.contains("exit code 3"),
@@ -43,27 +38,22 @@ async fn success_failure_and_exit1_rules() {
         out.content
     );
 
-    let out = call(
-        &e.session,
-        "Bash",
-        "c",
-        json!({"command": "echo x | grep nomatch"}),
-    )
-    .await
-    .unwrap();
+    let out = call(&e, "Bash", "c", json!({"command": "echo x | grep nomatch"}))
+        .await
+        .unwrap();
     assert_eq!(out.status, ToolStatus::Success, "{}", out.content);
-    let out = call(&e.session, "Bash", "d", json!({"command": "false"}))
+    let out = call(&e, "Bash", "d", json!({"command": "false"}))
         .await
         .unwrap();
     assert_eq!(out.status, ToolStatus::Failed);
     assert!(out.content.contains("exit code 1"));
 
-    let out = call(&e.session, "Bash", "e", json!({"command": "pwd"}))
+    let out = call(&e, "Bash", "e", json!({"command": "pwd"}))
         .await
         .unwrap();
     assert_eq!(out.content.trim(), e.cwd().display().to_string());
 
-    let err = call(&e.session, "Bash", "f", json!({"command": "  "}))
+    let err = call(&e, "Bash", "f", json!({"command": "  "}))
         .await
         .unwrap_err();
     assert!(err.contains("command is empty"));
@@ -82,7 +72,7 @@ async fn concurrency_safety_per_call() {
 async fn env_scrub_removes_matching_names() {
     let e = env_with(|s| s.env_remove = toolrt::process::scrubbed_names(&["HOM?".to_string()]));
     let out = call(
-        &e.session,
+        &e,
         "Bash",
         "a",
         json!({"command": "echo ${HOME:-scrubbed}"}),
@@ -92,7 +82,7 @@ async fn env_scrub_removes_matching_names() {
     assert_eq!(out.content.trim(), "scrubbed");
     let plain = env();
     let out = call(
-        &plain.session,
+        &plain,
         "Bash",
         "a",
         json!({"command": "echo ${HOME:-scrubbed}"}),
@@ -110,14 +100,9 @@ async fn timeout_kills_the_whole_group() {
         "echo before; sleep 30 & echo $! > {}; wait",
         pidfile.display()
     );
-    let out = call(
-        &e.session,
-        "Bash",
-        "t",
-        json!({"command": cmd, "timeout": 300}),
-    )
-    .await
-    .unwrap();
+    let out = call(&e, "Bash", "t", json!({"command": cmd, "timeout": 300}))
+        .await
+        .unwrap();
     assert_eq!(out.status, ToolStatus::TimedOut);
     assert!(out.content.starts_with("before\n"), "{}", out.content);
     assert!(out.content.contains("timed out after 300 ms"));
@@ -145,10 +130,19 @@ async fn cancel_kills_the_group_and_streams_progress() {
     let sink = ProgressSink::new(move |v| {
         let _ = tx.send(v);
     });
-    let session = e.session.clone();
+    let (session, state) = (e.session.clone(), e.state.clone());
     let token = cancel.clone();
     let run = tokio::spawn(async move {
-        call_with(&session, "Bash", "c", json!({"command": cmd}), token, sink).await
+        call_with(
+            &session,
+            &state,
+            "Bash",
+            "c",
+            json!({"command": cmd}),
+            token,
+            sink,
+        )
+        .await
     });
     // The progress event proves the command is running; then cancel.
     let first = rx.recv().await.unwrap();
@@ -179,7 +173,7 @@ async fn two_hundred_megabytes_stay_small_in_memory() {
     // 200,000,000 bytes: 10,000,000 lines of 20 bytes.
     let cmd = "yes 0123456789abcdefghi | head -n 10000000";
     let out = call(
-        &e.session,
+        &e,
         "Bash",
         "big",
         json!({"command": cmd, "timeout": 600000}),
@@ -211,7 +205,7 @@ async fn two_hundred_megabytes_stay_small_in_memory() {
 async fn background_task_read_and_stopped() {
     let e = env();
     let out = call(
-        &e.session,
+        &e,
         "Bash",
         "bg",
         json!({"command": "echo start; exec sleep 30", "run_in_background": true}),
@@ -225,7 +219,7 @@ async fn background_task_read_and_stopped() {
     assert!(!tool("TaskStop").is_concurrency_safe(&Default::default()));
 
     let out = call(
-        &e.session,
+        &e,
         "TaskOutput",
         "o1",
         json!({"task_id": "bg-1", "timeout": 500}),
@@ -235,13 +229,13 @@ async fn background_task_read_and_stopped() {
     assert!(out.content.contains("status: running"), "{}", out.content);
     assert!(out.content.contains("start\n"), "{}", out.content);
 
-    let out = call(&e.session, "TaskStop", "s", json!({"task_id": "bg-1"}))
+    let out = call(&e, "TaskStop", "s", json!({"task_id": "bg-1"}))
         .await
         .unwrap();
     assert_eq!(out.status, ToolStatus::Success);
     assert!(out.content.contains("status: killed"), "{}", out.content);
     let out = call(
-        &e.session,
+        &e,
         "TaskOutput",
         "o2",
         json!({"task_id": "bg-1", "block": false}),
@@ -250,11 +244,11 @@ async fn background_task_read_and_stopped() {
     .unwrap();
     assert!(out.content.contains("status: killed"), "{}", out.content);
 
-    let err = call(&e.session, "TaskOutput", "o3", json!({"task_id": "bg-9"}))
+    let err = call(&e, "TaskOutput", "o3", json!({"task_id": "bg-9"}))
         .await
         .unwrap_err();
     assert!(err.contains("bg-1"), "{err}");
-    let err = call(&e.session, "TaskStop", "s2", json!({"task_id": "nope"}))
+    let err = call(&e, "TaskStop", "s2", json!({"task_id": "nope"}))
         .await
         .unwrap_err();
     assert!(err.contains("no background task"), "{err}");
@@ -264,14 +258,14 @@ async fn background_task_read_and_stopped() {
 async fn background_task_completes_with_exit_code() {
     let e = env();
     call(
-        &e.session,
+        &e,
         "Bash",
         "bg",
         json!({"command": "echo done; exit 3", "run_in_background": true}),
     )
     .await
     .unwrap();
-    let out = call(&e.session, "TaskOutput", "o", json!({"task_id": "bg-1"}))
+    let out = call(&e, "TaskOutput", "o", json!({"task_id": "bg-1"}))
         .await
         .unwrap();
     assert!(
@@ -288,7 +282,7 @@ async fn shutdown_kills_background_tasks() {
     let pidfile = e.dir.path().join("pid");
     let cmd = format!("sleep 30 & echo $! > {}; wait", pidfile.display());
     call(
-        &e.session,
+        &e,
         "Bash",
         "bg",
         json!({"command": cmd, "run_in_background": true}),
@@ -308,13 +302,13 @@ async fn shutdown_kills_background_tasks() {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     let pid = pid.expect("background command started");
-    e.session.tools.shutdown();
+    e.state.shutdown();
     assert!(
         wait_gone(pid).await,
         "background child {pid} survived shutdown"
     );
     let out = call(
-        &e.session,
+        &e,
         "TaskOutput",
         "o",
         json!({"task_id": "bg-1", "timeout": 3000}),

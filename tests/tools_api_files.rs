@@ -11,13 +11,13 @@ use tools_api_common::*;
 async fn read_numbers_lines_and_windows() {
     let e = env();
     std::fs::write(e.cwd().join("a.txt"), "one\ntwo\nthree\n").unwrap();
-    let out = call(&e.session, "Read", "r", json!({"file_path": "a.txt"}))
+    let out = call(&e, "Read", "r", json!({"file_path": "a.txt"}))
         .await
         .unwrap();
     assert_eq!(out.status, ToolStatus::Success);
     assert_eq!(out.content, "     1\tone\n     2\ttwo\n     3\tthree\n");
     let out = call(
-        &e.session,
+        &e,
         "Read",
         "r",
         json!({"file_path": "a.txt", "offset": 2, "limit": 1}),
@@ -28,7 +28,7 @@ async fn read_numbers_lines_and_windows() {
 
     let big: String = (1..=3000).map(|i| format!("line {i}\n")).collect();
     std::fs::write(e.cwd().join("big.txt"), big).unwrap();
-    let out = call(&e.session, "Read", "r", json!({"file_path": "big.txt"}))
+    let out = call(&e, "Read", "r", json!({"file_path": "big.txt"}))
         .await
         .unwrap();
     assert!(out.content.contains("  2000\tline 2000\n"));
@@ -42,13 +42,13 @@ async fn read_numbers_lines_and_windows() {
         .map(|_| format!("{}\n", "w".repeat(1000)))
         .collect();
     std::fs::write(e.cwd().join("wide.txt"), wide).unwrap();
-    let out = call(&e.session, "Read", "r", json!({"file_path": "wide.txt"}))
+    let out = call(&e, "Read", "r", json!({"file_path": "wide.txt"}))
         .await
         .unwrap();
     assert_eq!(out.status, ToolStatus::Success);
     assert!(out.content.contains("Showing lines 1–"));
     let out = call(
-        &e.session,
+        &e,
         "Read",
         "r",
         json!({"file_path": "wide.txt", "offset": 1, "limit": 300}),
@@ -67,7 +67,7 @@ async fn read_errors_are_clear() {
     std::fs::write(e.cwd().join("blob.bin"), b"\x7fELF\0\0\x01").unwrap();
     std::fs::create_dir(e.cwd().join("dir")).unwrap();
 
-    let out = call(&e.session, "Read", "r", json!({"file_path": "notes.txt"}))
+    let out = call(&e, "Read", "r", json!({"file_path": "notes.txt"}))
         .await
         .unwrap();
     assert_eq!(out.status, ToolStatus::Failed);
@@ -76,7 +76,7 @@ async fn read_errors_are_clear() {
         "{}",
         out.content
     );
-    let out = call(&e.session, "Read", "r", json!({"file_path": "dir"}))
+    let out = call(&e, "Read", "r", json!({"file_path": "dir"}))
         .await
         .unwrap();
     assert!(
@@ -84,11 +84,11 @@ async fn read_errors_are_clear() {
         "{}",
         out.content
     );
-    let out = call(&e.session, "Read", "r", json!({"file_path": "blob.bin"}))
+    let out = call(&e, "Read", "r", json!({"file_path": "blob.bin"}))
         .await
         .unwrap();
     assert!(out.content.contains("binary"), "{}", out.content);
-    let out = call(&e.session, "Read", "r", json!({"file_path": "empty.txt"}))
+    let out = call(&e, "Read", "r", json!({"file_path": "empty.txt"}))
         .await
         .unwrap();
     assert_eq!(out.status, ToolStatus::Success);
@@ -114,7 +114,7 @@ async fn normalize_makes_paths_absolute() {
 async fn write_creates_parents_and_needs_a_read_to_overwrite() {
     let e = env();
     let out = call(
-        &e.session,
+        &e,
         "Write",
         "w1",
         json!({"file_path": "deep/er/new.txt", "content": "hi\n"}),
@@ -128,7 +128,7 @@ async fn write_creates_parents_and_needs_a_read_to_overwrite() {
     );
     // Written by toolrt: counts as read in the state it left.
     let out = call(
-        &e.session,
+        &e,
         "Write",
         "w2",
         json!({"file_path": "deep/er/new.txt", "content": "again\n"}),
@@ -139,7 +139,7 @@ async fn write_creates_parents_and_needs_a_read_to_overwrite() {
 
     std::fs::write(e.cwd().join("existing.txt"), "mine").unwrap();
     let err = call(
-        &e.session,
+        &e,
         "Write",
         "w3",
         json!({"file_path": "existing.txt", "content": "x"}),
@@ -147,16 +147,11 @@ async fn write_creates_parents_and_needs_a_read_to_overwrite() {
     .await
     .unwrap_err();
     assert!(err.contains("has not been read"), "{err}");
-    call(
-        &e.session,
-        "Read",
-        "r",
-        json!({"file_path": "existing.txt"}),
-    )
-    .await
-    .unwrap();
+    call(&e, "Read", "r", json!({"file_path": "existing.txt"}))
+        .await
+        .unwrap();
     let out = call(
-        &e.session,
+        &e,
         "Write",
         "w4",
         json!({"file_path": "existing.txt", "content": "x"}),
@@ -172,36 +167,27 @@ async fn edit_refuses_unread_and_stale_files() {
     let f = e.cwd().join("f.txt");
     std::fs::write(&f, "alpha\nbeta\n").unwrap();
     let edit = json!({"file_path": "f.txt", "old_string": "beta", "new_string": "gamma"});
-    let err = call(&e.session, "Edit", "e1", edit.clone())
-        .await
-        .unwrap_err();
+    let err = call(&e, "Edit", "e1", edit.clone()).await.unwrap_err();
     assert!(
         err.contains("has not been read") && err.contains("Read it first"),
         "{err}"
     );
 
     // A partial read counts as a read.
-    call(
-        &e.session,
-        "Read",
-        "r",
-        json!({"file_path": "f.txt", "limit": 1}),
-    )
-    .await
-    .unwrap();
-    std::fs::write(&f, "alpha\nbeta\nchanged by someone\n").unwrap();
-    let err = call(&e.session, "Edit", "e2", edit.clone())
+    call(&e, "Read", "r", json!({"file_path": "f.txt", "limit": 1}))
         .await
-        .unwrap_err();
+        .unwrap();
+    std::fs::write(&f, "alpha\nbeta\nchanged by someone\n").unwrap();
+    let err = call(&e, "Edit", "e2", edit.clone()).await.unwrap_err();
     assert!(
         err.contains("has changed since it was last read") && err.contains("Read it"),
         "{err}"
     );
 
-    call(&e.session, "Read", "r2", json!({"file_path": "f.txt"}))
+    call(&e, "Read", "r2", json!({"file_path": "f.txt"}))
         .await
         .unwrap();
-    let out = call(&e.session, "Edit", "e3", edit).await.unwrap();
+    let out = call(&e, "Edit", "e3", edit).await.unwrap();
     assert_eq!(out.status, ToolStatus::Success, "{}", out.content);
     assert_eq!(
         std::fs::read_to_string(&f).unwrap(),
@@ -210,7 +196,7 @@ async fn edit_refuses_unread_and_stale_files() {
     assert!(out.content.contains("     2\tgamma"), "{}", out.content);
     // Edited by toolrt: a second edit needs no new read.
     let out = call(
-        &e.session,
+        &e,
         "Edit",
         "e4",
         json!({"file_path": "f.txt", "old_string": "alpha", "new_string": "A"}),
@@ -222,10 +208,10 @@ async fn edit_refuses_unread_and_stale_files() {
 
 #[tokio::test]
 async fn read_before_edit_can_be_switched_off() {
-    let e = env_with(|s| s.tools = ToolState::new(false, s.output_dir.join("cp")));
+    let e = env_with_state(|out| ToolState::new(false, out.join("cp")));
     std::fs::write(e.cwd().join("f.txt"), "a").unwrap();
     let out = call(
-        &e.session,
+        &e,
         "Edit",
         "e",
         json!({"file_path": "f.txt", "old_string": "a", "new_string": "b"}),
@@ -240,11 +226,11 @@ async fn edit_counts_occurrences_and_keeps_crlf_and_bom() {
     let e = env();
     let f = e.cwd().join("w.txt");
     std::fs::write(&f, b"\xEF\xBB\xBFx = 1\r\ny = 1\r\nz = 2\r\n").unwrap();
-    call(&e.session, "Read", "r", json!({"file_path": "w.txt"}))
+    call(&e, "Read", "r", json!({"file_path": "w.txt"}))
         .await
         .unwrap();
     let out = call(
-        &e.session,
+        &e,
         "Edit",
         "e1",
         json!({"file_path": "w.txt", "old_string": "= 1", "new_string": "= 3"}),
@@ -254,7 +240,7 @@ async fn edit_counts_occurrences_and_keeps_crlf_and_bom() {
     assert_eq!(out.status, ToolStatus::Failed);
     assert!(out.content.contains("occurs 2 times"), "{}", out.content);
     let out = call(
-        &e.session,
+        &e,
         "Edit",
         "e2",
         json!({"file_path": "w.txt", "old_string": "nope", "new_string": "x"}),
@@ -263,7 +249,7 @@ async fn edit_counts_occurrences_and_keeps_crlf_and_bom() {
     .unwrap();
     assert!(out.content.contains("not found"), "{}", out.content);
     let err = call(
-        &e.session,
+        &e,
         "Edit",
         "e3",
         json!({"file_path": "w.txt", "old_string": "a", "new_string": "a"}),
@@ -272,13 +258,13 @@ async fn edit_counts_occurrences_and_keeps_crlf_and_bom() {
     .unwrap_err();
     assert!(err.contains("the same"), "{err}");
 
-    let out = call(&e.session, "Edit", "e4", json!({"file_path": "w.txt", "old_string": "y = 1\nz = 2", "new_string": "y = 10\nw = 0\nz = 2"})).await.unwrap();
+    let out = call(&e, "Edit", "e4", json!({"file_path": "w.txt", "old_string": "y = 1\nz = 2", "new_string": "y = 10\nw = 0\nz = 2"})).await.unwrap();
     assert_eq!(out.status, ToolStatus::Success, "{}", out.content);
     assert_eq!(
         std::fs::read(&f).unwrap(),
         b"\xEF\xBB\xBFx = 1\r\ny = 10\r\nw = 0\r\nz = 2\r\n"
     );
-    let out = call(&e.session, "Edit", "e5", json!({"file_path": "w.txt", "old_string": "= 1", "new_string": "= 7", "replace_all": true})).await.unwrap();
+    let out = call(&e, "Edit", "e5", json!({"file_path": "w.txt", "old_string": "= 1", "new_string": "= 7", "replace_all": true})).await.unwrap();
     assert!(out.content.contains("2 occurrences"), "{}", out.content);
     assert_eq!(
         std::fs::read(&f).unwrap(),
@@ -295,7 +281,7 @@ async fn rewind_across_three_calls_restores_exact_bytes() {
     let created = e.cwd().join("made/new.txt");
 
     let out = call(
-        &e.session,
+        &e,
         "Write",
         "c1",
         json!({"file_path": "made/new.txt", "content": "fresh\n"}),
@@ -303,11 +289,11 @@ async fn rewind_across_three_calls_restores_exact_bytes() {
     .await
     .unwrap();
     assert_eq!(out.status, ToolStatus::Success);
-    call(&e.session, "Read", "r", json!({"file_path": "keep.bin"}))
+    call(&e, "Read", "r", json!({"file_path": "keep.bin"}))
         .await
         .unwrap();
     let out = call(
-        &e.session,
+        &e,
         "Write",
         "c2",
         json!({"file_path": "keep.bin", "content": "replaced\n"}),
@@ -316,7 +302,7 @@ async fn rewind_across_three_calls_restores_exact_bytes() {
     .unwrap();
     assert_eq!(out.status, ToolStatus::Success);
     let out = call(
-        &e.session,
+        &e,
         "Edit",
         "c3",
         json!({"file_path": "made/new.txt", "old_string": "fresh", "new_string": "edited"}),
@@ -326,22 +312,18 @@ async fn rewind_across_three_calls_restores_exact_bytes() {
     assert_eq!(out.status, ToolStatus::Success, "{}", out.content);
 
     // Undo only the last call.
-    let files = e.session.tools.rewind("c3").unwrap();
+    let files = e.state.rewind("c3").unwrap();
     assert_eq!(files, vec![created.clone()]);
     assert_eq!(std::fs::read_to_string(&created).unwrap(), "fresh\n");
 
     // Undo from the first call on: the created file goes, the existing one gets its bytes back.
-    let files = e.session.tools.rewind("c1").unwrap();
+    let files = e.state.rewind("c1").unwrap();
     assert_eq!(files, vec![created.clone(), existing.clone()]);
     assert!(!created.exists());
     assert_eq!(std::fs::read(&existing).unwrap(), original);
-    assert!(matches!(
-        e.session.tools.rewind("c2"),
-        Err(RewindError::Unknown(_))
-    ));
+    assert!(matches!(e.state.rewind("c2"), Err(RewindError::Unknown(_))));
     assert!(
-        e.session
-            .tools
+        e.state
             .rewind("zzz")
             .unwrap_err()
             .to_string()
@@ -350,7 +332,7 @@ async fn rewind_across_three_calls_restores_exact_bytes() {
 
     // Rewound files count as unread.
     let err = call(
-        &e.session,
+        &e,
         "Edit",
         "c4",
         json!({"file_path": "keep.bin", "old_string": "line", "new_string": "x"}),
@@ -366,7 +348,7 @@ async fn concurrency_flags() {
     assert!(tool("Read").is_concurrency_safe(&input));
     assert!(!tool("Write").is_concurrency_safe(&input));
     assert!(!tool("Edit").is_concurrency_safe(&input));
-    for t in toolrt::tools::builtin_tools() {
+    for t in ToolState::default().tools() {
         assert_eq!(
             t.input_schema()["additionalProperties"],
             json!(false),
@@ -374,7 +356,8 @@ async fn concurrency_flags() {
             t.name()
         );
     }
-    let names: Vec<String> = toolrt::tools::builtin_tools()
+    let names: Vec<String> = ToolState::default()
+        .tools()
         .iter()
         .map(|t| t.name().to_string())
         .collect();

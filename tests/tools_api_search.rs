@@ -24,7 +24,7 @@ async fn glob_newest_first_recursive_and_denied() {
     touch(&cwd.join("src/deep/new.rs"), 100);
     touch(&cwd.join("src/secret.rs"), 50);
     touch(&cwd.join("src/other.txt"), 10);
-    let out = call(&e.session, "Glob", "g", json!({"pattern": "**/*.rs"}))
+    let out = call(&e, "Glob", "g", json!({"pattern": "**/*.rs"}))
         .await
         .unwrap();
     assert_eq!(out.status, ToolStatus::Success);
@@ -34,30 +34,20 @@ async fn glob_newest_first_recursive_and_denied() {
         .collect();
     assert_eq!(out.content.lines().collect::<Vec<_>>(), want);
 
-    let out = call(
-        &e.session,
-        "Glob",
-        "g",
-        json!({"pattern": "*.rs", "path": "src"}),
-    )
-    .await
-    .unwrap();
+    let out = call(&e, "Glob", "g", json!({"pattern": "*.rs", "path": "src"}))
+        .await
+        .unwrap();
     assert_eq!(
         out.content.trim(),
         cwd.join("src/mid.rs").display().to_string()
     );
-    let out = call(&e.session, "Glob", "g", json!({"pattern": "*.zig"}))
+    let out = call(&e, "Glob", "g", json!({"pattern": "*.zig"}))
         .await
         .unwrap();
     assert_eq!(out.content, "No files found");
-    let out = call(
-        &e.session,
-        "Glob",
-        "g",
-        json!({"pattern": "*", "path": "nowhere"}),
-    )
-    .await
-    .unwrap();
+    let out = call(&e, "Glob", "g", json!({"pattern": "*", "path": "nowhere"}))
+        .await
+        .unwrap();
     assert_eq!(out.status, ToolStatus::Failed);
     assert!(tool("Glob").is_concurrency_safe(&Default::default()));
 }
@@ -68,7 +58,7 @@ async fn glob_caps_at_100_with_a_note() {
     for i in 0..150u64 {
         touch(&e.cwd().join(format!("f{i:03}.txt")), 1000 - i);
     }
-    let out = call(&e.session, "Glob", "g", json!({"pattern": "*.txt"}))
+    let out = call(&e, "Glob", "g", json!({"pattern": "*.txt"}))
         .await
         .unwrap();
     let lines: Vec<&str> = out.content.lines().collect();
@@ -96,7 +86,7 @@ async fn grep_modes_gitignore_and_denied() {
     std::fs::write(cwd.join("src/secret.rs"), "TODO hidden by rule\n").unwrap();
     std::fs::write(cwd.join("img.bin"), b"TODO\0binary").unwrap();
 
-    let out = call(&e.session, "Grep", "g", json!({"pattern": "TODO"}))
+    let out = call(&e, "Grep", "g", json!({"pattern": "TODO"}))
         .await
         .unwrap();
     assert_eq!(out.status, ToolStatus::Success);
@@ -106,7 +96,7 @@ async fn grep_modes_gitignore_and_denied() {
     }
 
     let out = call(
-        &e.session,
+        &e,
         "Grep",
         "g",
         json!({"pattern": "todo", "-i": true, "output_mode": "count", "type": "rust"}),
@@ -121,7 +111,7 @@ async fn grep_modes_gitignore_and_denied() {
     );
 
     let out = call(
-        &e.session,
+        &e,
         "Grep",
         "g",
         json!({"pattern": "one", "output_mode": "content", "-B": 1, "glob": "*.rs"}),
@@ -131,7 +121,7 @@ async fn grep_modes_gitignore_and_denied() {
     let a = cwd.join("src/a.rs").display().to_string();
     assert_eq!(out.content, format!("{a}-1-fn a() {{}}\n{a}:2:// TODO one"));
 
-    let out = call(&e.session, "Grep", "g", json!({"pattern": "TODO", "output_mode": "content", "-n": false, "head_limit": 1, "path": "src/b.py"})).await.unwrap();
+    let out = call(&e, "Grep", "g", json!({"pattern": "TODO", "output_mode": "content", "-n": false, "head_limit": 1, "path": "src/b.py"})).await.unwrap();
     assert!(
         out.content
             .starts_with(&format!("{}:# TODO py", cwd.join("src/b.py").display())),
@@ -139,20 +129,15 @@ async fn grep_modes_gitignore_and_denied() {
         out.content
     );
 
-    let err = call(&e.session, "Grep", "g", json!({"pattern": "("}))
+    let err = call(&e, "Grep", "g", json!({"pattern": "("}))
         .await
         .unwrap_err();
     assert!(err.contains("invalid regular expression"), "{err}");
-    let err = call(
-        &e.session,
-        "Grep",
-        "g",
-        json!({"pattern": "x", "type": "klingon"}),
-    )
-    .await
-    .unwrap_err();
+    let err = call(&e, "Grep", "g", json!({"pattern": "x", "type": "klingon"}))
+        .await
+        .unwrap_err();
     assert!(err.contains("unknown file type"), "{err}");
-    let out = call(&e.session, "Grep", "g", json!({"pattern": "absent-string"}))
+    let out = call(&e, "Grep", "g", json!({"pattern": "absent-string"}))
         .await
         .unwrap();
     assert_eq!(out.content, "No matches found");

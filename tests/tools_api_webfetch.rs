@@ -68,13 +68,7 @@ async fn serve() -> String {
 
 /// Runs WebFetch on `url` with `prompt` in `e`'s session, as the pipeline would.
 async fn fetch(e: &Env, url: &str, prompt: &str) -> Result<ToolOutput, String> {
-    call(
-        &e.session,
-        "WebFetch",
-        "w",
-        json!({"url": url, "prompt": prompt}),
-    )
-    .await
+    call(e, "WebFetch", "w", json!({"url": url, "prompt": prompt})).await
 }
 
 #[tokio::test]

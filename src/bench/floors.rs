@@ -67,6 +67,7 @@ impl Inline {
         };
         let id = call.id.clone();
         let prepared = validate::prepare(&self.registry, &self.session, call)
+            .await
             .map_err(|r| format!("the inline floor's call was rejected: {}", r.content))?;
         let decision = self.policy.decide(&DecisionRequest {
             tool: prepared.tool_name(),
@@ -84,6 +85,7 @@ impl Inline {
             progress: ProgressSink::discard(),
             session: self.session.clone(),
             hook_response: false,
+            output_chars: self.limits.tool_chars,
         };
         let class = prepared.entry.tool.budget_class();
         let output = self.noop.call(prepared.input, ctx).await;

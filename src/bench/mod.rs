@@ -282,30 +282,34 @@ fn decide(cwd: &std::path::Path, samples: usize) -> Result<(Dist, CaseMedians), 
         _ => Map::new(),
     };
     use crate::tool::Tool;
-    let (bash, read, edit) = (
-        crate::tools::bash::Bash,
-        crate::tools::read::Read,
-        crate::tools::edit::Edit,
-    );
+    let tools = crate::tools::ToolState::default().tools();
+    let tool = |name: &str| {
+        tools
+            .iter()
+            .find(|t| t.name() == name)
+            .cloned()
+            .ok_or_else(|| format!("no built-in tool {name}"))
+    };
+    let (bash, read, edit) = (tool("Bash")?, tool("Read")?, tool("Edit")?);
     let cases: Vec<(&'static str, &dyn Tool, Map<String, Value>)> = vec![
         (
             "bash_simple",
-            &bash,
+            &*bash,
             object(json!({"command": "cargo build --release"})),
         ),
         (
             "bash_compound",
-            &bash,
+            &*bash,
             object(json!({"command": "git status && npm run script2 | grep ok"})),
         ),
         (
             "read",
-            &read,
+            &*read,
             object(json!({"file_path": cwd.join("src/mod4/a.rs").display().to_string()})),
         ),
         (
             "edit",
-            &edit,
+            &*edit,
             object(json!({"file_path": cwd.join("docs/x/page7.md").display().to_string()})),
         ),
     ];

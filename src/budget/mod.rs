@@ -410,6 +410,11 @@ impl Budget {
         Ok((Self { actor, limits }, handle))
     }
 
+    /// The most characters a successful output of `tool` shows inline.
+    pub fn success_limit(&self, tool: &str, class: BudgetClass) -> usize {
+        success_limit_for(tool, class, &self.limits)
+    }
+
     /// Shapes an output into result content. An output that is clearly within budget needs no
     /// shaping and is answered here; only one that may need cutting or a file goes to the stage
     /// (as a hook stage with no hooks is skipped, a round trip with nothing to do is saved).

@@ -203,7 +203,8 @@ impl Dispatcher {
     }
 
     /// Handles one client message, waiting while the parked queue is full (library users; the
-    /// server's reader uses [`Dispatcher::offer`] and decides itself).
+    /// server's reader uses [`Dispatcher::offer`] and decides itself). `rewind` and `hello` are
+    /// the runtime's (`Runtime::submit`).
     pub async fn submit(&self, msg: ClientMessage) {
         match msg {
             ClientMessage::ToolUse(_) | ClientMessage::Batch { .. } => {
@@ -219,7 +220,6 @@ impl Dispatcher {
                     }
                 }
             }
-            ClientMessage::Rewind { to } => self.rewind(to).await,
             other => self.control(other),
         }
     }
@@ -574,24 +574,6 @@ impl Dispatcher {
                     this.run_batch(id, seq, calls, cancel, Some(places)).await;
                 });
             }
-        }
-    }
-
-    /// Restores the files changed by call `to` and every later call (file I/O on the blocking
-    /// pool), then emits `rewound`, or an error line naming what went wrong.
-    pub async fn rewind(&self, to: String) {
-        let session = self.pipeline.session.clone();
-        let target = to.clone();
-        let outcome = tokio::task::spawn_blocking(move || session.tools.rewind(&target)).await;
-        match outcome {
-            Ok(Ok(files)) => self.pipeline.emitter.send_reply(ServerMessage::event(
-                "rewound",
-                json!({"to": to, "files": crate::protocol::paths_value(&files)}),
-            )),
-            Ok(Err(e)) => self.error(format!("rewind to {to:?}: {e}")),
-            Err(_) => self.error(format!(
-                "rewind to {to:?}: internal error while restoring files"
-            )),
         }
     }
 

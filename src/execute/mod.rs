@@ -2,10 +2,8 @@
 //! own task, so a slow tool never blocks the stage. A panic becomes a `failed` output, so the
 //! call still gets its one result.
 
-use std::future::poll_fn;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
-use std::task::Poll;
 
 use futures::FutureExt;
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
@@ -68,24 +66,16 @@ impl Actor for ExecuteActor {
         } = msg;
         // The future owns its tool, so it can move to a task of its own if it has to; `call`
         // itself runs inside the first poll, so even a panic before its future exists is caught.
-        let mut running = Box::pin(async move {
+        let running = Box::pin(async move {
             let result = AssertUnwindSafe(async { tool.call(input, ctx).await })
                 .catch_unwind()
                 .await;
             output_of(&*tool, result)
         });
-        if state.first_poll_here {
-            // Quick tools finish on their first poll and are answered without a task. A tool
-            // that is not done has registered this actor's waker; that wake-up is spurious and
-            // harmless once its own task has polled it again.
-            if let Poll::Ready(output) = poll_fn(|cx| Poll::Ready(running.poll_unpin(cx))).await {
-                let _ = reply.send(output);
-                return Ok(());
-            }
-        }
-        tokio::spawn(async move {
-            let _ = reply.send(running.await);
-        });
+        crate::stage::finish_here_or_on_task(running, state.first_poll_here, move |output| {
+            let _ = reply.send(output);
+        })
+        .await;
         Ok(())
     }
 }
@@ -206,6 +196,7 @@ mod tests {
             progress: ProgressSink::discard(),
             session: Arc::new(Session::new(std::env::temp_dir(), std::env::temp_dir())),
             hook_response: false,
+            output_chars: 50_000,
         }
     }
 

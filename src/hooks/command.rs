@@ -237,9 +237,14 @@ pub(crate) async fn has_syntax_error(shell: &Path, command: &str, cwd: &Path) ->
     if check(shell.to_path_buf(), args).await {
         return true;
     }
-    match script_interpreter(command, cwd) {
-        Some((interp, script)) => check(interp, vec!["-n".into(), script.into_os_string()]).await,
-        None => false,
+    // Reading the script's first line is file work: on the blocking pool.
+    let (command, dir) = (command.to_string(), cwd.to_path_buf());
+    let script = tokio::task::spawn_blocking(move || script_interpreter(&command, &dir)).await;
+    match script {
+        Ok(Some((interp, script))) => {
+            check(interp, vec!["-n".into(), script.into_os_string()]).await
+        }
+        _ => false,
     }
 }
 

@@ -755,8 +755,9 @@ impl Shared {
         let h = &job.handler;
         if let Some(p) = &h.plugin {
             // The plugin's data directory exists before its hooks run (best effort: a hook
-            // that needs it reports its own error).
-            let _ = std::fs::create_dir_all(&p.data);
+            // that needs it reports its own error). File work: on the blocking pool.
+            let data = p.data.clone();
+            let _ = tokio::task::spawn_blocking(move || std::fs::create_dir_all(data)).await;
         }
         let (program, args): (OsString, Vec<OsString>) = match (&hook.args, hook.shell) {
             (Some(args), _) => (

@@ -11,8 +11,10 @@ use tokio_util::sync::CancellationToken;
 
 use super::capture::{Capture, Counters};
 use super::shell_run::{Ending, run_captured, spawn_shell};
+use super::str_field;
+use crate::call::Input;
 use crate::process::kill_group;
-use crate::tool::{ToolContext, ToolOutput};
+use crate::session::Session;
 
 /// Background tasks running at once. One more is refused (its call is `failed`): each holds a
 /// process group and its output capture, so a client must not start them without end.
@@ -90,7 +92,7 @@ impl Task {
     }
 }
 
-/// The background tasks of one session.
+/// The background tasks of one session. Dropping it kills every task still running.
 #[derive(Debug)]
 pub struct Tasks {
     tasks: Mutex<BTreeMap<String, Arc<Task>>>,
@@ -168,33 +170,55 @@ fn seq(id: &str) -> u64 {
         .unwrap_or(0)
 }
 
-/// Starts `command` in the background and answers at once with its task id and output file.
-pub(crate) async fn start(command: &str, ctx: &ToolContext) -> ToolOutput {
-    let session = &ctx.session;
-    let tasks = &session.tools.tasks;
-    let permit = match tasks.room() {
-        Ok(permit) => permit,
-        Err(why) => return ToolOutput::failed(why),
-    };
+impl Drop for Tasks {
+    fn drop(&mut self) {
+        self.kill_all();
+    }
+}
+
+/// The task a TaskOutput or TaskStop input names, with its id, or the "unknown task" text
+/// both tools give (naming the tasks there are).
+pub(crate) fn find_task<'a>(
+    input: &'a Input,
+    tasks: &Tasks,
+) -> Result<(&'a str, Arc<Task>), String> {
+    let id = str_field(input, "task_id").unwrap_or_default();
+    if let Some(task) = tasks.get(id) {
+        return Ok((id, task));
+    }
+    let ids = tasks.ids();
+    Err(if ids.is_empty() {
+        format!(
+            "no background task with id {id:?}: none was started in this session (Bash with run_in_background starts one)"
+        )
+    } else {
+        format!(
+            "no background task with id {id:?}; the tasks are: {}",
+            ids.join(", ")
+        )
+    })
+}
+
+/// Starts `command` in the background and returns its task at once; the error is text for the
+/// model.
+pub(crate) async fn start(
+    tasks: &Tasks,
+    command: &str,
+    session: &Session,
+) -> Result<Arc<Task>, String> {
+    let permit = tasks.room()?;
     let id = format!("bg-{}", tasks.next.fetch_add(1, Ordering::Relaxed) + 1);
-    let capture = match Capture::create(&session.output_dir, &format!("task-{id}")) {
-        Ok(c) => c,
-        Err(err) => {
-            return ToolOutput::failed(format!(
+    let capture = Capture::create(&session.output_dir, &format!("task-{id}"))
+        .await
+        .map_err(|err| {
+            format!(
                 "could not create the output file in {}: {err}",
                 session.output_dir.display()
-            ));
-        }
-    };
-    let (child, group) = match spawn_shell(command, session).await {
-        Ok(spawned) => spawned,
-        Err(err) => {
-            return ToolOutput::failed(format!(
-                "could not start bash in {}: {err}",
-                session.cwd.display()
-            ));
-        }
-    };
+            )
+        })?;
+    let (child, group) = spawn_shell(command, session)
+        .await
+        .map_err(|err| format!("could not start bash in {}: {err}", session.cwd.display()))?;
     let (status, _) = watch::channel(TaskStatus::Running);
     let task = Arc::new(Task {
         id: id.clone(),
@@ -205,7 +229,7 @@ pub(crate) async fn start(command: &str, ctx: &ToolContext) -> ToolOutput {
         status,
         counters: capture.counters(),
     });
-    tasks.lock().insert(id.clone(), task.clone());
+    tasks.lock().insert(id, task.clone());
     let runner = task.clone();
     tokio::spawn(async move {
         let (ending, _captured) =
@@ -219,23 +243,7 @@ pub(crate) async fn start(command: &str, ctx: &ToolContext) -> ToolOutput {
         drop(permit);
         runner.status.send_replace(status);
     });
-    let response = ctx.hook_response.then(|| {
-        let mut response = super::bash::response("", command, false);
-        if let Some(fields) = response.as_object_mut() {
-            fields.insert(
-                "backgroundTaskId".into(),
-                serde_json::Value::from(id.clone()),
-            );
-        }
-        response
-    });
-    ToolOutput::success(format!(
-        "Started in the background with task id {id}.\nOutput file: {}\nRead its output and \
-         status with TaskOutput {{\"task_id\": \"{id}\"}}; stop it with TaskStop {{\"task_id\": \
-         \"{id}\"}}.",
-        task.output_path.display()
-    ))
-    .with_response(response)
+    Ok(task)
 }
 
 /// Reads a task's output file as text: whole when it holds at most `head + tail` bytes, else the

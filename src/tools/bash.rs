@@ -5,19 +5,21 @@
 //! streams interleave as the command wrote them, give or take pipe buffering).
 
 use super::limits;
+use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
 use serde_json::{Value, json};
 use tokio::time::Instant;
 
+use super::background::{Task, Tasks};
 use super::capture::{Capture, Captured};
 use super::shell_run::{Ending, run_captured, spawn_shell};
 use super::{bool_field, str_field, u64_field};
 use crate::call::Input;
 use crate::session::Session;
 use crate::tool::{
-    Access, BudgetClass, FullOutput, Subject, Tool, ToolContext, ToolOutput, ToolStatus,
+    Access, BudgetClass, FullOutput, Subject, Tool, ToolContext, ToolOutput, ToolStatus, Verdict,
 };
 
 /// Default timeout in milliseconds.
@@ -39,8 +41,17 @@ const SILENT: &[&str] = &[
 ];
 
 /// The `Bash` tool.
-#[derive(Debug, Default)]
-pub struct Bash;
+#[derive(Debug)]
+pub struct Bash {
+    tasks: Arc<Tasks>,
+}
+
+impl Bash {
+    /// A Bash whose background tasks join `tasks` (read by TaskOutput, stopped by TaskStop).
+    pub fn new(tasks: Arc<Tasks>) -> Self {
+        Self { tasks }
+    }
+}
 
 #[async_trait]
 impl Tool for Bash {
@@ -88,8 +99,8 @@ impl Tool for Bash {
         BudgetClass::Shell
     }
 
-    fn validate(&self, input: &Input, _session: &Session) -> Result<(), String> {
-        match str_field(input, "command") {
+    fn validate(&self, input: &Input, _session: &Session) -> Verdict {
+        Verdict::Now(match str_field(input, "command") {
             Some(c) if c.len() > limits::COMMAND_CHARS as usize => Err(format!(
                 "the command is {} bytes; Linux passes at most {} bytes to bash in one argument: \
                  write a script file and run that instead",
@@ -98,13 +109,16 @@ impl Tool for Bash {
             )),
             Some(c) if !c.trim().is_empty() => Ok(()),
             _ => Err("command is empty: give the shell command to run".to_string()),
-        }
+        })
     }
 
     async fn call(&self, input: Input, ctx: ToolContext) -> ToolOutput {
         let command = str_field(&input, "command").unwrap_or_default().to_string();
         if bool_field(&input, "run_in_background", false) {
-            return super::background::start(&command, &ctx).await;
+            return match super::background::start(&self.tasks, &command, &ctx.session).await {
+                Ok(task) => started(&task, ctx.hook_response),
+                Err(why) => ToolOutput::failed(why),
+            };
         }
         let describe = ctx.hook_response;
         let timeout_ms = u64_field(&input, "timeout")
@@ -141,10 +155,30 @@ impl Tool for Bash {
     }
 }
 
+/// What Bash answers for a command it started in the background: the task's id and output
+/// file, and for hooks the `BashOutput` shape with `backgroundTaskId`.
+fn started(task: &Task, describe: bool) -> ToolOutput {
+    let id = &task.id;
+    let response = describe.then(|| {
+        let mut response = response("", &task.command, false);
+        if let Some(fields) = response.as_object_mut() {
+            fields.insert("backgroundTaskId".into(), Value::from(id.clone()));
+        }
+        response
+    });
+    ToolOutput::success(format!(
+        "Started in the background with task id {id}.\nOutput file: {}\nRead its output and \
+         status with TaskOutput {{\"task_id\": \"{id}\"}}; stop it with TaskStop {{\"task_id\": \
+         \"{id}\"}}.",
+        task.output_path.display()
+    ))
+    .with_response(response)
+}
+
 /// The shape of the reference CLI's `BashOutput`, as a PostToolUse hook receives it: the
 /// merged output as `stdout` (`stderr` is empty, since the two are merged), trimmed as the
 /// reference trims it.
-pub(crate) fn response(stdout: &str, command: &str, interrupted: bool) -> Value {
+fn response(stdout: &str, command: &str, interrupted: bool) -> Value {
     json!({
         "stdout": trim_output(stdout),
         "stderr": "",
@@ -273,8 +307,9 @@ fn finish(
             lines: captured.lines,
         }),
         Some(path) => {
-            // Small outputs live whole in the result; no file needed.
-            let _ = std::fs::remove_file(&path);
+            // Small outputs live whole in the result; no file needed (removed on the blocking
+            // pool, nobody waits for it).
+            tokio::task::spawn_blocking(move || std::fs::remove_file(path));
             None
         }
         None => None,
@@ -282,7 +317,7 @@ fn finish(
     let response = response.map(|mut response| {
         // The whole output is in a file: say where, and how large it is.
         if let (Some(full), Some(fields)) = (&full_output, response.as_object_mut()) {
-            let bytes = std::fs::metadata(&full.path).map_or(full.chars, |m| m.len());
+            let bytes = captured.bytes;
             fields.insert(
                 "persistedOutputPath".into(),
                 Value::from(full.path.to_string_lossy().into_owned()),

@@ -85,6 +85,8 @@ pub struct Captured {
     pub chars: u64,
     /// Total lines.
     pub lines: u64,
+    /// Total bytes (the spill file's size, when it was written completely).
+    pub bytes: u64,
     /// Set when the spill file could not be written completely.
     pub write_error: Option<String>,
 }
@@ -92,9 +94,9 @@ pub struct Captured {
 impl Capture {
     /// Starts a capture spilling to a fresh file `<dir>/<prefix>-….log` at once (background
     /// tasks: readers follow the file while the command runs).
-    pub fn create(dir: &Path, prefix: &str) -> std::io::Result<Self> {
+    pub async fn create(dir: &Path, prefix: &str) -> std::io::Result<Self> {
         let mut capture = Self::new(dir, prefix, 0);
-        capture.open_file()?;
+        capture.open_file().await?;
         Ok(capture)
     }
 
@@ -138,20 +140,26 @@ impl Capture {
         }
     }
 
-    /// Creates the spill file and moves what was held in memory into it.
-    fn open_file(&mut self) -> std::io::Result<()> {
-        crate::paths::create_private_dir(&self.dir)?;
-        let (file, path) = tempfile::Builder::new()
-            .prefix(&format!("{}-", self.prefix))
-            .suffix(".log")
-            .tempfile_in(&self.dir)?
-            .keep()
-            .map_err(|e| e.error)?;
-        let mut file = file;
-        if !self.early.is_empty() {
-            std::io::Write::write_all(&mut file, &self.early)?;
-            self.early = Vec::new();
-        }
+    /// Creates the spill file and moves what was held in memory into it (on the blocking pool:
+    /// the pipeline's thread never waits on a file).
+    async fn open_file(&mut self) -> std::io::Result<()> {
+        let dir = self.dir.clone();
+        let prefix = format!("{}-", self.prefix);
+        let early = std::mem::take(&mut self.early);
+        let opened = tokio::task::spawn_blocking(move || {
+            crate::paths::create_private_dir(&dir)?;
+            let (mut file, path) = tempfile::Builder::new()
+                .prefix(&prefix)
+                .suffix(".log")
+                .tempfile_in(&dir)?
+                .keep()
+                .map_err(|e| e.error)?;
+            std::io::Write::write_all(&mut file, &early)?;
+            Ok::<_, std::io::Error>((file, path))
+        })
+        .await
+        .map_err(std::io::Error::other)??;
+        let (file, path) = opened;
         self.file = Some(BufWriter::with_capacity(
             256 * 1024,
             tokio::fs::File::from_std(file),
@@ -183,7 +191,7 @@ impl Capture {
                 None => {
                     self.early.extend_from_slice(chunk);
                     if self.early.len() > SPILL_OVER_BYTES
-                        && let Err(err) = self.open_file()
+                        && let Err(err) = self.open_file().await
                     {
                         self.write_error = Some(err);
                     }
@@ -278,7 +286,7 @@ impl Capture {
         if self.file.is_none()
             && self.write_error.is_none()
             && self.counters.chars.load(Ordering::Relaxed) > self.keep_over_chars
-            && let Err(err) = self.open_file()
+            && let Err(err) = self.open_file().await
         {
             self.write_error = Some(err);
         }
@@ -309,6 +317,7 @@ impl Capture {
             path: self.path,
             chars: self.counters.chars.load(Ordering::Relaxed),
             lines: self.counters.lines(),
+            bytes: self.counters.bytes.load(Ordering::Relaxed),
             write_error: self.write_error.map(|e| e.to_string()),
         }
     }
@@ -382,7 +391,7 @@ mod tests {
     #[tokio::test]
     async fn windows_and_file() {
         let dir = tempfile::tempdir().unwrap();
-        let mut cap = Capture::create(dir.path(), "t").unwrap();
+        let mut cap = Capture::create(dir.path(), "t").await.unwrap();
         let line = "0123456789\n".repeat(1000);
         for _ in 0..10 {
             cap.push(line.as_bytes()).await;
@@ -395,7 +404,7 @@ mod tests {
         assert!(out.text.ends_with("0123456789\n"));
         assert_eq!(std::fs::read(out.path.unwrap()).unwrap().len(), 110_000);
 
-        let mut small = Capture::create(dir.path(), "s").unwrap();
+        let mut small = Capture::create(dir.path(), "s").await.unwrap();
         small.push(b"hi").await;
         let out = small.finish().await;
         assert_eq!(

@@ -1,21 +1,31 @@
 //! `Edit`: replaces an exact string in a file, keeping its line endings and byte-order mark.
 
 use super::limits;
+use std::sync::Arc;
+
 use async_trait::async_trait;
 use serde_json::{Value, json};
 
-use super::read::number_line;
-use super::write::{check_fresh, commit, target, target_to_check};
-use super::{absolutize_field, bool_field, patch, str_field};
+use super::files::{FileState, number_line, target, worth_checking};
+use super::{absolutize_field, bool_field, on_blocking_pool, patch, str_field};
 use crate::call::Input;
 use crate::session::Session;
-use crate::tool::{Access, Subject, Tool, ToolContext, ToolOutput};
+use crate::tool::{Access, Subject, Tool, ToolContext, ToolOutput, Verdict};
 
 const BOM: &str = "\u{FEFF}";
 
 /// The `Edit` tool.
-#[derive(Debug, Default)]
-pub struct Edit;
+#[derive(Debug)]
+pub struct Edit {
+    files: Arc<FileState>,
+}
+
+impl Edit {
+    /// An Edit sharing the session's file state with Read and Write.
+    pub fn new(files: Arc<FileState>) -> Self {
+        Self { files }
+    }
+}
 
 /// Why an edit could not be applied.
 #[derive(Debug, PartialEq, Eq)]
@@ -146,144 +156,162 @@ impl Tool for Edit {
         absolutize_field(input, "file_path", session);
     }
 
-    fn validate(&self, input: &Input, session: &Session) -> Result<(), String> {
-        let Some(path) = target_to_check(input, session) else {
-            return Ok(());
-        };
+    fn validate(&self, input: &Input, session: &Session) -> Verdict {
         let old = str_field(input, "old_string").unwrap_or_default();
         let new = str_field(input, "new_string").unwrap_or_default();
-        if old == new {
-            return Err(
-                "old_string and new_string are the same, so there is nothing to change. \
-                        Give the text to replace and the different text to put instead."
-                    .to_string(),
-            );
-        }
-        match std::fs::metadata(&path) {
-            Err(_) if old.is_empty() => Ok(()),
-            Err(_) => Err(format!(
-                "File does not exist: {}. Check the path (Glob can find it), or create the file \
-                 with Write.",
-                path.display()
-            )),
-            Ok(m) if m.is_dir() => Err(format!(
-                "{} is a directory; give the path of a file to edit",
-                path.display()
-            )),
-            Ok(m) if !m.is_file() => {
-                Err(super::file_bytes::FileError::NotRegular(path).to_string())
+        let (same, creates) = (old == new, old.is_empty());
+        let path = target(input, session);
+        let (files, guard) = (self.files.clone(), session.guard.clone());
+        Verdict::Later(Box::pin(on_blocking_pool(move || {
+            if !worth_checking(&path, &*guard) {
+                return Ok(());
             }
-            Ok(m) => {
-                if old.is_empty() && m.len() > 0 {
-                    return Err(format!(
-                        "old_string is empty but {} is not: give the exact text to replace, or \
-                         use Write to replace the whole file.",
-                        path.display()
-                    ));
+            if same {
+                return Err(
+                    "old_string and new_string are the same, so there is nothing to change. \
+                     Give the text to replace and the different text to put instead."
+                        .to_string(),
+                );
+            }
+            match std::fs::metadata(&path) {
+                Err(_) if creates => Ok(()),
+                Err(_) => Err(format!(
+                    "File does not exist: {}. Check the path (Glob can find it), or create the \
+                     file with Write.",
+                    path.display()
+                )),
+                Ok(m) if m.is_dir() => Err(format!(
+                    "{} is a directory; give the path of a file to edit",
+                    path.display()
+                )),
+                Ok(m) if !m.is_file() => {
+                    Err(super::file_bytes::FileError::NotRegular(path).to_string())
                 }
-                check_fresh(&path, session)
+                Ok(m) if creates && m.len() > 0 => Err(format!(
+                    "old_string is empty but {} is not: give the exact text to replace, or use \
+                     Write to replace the whole file.",
+                    path.display()
+                )),
+                Ok(_) => files.check_fresh(&path),
             }
-        }
+        })))
     }
 
     async fn call(&self, input: Input, ctx: ToolContext) -> ToolOutput {
-        let path = target(&input, &ctx.session);
-        let old = str_field(&input, "old_string").unwrap_or_default();
-        let new = str_field(&input, "new_string").unwrap_or_default();
-        let replace_all = bool_field(&input, "replace_all", false);
-        let describe = ctx.hook_response;
-        let change = Change {
-            path: &path,
-            old,
-            new,
-            replace_all,
-        };
-        // Regular files only, bounded as Read is: the path may have changed since validation.
-        let owned = path.clone();
-        let read = tokio::task::spawn_blocking(move || {
-            super::file_bytes::read_regular(&owned, super::read::MAX_FILE_BYTES)
-        })
-        .await;
-        let bytes = match read {
-            Ok(Ok(b)) => Some(b),
-            Ok(Err(super::file_bytes::FileError::NotFound(_))) => None,
-            Ok(Err(e)) => return ToolOutput::failed(e.to_string()),
-            Err(e) => return ToolOutput::failed(format!("cannot read {}: {e}", path.display())),
-        };
-        let Some(bytes) = bytes else {
-            if !old.is_empty() {
-                return ToolOutput::failed(format!("File does not exist: {}.", path.display()));
-            }
-            return match commit(&path, new.as_bytes(), &ctx).await {
-                Ok(()) => ToolOutput::success(format!("Created {}.", path.display()))
-                    .with_response(describe.then(|| change.response("", new))),
-                Err(e) => ToolOutput::failed(e),
-            };
-        };
-        // Checked again here: another call may have changed the file since validation.
-        if let Err(e) = check_fresh(&path, &ctx.session) {
-            return ToolOutput::failed(e);
+        let files = self.files.clone();
+        on_blocking_pool(move || Ok(edit_file(&files, &input, &ctx)))
+            .await
+            .unwrap_or_else(ToolOutput::failed)
+    }
+}
+
+/// Applies the change an Edit call asks for (file-system work: on the blocking pool).
+fn edit_file(files: &FileState, input: &Input, ctx: &ToolContext) -> ToolOutput {
+    let path = target(input, &ctx.session);
+    let old = str_field(input, "old_string").unwrap_or_default();
+    let new = str_field(input, "new_string").unwrap_or_default();
+    let replace_all = bool_field(input, "replace_all", false);
+    let describe = ctx.hook_response;
+    let change = Change {
+        path: &path,
+        old,
+        new,
+        replace_all,
+    };
+    // Regular files only, bounded as Read is: the path may have changed since validation.
+    let bytes = match super::file_bytes::read_regular(&path, super::read::MAX_FILE_BYTES) {
+        Ok(b) => Some(b),
+        Err(super::file_bytes::FileError::NotFound(_)) => None,
+        Err(e) => return ToolOutput::failed(e.to_string()),
+    };
+    let Some(bytes) = bytes else {
+        if !old.is_empty() {
+            return ToolOutput::failed(format!("File does not exist: {}.", path.display()));
         }
-        let Ok(whole) = String::from_utf8(bytes) else {
+        return match files.commit(
+            &ctx.tool_use_id,
+            &path,
+            new.as_bytes(),
+            &ctx.session.output_dir,
+        ) {
+            Ok(()) => ToolOutput::success(format!("Created {}.", path.display()))
+                .with_response(describe.then(|| change.response("", new))),
+            Err(e) => ToolOutput::failed(e),
+        };
+    };
+    // Checked again here: another call may have changed the file since validation.
+    if let Err(e) = files.check_fresh(&path) {
+        return ToolOutput::failed(e);
+    }
+    let Ok(whole) = String::from_utf8(bytes) else {
+        return ToolOutput::failed(format!(
+            "{} is not valid UTF-8 text, so Edit cannot change it safely. Use Write to \
+             replace it whole, or Bash for byte-level changes.",
+            path.display()
+        ));
+    };
+    let (bom, text) = match whole.strip_prefix(BOM) {
+        Some(rest) => (BOM, rest),
+        None => ("", whole.as_str()),
+    };
+    if old.is_empty() {
+        // Only reachable for an empty existing file (validation refuses the rest).
+        if !text.is_empty() {
             return ToolOutput::failed(format!(
-                "{} is not valid UTF-8 text, so Edit cannot change it safely. Use Write to \
-                 replace it whole, or Bash for byte-level changes.",
+                "old_string is empty but {} is not: give the exact text to replace.",
                 path.display()
             ));
-        };
-        let (bom, text) = match whole.strip_prefix(BOM) {
-            Some(rest) => (BOM, rest),
-            None => ("", whole.as_str()),
-        };
-        if old.is_empty() {
-            // Only reachable for an empty existing file (validation refuses the rest).
-            if !text.is_empty() {
-                return ToolOutput::failed(format!(
-                    "old_string is empty but {} is not: give the exact text to replace.",
-                    path.display()
-                ));
-            }
-            let out = format!("{bom}{new}");
-            return match commit(&path, out.as_bytes(), &ctx).await {
-                Ok(()) => ToolOutput::success(format!("Updated {}.", path.display()))
-                    .with_response(describe.then(|| change.response(&whole, &out))),
-                Err(e) => ToolOutput::failed(e),
-            };
         }
-        let edited = match apply_edit(text, old, new, replace_all) {
-            Ok(e) => e,
-            Err(EditError::NotFound) => {
-                return ToolOutput::failed(format!(
-                    "old_string was not found in {}. It must match the file exactly, including \
-                     whitespace and indentation; Read the file again and copy the exact text.",
-                    path.display()
-                ));
-            }
-            Err(EditError::Ambiguous(n)) => {
-                return ToolOutput::failed(format!(
-                    "old_string occurs {n} times in {}, but must occur exactly once. Include more \
-                     surrounding lines to make it unique, or set replace_all to true to change \
-                     all {n}.",
-                    path.display()
-                ));
-            }
+        let out = format!("{bom}{new}");
+        return match files.commit(
+            &ctx.tool_use_id,
+            &path,
+            out.as_bytes(),
+            &ctx.session.output_dir,
+        ) {
+            Ok(()) => ToolOutput::success(format!("Updated {}.", path.display()))
+                .with_response(describe.then(|| change.response(&whole, &out))),
+            Err(e) => ToolOutput::failed(e),
         };
-        let out = format!("{bom}{}", edited.text);
-        if let Err(e) = commit(&path, out.as_bytes(), &ctx).await {
-            return ToolOutput::failed(e);
-        }
-        let what = if edited.count == 1 {
-            "1 occurrence".to_string()
-        } else {
-            format!("{} occurrences", edited.count)
-        };
-        ToolOutput::success(format!(
-            "Updated {} ({what} replaced). The changed region now reads:\n{}",
-            path.display(),
-            snippet(&edited.text, edited.first, &edited.new)
-        ))
-        .with_response(describe.then(|| change.response(&whole, &out)))
     }
+    let edited = match apply_edit(text, old, new, replace_all) {
+        Ok(e) => e,
+        Err(EditError::NotFound) => {
+            return ToolOutput::failed(format!(
+                "old_string was not found in {}. It must match the file exactly, including \
+                 whitespace and indentation; Read the file again and copy the exact text.",
+                path.display()
+            ));
+        }
+        Err(EditError::Ambiguous(n)) => {
+            return ToolOutput::failed(format!(
+                "old_string occurs {n} times in {}, but must occur exactly once. Include more \
+                 surrounding lines to make it unique, or set replace_all to true to change \
+                 all {n}.",
+                path.display()
+            ));
+        }
+    };
+    let out = format!("{bom}{}", edited.text);
+    if let Err(e) = files.commit(
+        &ctx.tool_use_id,
+        &path,
+        out.as_bytes(),
+        &ctx.session.output_dir,
+    ) {
+        return ToolOutput::failed(e);
+    }
+    let what = if edited.count == 1 {
+        "1 occurrence".to_string()
+    } else {
+        format!("{} occurrences", edited.count)
+    };
+    ToolOutput::success(format!(
+        "Updated {} ({what} replaced). The changed region now reads:\n{}",
+        path.display(),
+        snippet(&edited.text, edited.first, &edited.new)
+    ))
+    .with_response(describe.then(|| change.response(&whole, &out)))
 }
 
 /// What an Edit call asked for, to describe the change to hooks.

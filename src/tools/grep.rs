@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 use super::{absolutize_field, bool_field, str_field, u64_field};
 use crate::call::Input;
 use crate::session::Session;
-use crate::tool::{Access, Subject, Tool, ToolContext, ToolOutput};
+use crate::tool::{Access, Subject, Tool, ToolContext, ToolOutput, Verdict};
 
 /// Without `head_limit`, at most this many output lines are collected (the output budget then
 /// shapes what the model sees).
@@ -171,16 +171,17 @@ impl Tool for Grep {
         absolutize_field(input, "path", session);
     }
 
-    fn validate(&self, input: &Input, _session: &Session) -> Result<(), String> {
+    fn validate(&self, input: &Input, _session: &Session) -> Verdict {
         let pattern = str_field(input, "pattern").unwrap_or_default();
-        RegexMatcherBuilder::new()
+        let verdict = RegexMatcherBuilder::new()
             .build(pattern)
             .map(|_| ())
-            .map_err(|e| format!("invalid regular expression {pattern:?}: {e}"))?;
-        if let Some(t) = str_field(input, "type") {
-            file_types(t).map(|_| ())?;
-        }
-        Ok(())
+            .map_err(|e| format!("invalid regular expression {pattern:?}: {e}"))
+            .and_then(|()| match str_field(input, "type") {
+                Some(t) => file_types(t).map(|_| ()),
+                None => Ok(()),
+            });
+        Verdict::Now(verdict)
     }
 
     async fn call(&self, input: Input, ctx: ToolContext) -> ToolOutput {

@@ -23,6 +23,7 @@ pub mod capture;
 pub mod checkpoint;
 pub mod edit;
 pub mod file_bytes;
+pub mod files;
 pub mod glob;
 pub mod grep;
 pub mod noop;
@@ -35,7 +36,9 @@ pub mod task_stop;
 pub mod web_fetch;
 pub mod write;
 
+pub use background::Tasks;
 pub use checkpoint::RewindError;
+pub use files::FileState;
 
 /// The longest string each built-in tool's input fields take, in characters (each schema's
 /// `maxLength`). A longer value is a `schema_error` naming the field, and is refused before it
@@ -58,7 +61,7 @@ pub mod limits {
     pub const NAME_CHARS: u64 = 256;
 }
 
-/// The names of every built-in tool, in the order [`builtin_tools`] returns them (`--tools
+/// The names of every built-in tool, in the order [`ToolState::tools`] returns them (`--tools
 /// default`).
 pub const DEFAULT_TOOLS: &[&str] = &[
     "Bash",
@@ -72,53 +75,48 @@ pub const DEFAULT_TOOLS: &[&str] = &[
     "TaskStop",
 ];
 
-/// One instance of every built-in tool, in the order of [`DEFAULT_TOOLS`]. The tools themselves
-/// are stateless; what they remember lives in [`ToolState`] inside the session.
-pub fn builtin_tools() -> Vec<Arc<dyn Tool>> {
-    vec![
-        Arc::new(bash::Bash),
-        Arc::new(read::Read),
-        Arc::new(write::Write),
-        Arc::new(edit::Edit),
-        Arc::new(glob::Glob),
-        Arc::new(grep::Grep),
-        Arc::new(web_fetch::WebFetch::default()),
-        Arc::new(task_output::TaskOutput),
-        Arc::new(task_stop::TaskStop),
-    ]
-}
-
-/// Per-session state of the built-in tools: which files were read (and in what state), the
-/// checkpoints Write and Edit leave for rewind, and the running background tasks.
-///
-/// Dropping it kills every background task, as [`ToolState::shutdown`] does.
-#[derive(Debug)]
+/// What the built-in tools of one session remember, shared by the tools that need it: the
+/// file tools' [`FileState`] (read-before-edit, checkpoints) and the background [`Tasks`] of
+/// Bash, TaskOutput and TaskStop. The runtime keeps this handle for rewind and shutdown; the
+/// tools hold their parts.
+#[derive(Debug, Clone)]
 pub struct ToolState {
-    /// Files read (or written) in this session and their state at that moment.
-    pub(crate) read_state: read_state::ReadState,
-    /// Prior states of files changed by Write and Edit, per call.
-    pub(crate) checkpoints: checkpoint::CheckpointStore,
-    /// Background Bash tasks.
-    pub(crate) tasks: background::Tasks,
-    /// `tools.requireReadBeforeEdit`: Edit, and Write over an existing file, need a fresh read.
-    pub(crate) require_read_before_edit: bool,
+    files: Arc<FileState>,
+    tasks: Arc<Tasks>,
 }
 
 impl ToolState {
     /// State for one session. `require_read_before_edit` is the `tools.requireReadBeforeEdit`
-    /// setting (default true); checkpoints are kept under `checkpoint_dir` (the lead passes
+    /// setting (default true); checkpoints are kept under `checkpoint_dir` (the runtime passes
     /// `<output dir>/checkpoints`).
     pub fn new(require_read_before_edit: bool, checkpoint_dir: PathBuf) -> Self {
         Self {
-            read_state: read_state::ReadState::default(),
-            checkpoints: checkpoint::CheckpointStore::new(Some(checkpoint_dir)),
-            tasks: background::Tasks::default(),
-            require_read_before_edit,
+            files: Arc::new(FileState::new(
+                require_read_before_edit,
+                Some(checkpoint_dir),
+            )),
+            tasks: Arc::default(),
         }
     }
 
-    /// Kills every background task still running (its whole process group). Called at server
-    /// shutdown; also runs on drop. Idempotent.
+    /// One instance of every built-in tool holding this state, in the order of
+    /// [`DEFAULT_TOOLS`].
+    pub fn tools(&self) -> Vec<Arc<dyn Tool>> {
+        vec![
+            Arc::new(bash::Bash::new(self.tasks.clone())),
+            Arc::new(read::Read::new(self.files.clone())),
+            Arc::new(write::Write::new(self.files.clone())),
+            Arc::new(edit::Edit::new(self.files.clone())),
+            Arc::new(glob::Glob),
+            Arc::new(grep::Grep),
+            Arc::new(web_fetch::WebFetch::default()),
+            Arc::new(task_output::TaskOutput::new(self.tasks.clone())),
+            Arc::new(task_stop::TaskStop::new(self.tasks.clone())),
+        ]
+    }
+
+    /// Kills every background task still running (its whole process group). Called at
+    /// shutdown; also runs when the last holder of the tasks is dropped. Idempotent.
     pub fn shutdown(&self) {
         self.tasks.kill_all();
     }
@@ -126,13 +124,10 @@ impl ToolState {
     /// Restores every file changed by call `to` and by every later Write or Edit to its state
     /// before call `to` (later calls are undone first; a file a Write created is deleted), drops
     /// those checkpoints and returns the restored files in the order they were first changed.
-    /// The restored files count as unread afterwards, so an Edit needs a fresh Read.
+    /// The restored files count as unread afterwards, so an Edit needs a fresh Read. Touches
+    /// the file system: call it on the blocking pool.
     pub fn rewind(&self, to: &str) -> Result<Vec<PathBuf>, RewindError> {
-        let files = self.checkpoints.rewind(to)?;
-        for file in &files {
-            self.read_state.forget(file);
-        }
-        Ok(files)
+        self.files.rewind(to)
     }
 }
 
@@ -141,18 +136,20 @@ impl Default for ToolState {
     /// first save.
     fn default() -> Self {
         Self {
-            read_state: read_state::ReadState::default(),
-            checkpoints: checkpoint::CheckpointStore::new(None),
-            tasks: background::Tasks::default(),
-            require_read_before_edit: true,
+            files: Arc::new(FileState::new(true, None)),
+            tasks: Arc::default(),
         }
     }
 }
 
-impl Drop for ToolState {
-    fn drop(&mut self) {
-        self.shutdown();
-    }
+/// Runs file-system work on the blocking pool and waits for it: on the pipeline's one thread
+/// it would hold up every other call. `Err` is text for the model.
+pub(crate) async fn on_blocking_pool<T: Send + 'static>(
+    work: impl FnOnce() -> Result<T, String> + Send + 'static,
+) -> Result<T, String> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .unwrap_or_else(|e| Err(format!("toolrt failed while working on the file: {e}")))
 }
 
 /// A path as the reference CLI names it to hooks in Glob's and Grep's responses: relative to

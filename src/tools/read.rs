@@ -3,10 +3,13 @@
 use super::limits;
 use std::path::Path;
 
+use std::sync::Arc;
+
 use async_trait::async_trait;
 use serde_json::{Value, json};
 
-use super::{absolutize_field, str_field, u64_field};
+use super::files::{FileState, number_line};
+use super::{absolutize_field, on_blocking_pool, str_field, u64_field};
 use crate::call::Input;
 use crate::session::Session;
 use crate::tool::{Access, Subject, Tool, ToolContext, ToolOutput};
@@ -14,7 +17,7 @@ use crate::tool::{Access, Subject, Tool, ToolContext, ToolOutput};
 /// Lines returned when no `limit` is given.
 pub const DEFAULT_LINES: usize = 2_000;
 /// Longer lines are cut to this many characters.
-pub const MAX_LINE_CHARS: usize = 2_000;
+pub use super::files::MAX_LINE_CHARS;
 /// What Read adds after the lines of a file that is not valid UTF-8.
 const LOSSY_NOTE: &str =
     "\n[This file is not valid UTF-8; bytes that are not were shown as \u{FFFD}.]";
@@ -22,28 +25,31 @@ const LOSSY_NOTE: &str =
 pub(crate) const MAX_FILE_BYTES: u64 = 256 * 1024 * 1024;
 
 /// The bytes of the regular file `path`, at most [`MAX_FILE_BYTES`]; the text on error is for
-/// the model.
-async fn read_bounded(path: &Path) -> Result<Vec<u8>, String> {
-    let owned = path.to_path_buf();
-    match tokio::task::spawn_blocking(move || {
-        super::file_bytes::read_regular(&owned, MAX_FILE_BYTES)
-    })
-    .await
-    {
-        Ok(Ok(bytes)) => Ok(bytes),
-        Ok(Err(super::file_bytes::FileError::TooLarge { .. })) => Err(format!(
+/// the model. Blocking: called on the blocking pool.
+fn read_bounded(path: &Path) -> Result<Vec<u8>, String> {
+    match super::file_bytes::read_regular(path, MAX_FILE_BYTES) {
+        Ok(bytes) => Ok(bytes),
+        Err(super::file_bytes::FileError::TooLarge { .. }) => Err(format!(
             "{} is larger than {MAX_FILE_BYTES} bytes, too large for Read. Use Grep to find the \
              lines you need, or Bash (head, tail, sed -n) to look at parts of it.",
             path.display()
         )),
-        Ok(Err(e)) => Err(e.to_string()),
-        Err(e) => Err(format!("cannot read {}: {e}", path.display())),
+        Err(e) => Err(e.to_string()),
     }
 }
 
 /// The `Read` tool.
-#[derive(Debug, Default)]
-pub struct Read;
+#[derive(Debug)]
+pub struct Read {
+    files: Arc<FileState>,
+}
+
+impl Read {
+    /// A Read sharing the session's file state with Write and Edit.
+    pub fn new(files: Arc<FileState>) -> Self {
+        Self { files }
+    }
+}
 
 #[async_trait]
 impl Tool for Read {
@@ -92,83 +98,87 @@ impl Tool for Read {
     }
 
     async fn call(&self, input: Input, ctx: ToolContext) -> ToolOutput {
-        let path = crate::paths::absolutize(
-            str_field(&input, "file_path").unwrap_or_default(),
-            &ctx.session.cwd,
-            &ctx.session.home,
-        );
-        let offset = u64_field(&input, "offset").map(|v| v as usize);
-        let limit = u64_field(&input, "limit").map(|v| v as usize);
-        let meta = match tokio::fs::metadata(&path).await {
-            Ok(m) => m,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return ToolOutput::failed(missing_file_message(&path, &ctx.session.cwd));
-            }
-            Err(e) => return ToolOutput::failed(format!("cannot read {}: {e}", path.display())),
+        let files = self.files.clone();
+        on_blocking_pool(move || Ok(read_file(&files, &input, &ctx)))
+            .await
+            .unwrap_or_else(ToolOutput::failed)
+    }
+}
+
+/// Reads the window of a file a Read call asks for (file-system work: on the blocking pool).
+fn read_file(files: &FileState, input: &Input, ctx: &ToolContext) -> ToolOutput {
+    let path = crate::paths::absolutize(
+        str_field(input, "file_path").unwrap_or_default(),
+        &ctx.session.cwd,
+        &ctx.session.home,
+    );
+    let offset = u64_field(input, "offset").map(|v| v as usize);
+    let limit = u64_field(input, "limit").map(|v| v as usize);
+    let meta = match std::fs::metadata(&path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return ToolOutput::failed(missing_file_message(&path, &ctx.session.cwd));
+        }
+        Err(e) => return ToolOutput::failed(format!("cannot read {}: {e}", path.display())),
+    };
+    if meta.is_dir() {
+        return ToolOutput::failed(format!(
+            "{} is a directory, not a file. Use Glob (e.g. pattern \"*\" with this path) or \
+             Bash `ls {}` to list it.",
+            path.display(),
+            path.display()
+        ));
+    }
+    if !meta.is_file() {
+        return ToolOutput::failed(super::file_bytes::FileError::NotRegular(path).to_string());
+    }
+    if meta.len() > MAX_FILE_BYTES {
+        return ToolOutput::failed(format!(
+            "{} is {} bytes, too large for Read. Use Grep to find the lines you need, or Bash \
+             (head, tail, sed -n) to look at parts of it.",
+            path.display(),
+            meta.len()
+        ));
+    }
+    // Checked again on the open file: the path may have changed since.
+    let bytes = match read_bounded(&path) {
+        Ok(b) => b,
+        Err(e) => return ToolOutput::failed(e),
+    };
+    if bytes.is_empty() {
+        files.record(&path, &bytes);
+        let window = Rendered {
+            text: String::new(),
+            start: offset.unwrap_or(1).max(1),
+            lines: 0,
+            total: 0,
+            capped: false,
         };
-        if meta.is_dir() {
-            return ToolOutput::failed(format!(
-                "{} is a directory, not a file. Use Glob (e.g. pattern \"*\" with this path) or \
-                 Bash `ls {}` to list it.",
-                path.display(),
-                path.display()
-            ));
-        }
-        if !meta.is_file() {
-            return ToolOutput::failed(super::file_bytes::FileError::NotRegular(path).to_string());
-        }
-        if meta.len() > MAX_FILE_BYTES {
-            return ToolOutput::failed(format!(
-                "{} is {} bytes, too large for Read. Use Grep to find the lines you need, or Bash \
-                 (head, tail, sed -n) to look at parts of it.",
-                path.display(),
-                meta.len()
-            ));
-        }
-        // Checked again on the open file: the path may have changed since.
-        let bytes = match read_bounded(&path).await {
-            Ok(b) => b,
-            Err(e) => return ToolOutput::failed(e),
-        };
-        if bytes.is_empty() {
-            ctx.session.tools.read_state.record(&path, &bytes);
-            let window = Rendered {
-                text: String::new(),
-                start: offset.unwrap_or(1).max(1),
-                lines: 0,
-                total: 0,
-                capped: false,
-            };
-            return ToolOutput::success(format!(
-                "{} exists but is empty (0 bytes).",
-                path.display()
-            ))
+        return ToolOutput::success(format!("{} exists but is empty (0 bytes).", path.display()))
             .with_response(ctx.hook_response.then(|| response(&path, "", &window)));
+    }
+    let text = match decode_text(&bytes) {
+        Some(t) => t,
+        None => {
+            return ToolOutput::failed(format!(
+                "{} is a binary file ({} bytes); Read shows text files only. Use Bash (e.g. \
+                 `file`, `xxd | head`) to inspect it.",
+                path.display(),
+                bytes.len()
+            ));
         }
-        let text = match decode_text(&bytes) {
-            Some(t) => t,
-            None => {
-                return ToolOutput::failed(format!(
-                    "{} is a binary file ({} bytes); Read shows text files only. Use Bash (e.g. \
-                     `file`, `xxd | head`) to inspect it.",
-                    path.display(),
-                    bytes.len()
-                ));
-            }
-        };
-        // Read keeps within its own output budget, so what it returns is never cut or moved to
-        // a file by the budget stage (reading that file back would hit the same limit).
-        let budget =
-            crate::budget::success_limit_for(self.name(), self.budget_class(), &ctx.session.limits);
-        let note = if text.lossy { LOSSY_NOTE } else { "" };
-        match render_window(&text.text, offset, limit, budget, note) {
-            Ok(out) => {
-                ctx.session.tools.read_state.record(&path, &bytes);
-                let response = ctx.hook_response.then(|| response(&path, &text.text, &out));
-                ToolOutput::success(out.text).with_response(response)
-            }
-            Err(e) => ToolOutput::failed(e),
+    };
+    // Read keeps within its own output budget, so what it returns is never cut or moved to
+    // a file by the budget stage (reading that file back would hit the same limit).
+    let budget = ctx.output_chars;
+    let note = if text.lossy { LOSSY_NOTE } else { "" };
+    match render_window(&text.text, offset, limit, budget, note) {
+        Ok(out) => {
+            files.record(&path, &bytes);
+            let response = ctx.hook_response.then(|| response(&path, &text.text, &out));
+            ToolOutput::success(out.text).with_response(response)
         }
+        Err(e) => ToolOutput::failed(e),
     }
 }
 
@@ -248,25 +258,6 @@ pub(crate) fn decode_text(bytes: &[u8]) -> Option<Text> {
                 .count();
             (bad * 10 <= sample.len()).then_some(Text { text, lossy: true })
         }
-    }
-}
-
-/// Formats one numbered line, cutting it at [`MAX_LINE_CHARS`].
-pub(crate) fn number_line(out: &mut String, number: usize, line: &str) {
-    let line = line.strip_suffix('\r').unwrap_or(line);
-    let count = line.chars().count();
-    if count > MAX_LINE_CHARS {
-        let cut = line
-            .char_indices()
-            .nth(MAX_LINE_CHARS)
-            .map(|(i, _)| i)
-            .unwrap_or(line.len());
-        out.push_str(&format!(
-            "{number:>6}\t{}… [line cut: {count} characters in all]\n",
-            &line[..cut]
-        ));
-    } else {
-        out.push_str(&format!("{number:>6}\t{line}\n"));
     }
 }
 

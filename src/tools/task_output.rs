@@ -8,11 +8,11 @@ use std::time::Duration;
 use async_trait::async_trait;
 use serde_json::{Value, json};
 
-use super::background::{Task, TaskStatus, read_windows};
-use super::{bool_field, str_field, u64_field};
+use super::background::{TaskStatus, Tasks, find_task, read_windows};
+use super::{bool_field, u64_field};
 use crate::call::Input;
 use crate::session::Session;
-use crate::tool::{Access, FullOutput, Subject, Tool, ToolContext, ToolOutput};
+use crate::tool::{Access, FullOutput, Subject, Tool, ToolContext, ToolOutput, Verdict};
 
 /// Default wait when `block` is true, in milliseconds.
 const DEFAULT_WAIT_MS: u64 = 30_000;
@@ -22,30 +22,16 @@ const MAX_WAIT_MS: u64 = 600_000;
 const WINDOW_BYTES: u64 = 30_000;
 
 /// The `TaskOutput` tool.
-#[derive(Debug, Default)]
-pub struct TaskOutput;
+#[derive(Debug)]
+pub struct TaskOutput {
+    tasks: Arc<Tasks>,
+}
 
-/// The task a TaskOutput or TaskStop input names, with its id, or the "unknown task" text
-/// both tools give (naming the tasks there are).
-pub(crate) fn find_task<'a>(
-    input: &'a Input,
-    session: &Session,
-) -> Result<(&'a str, Arc<Task>), String> {
-    let id = str_field(input, "task_id").unwrap_or_default();
-    if let Some(task) = session.tools.tasks.get(id) {
-        return Ok((id, task));
+impl TaskOutput {
+    /// A TaskOutput over the session's background tasks.
+    pub fn new(tasks: Arc<Tasks>) -> Self {
+        Self { tasks }
     }
-    let ids = session.tools.tasks.ids();
-    Err(if ids.is_empty() {
-        format!(
-            "no background task with id {id:?}: none was started in this session (Bash with run_in_background starts one)"
-        )
-    } else {
-        format!(
-            "no background task with id {id:?}; the tasks are: {}",
-            ids.join(", ")
-        )
-    })
 }
 
 #[async_trait]
@@ -84,12 +70,12 @@ impl Tool for TaskOutput {
         true
     }
 
-    fn validate(&self, input: &Input, session: &Session) -> Result<(), String> {
-        find_task(input, session).map(|_| ())
+    fn validate(&self, input: &Input, _session: &Session) -> Verdict {
+        Verdict::Now(find_task(input, &self.tasks).map(|_| ()))
     }
 
     async fn call(&self, input: Input, ctx: ToolContext) -> ToolOutput {
-        let (id, task) = match find_task(&input, &ctx.session) {
+        let (id, task) = match find_task(&input, &self.tasks) {
             Ok(found) => found,
             Err(unknown) => return ToolOutput::failed(unknown),
         };

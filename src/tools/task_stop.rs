@@ -1,20 +1,29 @@
 //! `TaskStop`: kills a background task's whole process group.
 
 use super::limits;
+use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
 use serde_json::{Value, json};
 
-use super::background::TaskStatus;
-use super::task_output::find_task;
+use super::background::{TaskStatus, Tasks, find_task};
 use crate::call::Input;
 use crate::session::Session;
-use crate::tool::{Access, Subject, Tool, ToolContext, ToolOutput};
+use crate::tool::{Access, Subject, Tool, ToolContext, ToolOutput, Verdict};
 
 /// The `TaskStop` tool.
-#[derive(Debug, Default)]
-pub struct TaskStop;
+#[derive(Debug)]
+pub struct TaskStop {
+    tasks: Arc<Tasks>,
+}
+
+impl TaskStop {
+    /// A TaskStop over the session's background tasks.
+    pub fn new(tasks: Arc<Tasks>) -> Self {
+        Self { tasks }
+    }
+}
 
 #[async_trait]
 impl Tool for TaskStop {
@@ -45,12 +54,12 @@ impl Tool for TaskStop {
         })
     }
 
-    fn validate(&self, input: &Input, session: &Session) -> Result<(), String> {
-        find_task(input, session).map(|_| ())
+    fn validate(&self, input: &Input, _session: &Session) -> Verdict {
+        Verdict::Now(find_task(input, &self.tasks).map(|_| ()))
     }
 
     async fn call(&self, input: Input, ctx: ToolContext) -> ToolOutput {
-        let (id, task) = match find_task(&input, &ctx.session) {
+        let (id, task) = match find_task(&input, &self.tasks) {
             Ok(found) => found,
             Err(unknown) => return ToolOutput::failed(unknown),
         };

@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use super::str_field;
 use crate::call::Input;
 use crate::session::Session;
-use crate::tool::{Access, Subject, Tool, ToolContext, ToolOutput, ToolStatus};
+use crate::tool::{Access, Subject, Tool, ToolContext, ToolOutput, ToolStatus, Verdict};
 
 /// Whether this build can fetch `https` URLs.
 pub const TLS: bool = true;
@@ -116,8 +116,8 @@ impl Tool for WebFetch {
         true
     }
 
-    fn validate(&self, input: &Input, _session: &Session) -> Result<(), String> {
-        check_url(str_field(input, "url").unwrap_or_default()).map(|_| ())
+    fn validate(&self, input: &Input, _session: &Session) -> Verdict {
+        Verdict::Now(check_url(str_field(input, "url").unwrap_or_default()).map(|_| ()))
     }
 
     async fn call(&self, input: Input, ctx: ToolContext) -> ToolOutput {

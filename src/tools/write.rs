@@ -1,71 +1,29 @@
 //! `Write`: creates or replaces a file (parents created), after a checkpoint of its prior state.
 
 use super::limits;
-use std::path::{Path, PathBuf};
+use std::path::Path;
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use serde_json::{Value, json};
 
-use super::{absolutize_field, patch, str_field};
+use super::files::{FileState, prior_text, target, worth_checking};
+use super::{absolutize_field, on_blocking_pool, patch, str_field};
 use crate::call::Input;
 use crate::session::Session;
-use crate::tool::{Access, Subject, Tool, ToolContext, ToolOutput};
+use crate::tool::{Access, Subject, Tool, ToolContext, ToolOutput, Verdict};
 
 /// The `Write` tool.
-#[derive(Debug, Default)]
-pub struct Write;
-
-/// The absolute path of a file tool's `file_path`.
-pub(crate) fn target(input: &Input, session: &Session) -> PathBuf {
-    crate::paths::absolutize(
-        str_field(input, "file_path").unwrap_or_default(),
-        &session.cwd,
-        &session.home,
-    )
+#[derive(Debug)]
+pub struct Write {
+    files: Arc<FileState>,
 }
 
-/// The target Write and Edit validation looks at, or None when a rule denies writing it: the
-/// permission stage then denies the call, and a validation message would send the model to
-/// read the file first.
-pub(crate) fn target_to_check(input: &Input, session: &Session) -> Option<PathBuf> {
-    let path = target(input, session);
-    (!session.guard.write_denied(&path)).then_some(path)
-}
-
-/// The read-before-change rule shared by Write and Edit, for a file that exists.
-pub(crate) fn check_fresh(path: &Path, session: &Session) -> Result<(), String> {
-    if session.tools.require_read_before_edit {
-        session.tools.read_state.check(path)
-    } else {
-        Ok(())
+impl Write {
+    /// A Write sharing the session's file state with Read and Edit.
+    pub fn new(files: Arc<FileState>) -> Self {
+        Self { files }
     }
-}
-
-/// Saves the checkpoint, writes `bytes`, and records the result as read. The text on error is
-/// for the model.
-pub(crate) async fn commit(path: &Path, bytes: &[u8], ctx: &ToolContext) -> Result<(), String> {
-    let session = &ctx.session;
-    let fallback = session.output_dir.join("checkpoints");
-    session
-        .tools
-        .checkpoints
-        .save(&ctx.tool_use_id, path, &fallback)
-        .map_err(|e| {
-            format!(
-                "could not save a checkpoint of {} before changing it ({e}); the file was not changed",
-                path.display()
-            )
-        })?;
-    if let Some(parent) = path.parent() {
-        tokio::fs::create_dir_all(parent)
-            .await
-            .map_err(|e| format!("could not create the folder {}: {e}", parent.display()))?;
-    }
-    tokio::fs::write(path, bytes)
-        .await
-        .map_err(|e| format!("could not write {}: {e}", path.display()))?;
-    session.tools.read_state.record(path, bytes);
-    Ok(())
 }
 
 #[async_trait]
@@ -107,80 +65,82 @@ impl Tool for Write {
         absolutize_field(input, "file_path", session);
     }
 
-    fn validate(&self, input: &Input, session: &Session) -> Result<(), String> {
-        let Some(path) = target_to_check(input, session) else {
-            return Ok(());
-        };
-        match std::fs::metadata(&path) {
-            Ok(m) if m.is_dir() => Err(format!(
-                "{} is a directory; give the path of a file to write",
-                path.display()
-            )),
-            Ok(m) if !m.is_file() => {
-                Err(super::file_bytes::FileError::NotRegular(path).to_string())
+    fn validate(&self, input: &Input, session: &Session) -> Verdict {
+        let path = target(input, session);
+        let (files, guard) = (self.files.clone(), session.guard.clone());
+        Verdict::Later(Box::pin(on_blocking_pool(move || {
+            if !worth_checking(&path, &*guard) {
+                return Ok(());
             }
-            Ok(_) => check_fresh(&path, session),
-            Err(_) => Ok(()),
-        }
+            match std::fs::metadata(&path) {
+                Ok(m) if m.is_dir() => Err(format!(
+                    "{} is a directory; give the path of a file to write",
+                    path.display()
+                )),
+                Ok(m) if !m.is_file() => {
+                    Err(super::file_bytes::FileError::NotRegular(path).to_string())
+                }
+                Ok(_) => files.check_fresh(&path),
+                Err(_) => Ok(()),
+            }
+        })))
     }
 
     async fn call(&self, input: Input, ctx: ToolContext) -> ToolOutput {
-        let path = target(&input, &ctx.session);
-        let content = str_field(&input, "content").unwrap_or_default();
-        let existed = tokio::fs::try_exists(&path).await.unwrap_or(false);
-        // Checked again here: another call may have changed the file since validation.
-        if existed && let Err(e) = check_fresh(&path, &ctx.session) {
-            return ToolOutput::failed(e);
-        }
-        // What the file held, for the hooks' description of the change.
-        let original = if ctx.hook_response && existed {
-            prior_text(&path).await
-        } else {
-            None
-        };
-        if let Err(e) = commit(&path, content.as_bytes(), &ctx).await {
-            return ToolOutput::failed(e);
-        }
-        let response = ctx.hook_response.then(|| {
-            json!({
-                "type": if existed { "update" } else { "create" },
-                "filePath": path.to_string_lossy(),
-                "content": content,
-                "structuredPatch": match &original {
-                    Some(old) => patch::structured_patch(old, content),
-                    None => json!([]),
-                },
-                "originalFile": patch::original_file(original.as_deref()),
-                "userModified": false,
-            })
-        });
-        let lines = content.lines().count();
-        ToolOutput::success(if existed {
-            format!(
-                "Updated {} ({lines} lines, {} bytes).",
-                path.display(),
-                content.len()
-            )
-        } else {
-            format!(
-                "Created {} ({lines} lines, {} bytes).",
-                path.display(),
-                content.len()
-            )
-        })
-        .with_response(response)
+        let files = self.files.clone();
+        on_blocking_pool(move || Ok(write_file(&files, &input, &ctx)))
+            .await
+            .unwrap_or_else(ToolOutput::failed)
     }
 }
 
-/// A file's text before a change, for hooks: `None` when it cannot be read or is larger than
-/// a diff is made of (the response then says `originalFile: null`, as the reference does).
-pub(crate) async fn prior_text(path: &Path) -> Option<String> {
-    let path = path.to_path_buf();
-    let bytes = tokio::task::spawn_blocking(move || {
-        super::file_bytes::read_regular(&path, patch::MAX_DIFF_BYTES as u64)
+/// Writes the file a Write call names (file-system work: on the blocking pool).
+fn write_file(files: &FileState, input: &Input, ctx: &ToolContext) -> ToolOutput {
+    let path = target(input, &ctx.session);
+    let content = str_field(input, "content").unwrap_or_default();
+    let existed = path.exists();
+    // Checked again here: another call may have changed the file since validation.
+    if existed && let Err(e) = files.check_fresh(&path) {
+        return ToolOutput::failed(e);
+    }
+    // What the file held, for the hooks' description of the change.
+    let original = if ctx.hook_response && existed {
+        prior_text(&path)
+    } else {
+        None
+    };
+    if let Err(e) = files.commit(
+        &ctx.tool_use_id,
+        &path,
+        content.as_bytes(),
+        &ctx.session.output_dir,
+    ) {
+        return ToolOutput::failed(e);
+    }
+    let response = ctx
+        .hook_response
+        .then(|| response(&path, existed, content, original.as_deref()));
+    let lines = content.lines().count();
+    let verb = if existed { "Updated" } else { "Created" };
+    ToolOutput::success(format!(
+        "{verb} {} ({lines} lines, {} bytes).",
+        path.display(),
+        content.len()
+    ))
+    .with_response(response)
+}
+
+/// The shape of the reference CLI's `FileWriteOutput`, as a PostToolUse hook receives it.
+fn response(path: &Path, existed: bool, content: &str, original: Option<&str>) -> Value {
+    json!({
+        "type": if existed { "update" } else { "create" },
+        "filePath": path.to_string_lossy(),
+        "content": content,
+        "structuredPatch": match original {
+            Some(old) => patch::structured_patch(old, content),
+            None => json!([]),
+        },
+        "originalFile": patch::original_file(original),
+        "userModified": false,
     })
-    .await
-    .ok()?
-    .ok()?;
-    Some(String::from_utf8_lossy(&bytes).into_owned())
 }

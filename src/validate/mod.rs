@@ -23,6 +23,7 @@ use crate::protocol::json_type;
 use crate::registry::{Registry, Resolution, ToolEntry};
 use crate::session::Session;
 use crate::stage::{StageFault, request};
+use crate::tool::Verdict;
 
 /// A call that passed every check up to hooks: its tool, and its coerced, normalised input.
 #[derive(Debug, Clone)]
@@ -62,13 +63,13 @@ pub enum Checks {
 }
 
 /// Runs the whole validate stage on a call: [`check`], then [`validate_tool`].
-pub fn prepare(
+pub async fn prepare(
     registry: &Registry,
     session: &Session,
     call: ToolCall,
 ) -> Result<Prepared, Rejection> {
     let prepared = check(registry, session, call)?;
-    validate_tool(&prepared, session)?;
+    validate_tool(&prepared, session).await?;
     Ok(prepared)
 }
 
@@ -116,15 +117,24 @@ pub fn check(
 
 /// The half of the validate stage that looks at the session and the files: the tool's own
 /// validation. Run at the call's turn, after every earlier call it could depend on.
-pub fn validate_tool(prepared: &Prepared, session: &Session) -> Result<(), Rejection> {
-    prepared
-        .entry
-        .tool
-        .validate(&prepared.input, session)
-        .map_err(|message| Rejection {
-            outcome: Outcome::ValidationError,
-            content: message,
-        })
+pub async fn validate_tool(prepared: &Prepared, session: &Session) -> Result<(), Rejection> {
+    verdict_of(prepared, session)
+        .decided()
+        .await
+        .map_err(rejection)
+}
+
+/// What the tool's own validation says of a prepared call.
+fn verdict_of(prepared: &Prepared, session: &Session) -> Verdict {
+    prepared.entry.tool.validate(&prepared.input, session)
+}
+
+/// A refusal by the tool's own validation.
+fn rejection(message: String) -> Rejection {
+    Rejection {
+        outcome: Outcome::ValidationError,
+        content: message,
+    }
 }
 
 /// Coerces, normalises and schema-checks an input for a known tool; on failure, one line per
@@ -215,31 +225,68 @@ impl Actor for ValidatorActor {
         msg: ValidateMsg,
         state: &mut ValidatorState,
     ) -> Result<(), ActorProcessingErr> {
+        // Resolution, coercion and the schema are quick and pure, and so is most tools' own
+        // validation: answered here. A validation that has file work to do answers later, from
+        // a task of its own, while this actor takes the next call.
         match msg {
             ValidateMsg::Prepare(call, checks, reply) => {
-                let _ = reply.send(match checks {
-                    Checks::Input => check(&state.registry, &state.session, call),
-                    Checks::All => prepare(&state.registry, &state.session, call),
-                });
+                let prepared = match check(&state.registry, &state.session, call) {
+                    Ok(prepared) if checks == Checks::All => prepared,
+                    checked => {
+                        let _ = reply.send(checked);
+                        return Ok(());
+                    }
+                };
+                match verdict_of(&prepared, &state.session) {
+                    Verdict::Now(verdict) => {
+                        let _ = reply.send(verdict.map(|()| prepared).map_err(rejection));
+                    }
+                    Verdict::Later(verdict) => {
+                        tokio::spawn(async move {
+                            let verdict = verdict.await.map(|()| prepared).map_err(rejection);
+                            let _ = reply.send(verdict);
+                        });
+                    }
+                }
             }
-            ValidateMsg::Validate(prepared, reply) => {
-                let verdict = validate_tool(&prepared, &state.session);
-                let _ = reply.send((prepared, verdict));
-            }
+            ValidateMsg::Validate(prepared, reply) => match verdict_of(&prepared, &state.session) {
+                Verdict::Now(verdict) => {
+                    let _ = reply.send((prepared, verdict.map_err(rejection)));
+                }
+                Verdict::Later(verdict) => {
+                    tokio::spawn(async move {
+                        let verdict = verdict.await.map_err(rejection);
+                        let _ = reply.send((prepared, verdict));
+                    });
+                }
+            },
             ValidateMsg::Recheck(entry, input, reply) => {
-                let result = check_input(&entry, &state.session, input).and_then(|input| {
-                    entry
-                        .tool
-                        .validate(&input, &state.session)
-                        .map_err(|m| vec![m])?;
-                    let concurrency_safe = entry.tool.is_concurrency_safe(&input);
-                    Ok(Prepared {
-                        entry: entry.clone(),
-                        input,
-                        concurrency_safe,
-                    })
-                });
-                let _ = reply.send(result);
+                let input = match check_input(&entry, &state.session, input) {
+                    Ok(input) => input,
+                    Err(problems) => {
+                        let _ = reply.send(Err(problems));
+                        return Ok(());
+                    }
+                };
+                let verdict = entry.tool.validate(&input, &state.session);
+                let concurrency_safe = entry.tool.is_concurrency_safe(&input);
+                let prepared = Prepared {
+                    entry,
+                    input,
+                    concurrency_safe,
+                };
+                let answer =
+                    |verdict: Result<(), String>| verdict.map(|()| prepared).map_err(|m| vec![m]);
+                match verdict {
+                    Verdict::Now(verdict) => {
+                        let _ = reply.send(answer(verdict));
+                    }
+                    Verdict::Later(verdict) => {
+                        tokio::spawn(async move {
+                            let _ = reply.send(answer(verdict.await));
+                        });
+                    }
+                }
             }
         }
         Ok(())

@@ -9,7 +9,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 use toolrt::session::{Guard, Session};
 use toolrt::tool::{ProgressSink, Tool, ToolContext, ToolOutput};
-use toolrt::tools::{ToolState, builtin_tools};
+use toolrt::tools::ToolState;
 
 // The /proc checks are shared with the binary-level tests; nothing else of that harness is.
 #[path = "../support/procfs.rs"]
@@ -17,10 +17,12 @@ mod procfs;
 #[allow(unused_imports)] // not every test file that includes this module uses both
 pub(crate) use procfs::{process_gone, status_kib};
 
-/// A working dir and an output dir that live as long as the value.
+/// A working dir and an output dir that live as long as the value, a session rooted there and
+/// the built-in tools' state.
 pub(crate) struct Env {
     pub(crate) dir: tempfile::TempDir,
     pub(crate) session: Arc<Session>,
+    pub(crate) state: ToolState,
 }
 
 impl Env {
@@ -33,16 +35,30 @@ impl Env {
 }
 
 pub(crate) fn env_with(configure: impl FnOnce(&mut Session)) -> Env {
+    env_configured(configure, |out| {
+        ToolState::new(true, out.join("checkpoints"))
+    })
+}
+
+/// An environment whose tools' state `state` makes from the output folder.
+pub(crate) fn env_with_state(state: impl FnOnce(&Path) -> ToolState) -> Env {
+    env_configured(|_| {}, state)
+}
+
+fn env_configured(
+    configure: impl FnOnce(&mut Session),
+    state: impl FnOnce(&Path) -> ToolState,
+) -> Env {
     let dir = tempfile::tempdir().unwrap();
     let cwd = dir.path().join("work");
     let out = dir.path().join("out");
     std::fs::create_dir_all(&cwd).unwrap();
     let mut session = Session::new(cwd, out.clone());
-    session.tools = ToolState::new(true, out.join("checkpoints"));
     configure(&mut session);
     Env {
         dir,
         session: Arc::new(session),
+        state: state(&out),
     }
 }
 
@@ -50,8 +66,15 @@ pub(crate) fn env() -> Env {
     env_with(|_| {})
 }
 
+/// The built-in tool `name`, with state of its own (for what does not depend on the session).
 pub(crate) fn tool(name: &str) -> Arc<dyn Tool> {
-    builtin_tools()
+    tool_of(&ToolState::default(), name)
+}
+
+/// The built-in tool `name` holding `state`.
+pub(crate) fn tool_of(state: &ToolState, name: &str) -> Arc<dyn Tool> {
+    state
+        .tools()
         .into_iter()
         .find(|t| t.name() == name)
         .unwrap_or_else(|| panic!("no tool {name}"))
@@ -69,18 +92,20 @@ pub(crate) fn ctx(
         progress,
         session: session.clone(),
         hook_response: false,
+        output_chars: 50_000,
     }
 }
 
 /// Runs `name` as the pipeline would (normalize, validate, call); `Err` is a validation error.
 pub(crate) async fn call(
-    session: &Arc<Session>,
+    e: &Env,
     name: &str,
     id: &str,
     input: Value,
 ) -> Result<ToolOutput, String> {
     call_with(
-        session,
+        &e.session,
+        &e.state,
         name,
         id,
         input,
@@ -92,18 +117,19 @@ pub(crate) async fn call(
 
 pub(crate) async fn call_with(
     session: &Arc<Session>,
+    state: &ToolState,
     name: &str,
     id: &str,
     input: Value,
     cancel: CancellationToken,
     progress: ProgressSink,
 ) -> Result<ToolOutput, String> {
-    let tool = tool(name);
+    let tool = tool_of(state, name);
     let Value::Object(mut input) = input else {
         panic!("input must be an object")
     };
     tool.normalize(&mut input, session);
-    tool.validate(&input, session)?;
+    tool.validate(&input, session).decided().await?;
     Ok(tool.call(input, ctx(session, id, cancel, progress)).await)
 }
 
