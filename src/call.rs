@@ -126,6 +126,32 @@ impl ToolResult {
     }
 }
 
+/// Why a call ends before it produces a result of its own: the outcome, and words the model can
+/// act on. Every step of a call's path answers with this one type (an unknown tool, a schema or
+/// validation error, a denial, a hook's stop, a cancellation, a stage that could not answer).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rejection {
+    /// What happened.
+    pub outcome: Outcome,
+    /// The explanation.
+    pub content: String,
+}
+
+impl Rejection {
+    /// A rejection with this outcome and content.
+    pub fn new(outcome: Outcome, content: impl Into<String>) -> Self {
+        Self {
+            outcome,
+            content: content.into(),
+        }
+    }
+
+    /// The call was cancelled before its tool ran.
+    pub fn cancelled() -> Self {
+        Self::new(Outcome::Cancelled, "The call was cancelled before it ran.")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -22,7 +22,8 @@
 //! - [`budget`]: the output-budget stage: truncation and externalized outputs.
 //! - [`supervisor`]: the per-call supervisor (a task of its own), the only owner of the stage
 //!   order.
-//! - [`dispatch`]: admission, batches, cancellation; the result slot.
+//! - [`dispatch`]: admission, batches, cancellation.
+//! - [`inflight`]: the calls in flight and each one's result slot (the one-result guarantee).
 //! - [`runtime`]: assembling all of it from a [`runtime::Config`].
 //! - [`server`]: the `serve` / `run` loops over stdin and stdout.
 //! - [`emit`]: the single writer of stdout.
@@ -44,6 +45,7 @@ pub mod dispatch;
 pub mod emit;
 pub mod execute;
 pub mod hooks;
+pub mod inflight;
 pub mod mcp;
 pub mod memory;
 pub mod paths;

@@ -15,7 +15,7 @@ use crate::protocol::{ClientMessage, ServerMessage};
 use crate::registry::{GroupChange, Naming, Registry, Selection};
 use crate::session::Session;
 use crate::settings::{Settings, SettingsError};
-use crate::supervisor::{AskPolicy, Pipeline};
+use crate::supervisor::{AskPolicy, Pipeline, PipelineOptions, Stages};
 use crate::tool::Tool;
 use crate::tools::ToolState;
 use crate::validate::Validator;
@@ -664,19 +664,23 @@ impl Runtime {
         let (budget, _) = Budget::spawn(limits, output_dir, temp_output.is_some())
             .await
             .map_err(|_| StartError::Spawn("budget"))?;
-        let mut pipeline = Pipeline::new(
-            validator,
-            hooks,
-            permission,
-            executor,
-            budget,
+        let pipeline = Pipeline::new(
+            Stages {
+                validator,
+                hooks,
+                permission,
+                executor,
+                budget,
+            },
             session.clone(),
             emitter,
-            config.max_in_flight,
-            policy.starting_mode(),
-            config.ask_policy,
+            PipelineOptions {
+                max_in_flight: config.max_in_flight,
+                mode: policy.starting_mode(),
+                ask_policy: config.ask_policy,
+                clock: config.clock.clone(),
+            },
         );
-        pipeline.clock = config.clock.clone();
         let pipeline = Arc::new(pipeline);
         // Before any call is accepted, as the reference runs SessionStart before the first turn.
         pipeline

@@ -22,6 +22,13 @@ pub struct StageFault {
     pub why: &'static str,
 }
 
+/// A stage that cannot answer fails the call (`failed`), which still gets its one result.
+impl From<StageFault> for crate::call::Rejection {
+    fn from(fault: StageFault) -> Self {
+        crate::call::Rejection::new(crate::call::Outcome::Failed, fault.to_string())
+    }
+}
+
 /// Sends a request built by `build` to `actor` and awaits the reply. No timer: stages answer or
 /// drop the port, and a dropped port is a fault.
 pub async fn request<M, R>(

@@ -21,23 +21,19 @@
 //! entry, never the id: an id may be reused once its result is out, and a new call under the same
 //! id shares nothing with the old one.
 
-pub mod slot;
-
 use std::collections::{HashSet, VecDeque};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use dashmap::DashMap;
 use serde_json::json;
 use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore, oneshot};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use crate::call::{Outcome, ToolCall};
-use crate::hooks::HookEvent;
+use crate::inflight::{BatchEntry, CallEntry, InFlight, Pending, ResultSlot};
 use crate::protocol::{CancelTarget, ClientMessage, ServerMessage};
-use crate::supervisor::{self, BatchLink, Gate, Job, Pipeline, mode_name};
-use slot::ResultSlot;
+use crate::supervisor::{self, BatchLink, Gate, Job, Pipeline};
 
 /// How many calls may be parked (accepted, waiting for an admission place) by default.
 pub const DEFAULT_MAX_PARKED: usize = 1024;
@@ -48,65 +44,6 @@ pub const MAX_PARKED_BYTES: usize = 64 << 20;
 
 /// Most ids one error line lists; the rest are counted.
 const IDS_IN_ONE_ERROR: usize = 100;
-
-/// One accepted call, from acceptance until its result is out.
-struct CallEntry {
-    /// Tells this call from any other that used or will use the same id.
-    seq: u64,
-    cancel: CancellationToken,
-    /// The slot of a call that has not started yet, so a cancel can answer it at once.
-    queued: Mutex<Option<ResultSlot>>,
-}
-
-impl CallEntry {
-    fn take_queued(&self) -> Option<ResultSlot> {
-        self.queued.lock().unwrap_or_else(|p| p.into_inner()).take()
-    }
-
-    fn is_queued(&self) -> bool {
-        self.queued
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .is_some()
-    }
-}
-
-/// A call that has not started, held by whatever will start it (the parked queue, a batch
-/// runner). If that is dropped before the call starts (a panic), the queued slot is dropped with
-/// it and answers `failed`, so the call still gets its one result.
-struct Pending(Arc<CallEntry>);
-
-impl Drop for Pending {
-    fn drop(&mut self) {
-        drop(self.0.take_queued());
-    }
-}
-
-/// A batch in flight.
-struct BatchEntry {
-    seq: u64,
-    cancel: CancellationToken,
-    calls: Vec<Arc<CallEntry>>,
-}
-
-/// The calls and batches in flight, by id.
-#[derive(Default)]
-pub struct Registry {
-    calls: DashMap<Arc<str>, Arc<CallEntry>>,
-    batches: DashMap<String, BatchEntry>,
-    seq: AtomicU64,
-}
-
-impl Registry {
-    /// Frees `id` for reuse, if it still names the call `seq`.
-    pub(crate) fn release(&self, id: &str, seq: u64) {
-        self.calls.remove_if(id, |_, e| e.seq == seq);
-    }
-
-    fn next_seq(&self) -> u64 {
-        self.seq.fetch_add(1, Ordering::Relaxed)
-    }
-}
 
 /// What waits in the parked queue.
 enum Parked {
@@ -153,7 +90,7 @@ struct ParkedQueue {
 #[derive(Clone)]
 pub struct Dispatcher {
     pipeline: Arc<Pipeline>,
-    active: Arc<Registry>,
+    active: Arc<InFlight>,
     admission: Arc<Semaphore>,
     capacity: usize,
     max_parallel: usize,
@@ -184,7 +121,7 @@ impl Dispatcher {
         let capacity = limits.capacity.max(1);
         Self {
             pipeline,
-            active: Arc::new(Registry::default()),
+            active: Arc::new(InFlight::default()),
             admission: Arc::new(Semaphore::new(capacity)),
             capacity,
             max_parallel: limits.max_parallel.max(1),
@@ -635,11 +572,7 @@ impl Dispatcher {
         let ids: Vec<String> = calls.iter().map(|(_, c)| c.id.clone()).collect();
         let mut running: Vec<oneshot::Receiver<()>> = Vec::new();
         let stop = Arc::new(AtomicBool::new(false));
-        let records = self
-            .pipeline
-            .hooks
-            .has(HookEvent::PostToolBatch)
-            .then(|| Arc::new(Mutex::new(Vec::new())));
+        let records = supervisor::batch_records(&self.pipeline);
         for (index, (pending, call)) in calls.into_iter().enumerate() {
             // Take the queued slot back; if a cancel already answered the call, skip it.
             let Some(mut slot) = pending.0.take_queued() else {
@@ -718,27 +651,8 @@ impl Dispatcher {
             None => self.admission.clone().acquire_owned().await.ok(),
         };
         let mut end = json!({"batch": batch_id, "ids": ids});
-        if let Some(records) = records {
-            let mut records =
-                std::mem::take(&mut *records.lock().unwrap_or_else(|e| e.into_inner()));
-            records.sort_by_key(|(i, _)| *i);
-            let records = records.into_iter().map(|(_, r)| r).collect();
-            match self
-                .pipeline
-                .hooks
-                .post_tool_batch(batch_id.clone(), records, mode_name(self.pipeline.mode))
-                .await
-            {
-                Ok(result) => {
-                    if !result.feedback.is_empty() {
-                        end["hook_feedback"] = json!(result.feedback);
-                    }
-                    if let Some(reason) = result.stop {
-                        end["stop_reason"] = json!(reason);
-                    }
-                }
-                Err(fault) => end["hook_feedback"] = json!([fault.to_string()]),
-            }
+        if let Some(fields) = end.as_object_mut() {
+            fields.extend(supervisor::end_batch(&self.pipeline, &batch_id, records).await);
         }
         self.active
             .batches

@@ -31,6 +31,32 @@ pub struct CallFacts {
     pub cancel: CancellationToken,
 }
 
+/// The call a tool event is about, as its supervisor holds it: borrowed, and made into
+/// [`CallFacts`] only when a hook will run.
+#[derive(Clone, Copy)]
+pub struct About<'a> {
+    /// The tool.
+    pub tool: &'a Arc<dyn crate::tool::Tool>,
+    /// The call id.
+    pub id: &'a Arc<str>,
+    /// The permission mode's wire name.
+    pub mode: &'static str,
+    /// The call's cancellation.
+    pub cancel: &'a CancellationToken,
+}
+
+impl About<'_> {
+    fn facts(self, input: Input) -> CallFacts {
+        CallFacts {
+            tool: self.tool.clone(),
+            input,
+            id: self.id.clone(),
+            mode: self.mode,
+            cancel: self.cancel.clone(),
+        }
+    }
+}
+
 /// Messages of the hook stage.
 pub enum HookMsg {
     /// PreToolUse.
@@ -166,19 +192,30 @@ impl Hooks {
         })
     }
 
-    /// Runs PreToolUse hooks (callers check [`Hooks::has`] first).
+    /// Runs PreToolUse hooks. With none configured the answer is the default, given here
+    /// without a message hop; the same holds for every event below.
     pub async fn pre_tool_use(
         &self,
-        facts: CallFacts,
+        about: About<'_>,
+        input: Input,
     ) -> Result<(Input, PreToolUseResult), StageFault> {
+        if !self.has(HookEvent::PreToolUse) {
+            return Ok((input, PreToolUseResult::default()));
+        }
+        let facts = about.facts(input);
         request("hooks", self.actor()?, |port| HookMsg::Pre(facts, port)).await
     }
 
     /// Runs PermissionRequest hooks.
     pub async fn permission_request(
         &self,
-        facts: CallFacts,
+        about: About<'_>,
+        input: Input,
     ) -> Result<(Input, PermissionRequestResult), StageFault> {
+        if !self.has(HookEvent::PermissionRequest) {
+            return Ok((input, PermissionRequestResult::default()));
+        }
+        let facts = about.facts(input);
         request("hooks", self.actor()?, |port| {
             HookMsg::Permission(facts, port)
         })
@@ -188,10 +225,15 @@ impl Hooks {
     /// Runs PostToolUse hooks.
     pub async fn post_tool_use(
         &self,
-        facts: CallFacts,
+        about: About<'_>,
+        input: Input,
         response: Value,
         duration_ms: u64,
     ) -> Result<(Input, PostToolResult), StageFault> {
+        if !self.has(HookEvent::PostToolUse) {
+            return Ok((input, PostToolResult::default()));
+        }
+        let facts = about.facts(input);
         request("hooks", self.actor()?, |port| {
             HookMsg::Post(facts, response, duration_ms, port)
         })
@@ -201,11 +243,16 @@ impl Hooks {
     /// Runs PostToolUseFailure hooks.
     pub async fn post_tool_use_failure(
         &self,
-        facts: CallFacts,
+        about: About<'_>,
+        input: Input,
         error: String,
         is_interrupt: bool,
         duration_ms: u64,
     ) -> Result<(Input, PostToolResult), StageFault> {
+        if !self.has(HookEvent::PostToolUseFailure) {
+            return Ok((input, PostToolResult::default()));
+        }
+        let facts = about.facts(input);
         request("hooks", self.actor()?, |port| {
             HookMsg::PostFailure(facts, error, is_interrupt, duration_ms, port)
         })
@@ -215,9 +262,14 @@ impl Hooks {
     /// Runs PermissionDenied hooks; true when one allows a retry.
     pub async fn permission_denied(
         &self,
-        facts: CallFacts,
+        about: About<'_>,
+        input: Input,
         reason: String,
     ) -> Result<(Input, bool), StageFault> {
+        if !self.has(HookEvent::PermissionDenied) {
+            return Ok((input, false));
+        }
+        let facts = about.facts(input);
         request("hooks", self.actor()?, |port| {
             HookMsg::Denied(facts, reason, port)
         })
@@ -253,6 +305,9 @@ impl Hooks {
         records: Vec<BatchCallRecord>,
         mode: &'static str,
     ) -> Result<PostBatchResult, StageFault> {
+        if !self.has(HookEvent::PostToolBatch) {
+            return Ok(PostBatchResult::default());
+        }
         request("hooks", self.actor()?, |port| {
             HookMsg::Batch(batch, records, mode, port)
         })

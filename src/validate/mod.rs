@@ -43,15 +43,9 @@ impl Prepared {
     }
 }
 
-/// Why a call stops at this stage: `unavailable`, `schema_error` or `validation_error`, with
-/// words the model can act on.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Rejection {
-    /// One of the three outcomes above.
-    pub outcome: Outcome,
-    /// The explanation.
-    pub content: String,
-}
+/// Why a call stops at this stage (`unavailable`, `schema_error` or `validation_error`, with
+/// words the model can act on): the crate's one rejection type.
+pub use crate::call::Rejection;
 
 /// How much of the validate stage one request runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -131,10 +125,7 @@ fn verdict_of(prepared: &Prepared, session: &Session) -> Verdict {
 
 /// A refusal by the tool's own validation.
 fn rejection(message: String) -> Rejection {
-    Rejection {
-        outcome: Outcome::ValidationError,
-        content: message,
-    }
+    Rejection::new(Outcome::ValidationError, message)
 }
 
 /// Coerces, normalises and schema-checks an input for a known tool; on failure, one line per

@@ -1,19 +1,87 @@
-//! The result slot: the structural guarantee of exactly one result per accepted call.
+//! The calls in flight and the one-shot right to answer each: the structural guarantee of
+//! exactly one result per accepted call. The dispatcher registers and admits calls here; the
+//! supervisor answers them through their [`ResultSlot`]; both import this module, and it
+//! imports neither.
 //!
-//! A slot is created when a call is admitted and moves with the call (dispatcher → batch runner
-//! → supervisor). [`ResultSlot::emit`] consumes it; if it is dropped unused — a panic, a dropped
-//! message, a stage that died — its `Drop` emits a `failed` result with the reason.
+//! A slot is created when a call is accepted and moves with the call (dispatcher → parked queue
+//! or batch runner → supervisor). [`ResultSlot::emit`] consumes it; if it is dropped unused — a
+//! panic, a dropped message, a stage that died — its `Drop` emits a `failed` result with the
+//! reason.
+//!
+//! Every accepted call has its own entry, with a sequence number: whatever refers to a call
+//! later holds that entry, never the id, and the slot frees the id only if it still names its
+//! own call.
 
-use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
+use dashmap::DashMap;
 use tokio::sync::{OwnedSemaphorePermit, oneshot};
+use tokio_util::sync::CancellationToken;
 
 use crate::call::{Outcome, ToolResult};
 use crate::emit::Emitter;
 use crate::protocol::ServerMessage;
 
-use super::Registry as ActiveCalls;
+/// One accepted call, from acceptance until its result is out.
+pub(crate) struct CallEntry {
+    /// Tells this call from any other that used or will use the same id.
+    pub(crate) seq: u64,
+    pub(crate) cancel: CancellationToken,
+    /// The slot of a call that has not started yet, so a cancel can answer it at once.
+    pub(crate) queued: Mutex<Option<ResultSlot>>,
+}
+
+impl CallEntry {
+    pub(crate) fn take_queued(&self) -> Option<ResultSlot> {
+        self.queued.lock().unwrap_or_else(|p| p.into_inner()).take()
+    }
+
+    pub(crate) fn is_queued(&self) -> bool {
+        self.queued
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .is_some()
+    }
+}
+
+/// A call that has not started, held by whatever will start it (the parked queue, a batch
+/// runner). If that is dropped before the call starts (a panic), the queued slot is dropped with
+/// it and answers `failed`, so the call still gets its one result.
+pub(crate) struct Pending(pub(crate) Arc<CallEntry>);
+
+impl Drop for Pending {
+    fn drop(&mut self) {
+        drop(self.0.take_queued());
+    }
+}
+
+/// A batch in flight.
+pub(crate) struct BatchEntry {
+    pub(crate) seq: u64,
+    pub(crate) cancel: CancellationToken,
+    pub(crate) calls: Vec<Arc<CallEntry>>,
+}
+
+/// The calls and batches in flight, by id.
+#[derive(Default)]
+pub struct InFlight {
+    pub(crate) calls: DashMap<Arc<str>, Arc<CallEntry>>,
+    pub(crate) batches: DashMap<String, BatchEntry>,
+    seq: AtomicU64,
+}
+
+impl InFlight {
+    /// Frees `id` for reuse, if it still names the call `seq`.
+    pub(crate) fn release(&self, id: &str, seq: u64) {
+        self.calls.remove_if(id, |_, e| e.seq == seq);
+    }
+
+    pub(crate) fn next_seq(&self) -> u64 {
+        self.seq.fetch_add(1, Ordering::Relaxed)
+    }
+}
 
 /// The one-shot right to answer a call.
 pub struct ResultSlot {
@@ -22,18 +90,18 @@ pub struct ResultSlot {
     seq: u64,
     started: Instant,
     emitter: Emitter,
-    active: Arc<ActiveCalls>,
+    active: Arc<InFlight>,
     done: Option<oneshot::Sender<()>>,
     admission: Option<OwnedSemaphorePermit>,
     emitted: bool,
 }
 
 impl ResultSlot {
-    pub(super) fn new(
+    pub(crate) fn new(
         id: Arc<str>,
         seq: u64,
         emitter: Emitter,
-        active: Arc<ActiveCalls>,
+        active: Arc<InFlight>,
         admission: Option<OwnedSemaphorePermit>,
     ) -> Self {
         Self {
@@ -65,12 +133,12 @@ impl ResultSlot {
 
     /// Gives the slot its admission place (parked calls get theirs when admitted, batch calls
     /// when they start).
-    pub(super) fn set_admission(&mut self, permit: Option<OwnedSemaphorePermit>) {
+    pub(crate) fn set_admission(&mut self, permit: Option<OwnedSemaphorePermit>) {
         self.admission = permit;
     }
 
     /// A receiver that completes when this slot has emitted (or was dropped).
-    pub(super) fn on_done(&mut self) -> oneshot::Receiver<()> {
+    pub(crate) fn on_done(&mut self) -> oneshot::Receiver<()> {
         let (tx, rx) = oneshot::channel();
         self.done = Some(tx);
         rx

@@ -1,0 +1,233 @@
+//! The `decide` step: the permission decision, and when it is *ask*, PermissionRequest hooks,
+//! then the client, and back to the decision with whatever input was approved.
+
+use std::sync::atomic::Ordering;
+
+use serde_json::Value;
+use tokio::sync::{oneshot, watch};
+
+use super::{Call, Pipeline, Stage, recheck_input, stopped};
+use crate::call::{Outcome, Rejection};
+use crate::hooks::PermissionRequestDecision;
+use crate::permission::{Behavior, DecidedBy, Decision, Query};
+use crate::protocol::{PermissionResponse, ServerMessage};
+use crate::validate::Prepared;
+
+/// How many times one call may be asked about (an approved input rewritten into something an
+/// ask rule matches asks again).
+const MAX_ASK_ROUNDS: usize = 3;
+
+/// What one ask round came to.
+enum Round {
+    /// Allowed as the input stands.
+    Allowed,
+    /// Allowed with a new input, to be decided on again (deny and ask rules only).
+    Again,
+}
+
+/// Decides whether the call may run. Returns when it may; a denial (by rule, mode, hook or the
+/// client), a hook's stop or a cancellation ends the call.
+pub(super) async fn decide(
+    p: &Pipeline,
+    c: &mut Call<'_>,
+    prepared: &mut Prepared,
+) -> Result<(), Rejection> {
+    let mut rounds = 0;
+    let mut recheck = false;
+    loop {
+        let tool = prepared.entry.tool.clone();
+        let query = |input| Query {
+            tool,
+            input,
+            mode: p.mode,
+            hook: c.hook.clone(),
+            recheck,
+        };
+        let decision = super::lend(&mut prepared.input, |input| {
+            p.permission.decide(query(input))
+        })
+        .await?;
+        tracing::debug!(
+            decision = decision.behavior.as_str(),
+            by = %decision.reason(),
+            "permission decided"
+        );
+        let name = prepared.entry.name.clone();
+        match decision.behavior {
+            Behavior::Allow => break,
+            Behavior::Deny => {
+                let message = decision.message(&name);
+                return Err(permission_denied(p, c, prepared, message).await);
+            }
+            Behavior::Ask => {
+                rounds += 1;
+                if rounds > MAX_ASK_ROUNDS {
+                    return Err(Rejection::new(
+                        Outcome::Denied,
+                        format!(
+                            "{} (asked {MAX_ASK_ROUNDS} times already)",
+                            decision.message(&name)
+                        ),
+                    ));
+                }
+                match ask(p, c, prepared, &decision).await? {
+                    Round::Allowed => break,
+                    Round::Again => recheck = true,
+                }
+            }
+        }
+    }
+    c.lap.mark(Stage::Permission);
+    Ok(())
+}
+
+/// One ask: PermissionRequest hooks first, then, if they did not answer, the client.
+async fn ask(
+    p: &Pipeline,
+    c: &mut Call<'_>,
+    prepared: &mut Prepared,
+    decision: &Decision,
+) -> Result<Round, Rejection> {
+    let name = prepared.entry.name.clone();
+    let Prepared { entry, input, .. } = &mut *prepared;
+    let about = c.about(p, &entry.tool);
+    let answer = super::lend(input, |input| p.hooks.permission_request(about, input)).await?;
+    if let Some(reason) = answer.stop {
+        return Err(stopped(p, c, "PermissionRequest", reason));
+    }
+    match answer.decision {
+        Some(PermissionRequestDecision::Allow {
+            updated_input: None,
+        }) => return Ok(Round::Allowed),
+        Some(PermissionRequestDecision::Allow {
+            updated_input: Some(updated),
+        }) => {
+            *prepared = recheck_input(
+                p,
+                prepared,
+                Value::Object(updated),
+                "the input rewritten by a PermissionRequest hook",
+            )
+            .await?;
+            return Ok(Round::Again);
+        }
+        Some(PermissionRequestDecision::Deny { message }) => {
+            let message = message.unwrap_or_else(|| {
+                format!("Permission to use {name} was denied by a PermissionRequest hook")
+            });
+            return Err(Rejection::new(Outcome::Denied, message));
+        }
+        None => {}
+    }
+    if p.ask_policy == super::AskPolicy::Deny {
+        let message = format!(
+            "{} (no one can approve it in this session)",
+            decision.message(&name)
+        );
+        return Err(permission_denied(p, c, prepared, message).await);
+    }
+    // Waiting holds no execution slot.
+    c.slot = None;
+    // A hook's ask carries its own reason to the client.
+    let reason = match (&decision.decided_by, &c.hook_reason) {
+        (DecidedBy::Hook { .. }, Some(r)) => r.clone(),
+        _ => decision.message(&name),
+    };
+    let answer = ask_client(p, c, prepared, reason).await?;
+    c.lap.restart();
+    if !answer.allow {
+        let why = answer
+            .message
+            .unwrap_or_else(|| "the user denied this call".into());
+        return Err(Rejection::new(
+            Outcome::Denied,
+            format!("Permission to use {name} was denied: {why}"),
+        ));
+    }
+    c.take_slot(p).await?;
+    match answer.updated_input {
+        None => Ok(Round::Allowed),
+        Some(updated) => {
+            *prepared =
+                recheck_input(p, prepared, Value::Object(updated), "the approved input").await?;
+            Ok(Round::Again)
+        }
+    }
+}
+
+/// The permission decision denied the call: PermissionDenied hooks hear of it (one of them may
+/// say the call can be retried), and the call ends `denied` with `message`.
+async fn permission_denied(
+    p: &Pipeline,
+    c: &Call<'_>,
+    prepared: &mut Prepared,
+    mut message: String,
+) -> Rejection {
+    let Prepared { entry, input, .. } = prepared;
+    let about = c.about(p, &entry.tool);
+    let reason = message.clone();
+    match super::lend(input, |input| {
+        p.hooks.permission_denied(about, input, reason)
+    })
+    .await
+    {
+        Ok(true) => message.push_str(
+            "\n\nA PermissionDenied hook says this call may be retried if the user asked for it.",
+        ),
+        Ok(false) => {}
+        Err(fault) => return fault,
+    }
+    Rejection::new(Outcome::Denied, message)
+}
+
+/// Sends a `permission_request` and waits for the client's answer (without an execution slot).
+async fn ask_client(
+    p: &Pipeline,
+    c: &Call<'_>,
+    prepared: &Prepared,
+    reason: String,
+) -> Result<PermissionResponse, Rejection> {
+    let tool = prepared.tool_name();
+    let asks = &p.asks;
+    // Even when no answer can come any more the request is sent: the client learns what would
+    // have needed approval.
+    let request_id = format!("perm-{}", asks.seq.fetch_add(1, Ordering::Relaxed));
+    let _waiting = ClientWait::new(&asks.client_waits);
+    let (tx, rx) = oneshot::channel();
+    asks.waiting.insert(request_id.clone(), tx);
+    p.emitter.send(ServerMessage::PermissionRequest {
+        request_id: request_id.clone(),
+        tool_use_id: c.id.to_string(),
+        tool_name: tool.to_string(),
+        input: Value::Object(prepared.input.clone()),
+        reason: Some(reason),
+    });
+    // Closing can race the insert above; check again so the wait cannot outlive the client.
+    if asks.closed.load(Ordering::SeqCst) {
+        asks.waiting.remove(&request_id);
+    }
+    tokio::select! {
+        biased;
+        answer = rx => answer.map_err(|_| Rejection::new(Outcome::Denied, format!("Permission to use {tool} was denied: the client closed its input without answering"))),
+        _ = c.cancel.cancelled() => {
+            asks.waiting.remove(&request_id);
+            Err(Rejection::new(Outcome::Cancelled, "The call was cancelled while it waited for permission."))
+        }
+    }
+}
+
+/// Counts a call as waiting for the client while it lives.
+struct ClientWait<'a>(&'a watch::Sender<usize>);
+
+impl<'a> ClientWait<'a> {
+    fn new(waits: &'a watch::Sender<usize>) -> Self {
+        waits.send_modify(|n| *n += 1);
+        Self(waits)
+    }
+}
+
+impl Drop for ClientWait<'_> {
+    fn drop(&mut self) {
+        self.0.send_modify(|n| *n -= 1);
+    }
+}

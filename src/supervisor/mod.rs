@@ -1,0 +1,474 @@
+//! The per-call supervisor: the only place that knows the stage order.
+//!
+//! # Order
+//! A call's path is a short list of named steps over one call state ([`Call`]), each of the
+//! same shape (the pipeline, the call, what the step before produced) and each ending the call
+//! with the crate's one [`Rejection`] type when it must:
+//!
+//! 1. `validate`: resolve → alias → registry → coerce → schema (and, for a lone call, the
+//!    tool's own validation);
+//! 2. `wait_turn`: a batch call's turn, then the tool's own validation, then an execution slot;
+//! 3. `pre_hooks`: PreToolUse hooks;
+//! 4. `decide`: the permission decision, with the ask loop (PermissionRequest hooks, the
+//!    client, back to the decision) in `ask`;
+//! 5. `execute`: the tool runs;
+//! 6. `post_hooks`: PostToolUse / PostToolUseFailure hooks;
+//! 7. `shape_output`: the output budget → one `tool_result`.
+//!
+//! Only what cannot depend on earlier calls of a batch comes before the turn. A stage with
+//! nothing to do answers that itself (no hooks configured, an output clearly within budget), so
+//! the steps message every stage unconditionally.
+//!
+//! One supervisor is [`spawn`]ed per call, as a task of its own. It messages the long-lived stage
+//! actors through their typed handles, never lets a stage call the next, and owns the call's
+//! [`ResultSlot`], so even its own failure still answers the call.
+
+mod ask;
+mod batch;
+mod clock;
+mod pipeline;
+
+use std::future::Future;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use tokio::sync::OwnedSemaphorePermit;
+use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
+
+pub use batch::{BatchLink, BatchRecords, Gate, batch_records, end_batch};
+pub use clock::{Stage, StageClock};
+pub use pipeline::{AskPolicy, Pipeline, PipelineOptions, Stages};
+
+use crate::call::{Input, Outcome, Rejection, ToolCall, ToolResult};
+use crate::hooks::stage::About;
+use crate::hooks::{BatchCallRecord, HookEvent, HookPermission};
+use crate::inflight::ResultSlot;
+use crate::permission::{HookVerdict, Mode};
+use crate::protocol::ServerMessage;
+use crate::tool::{BudgetClass, ProgressSink, Tool, ToolContext, ToolOutput, ToolStatus};
+use crate::validate::{Checks, Prepared};
+use clock::Lap;
+
+/// How long a cancelled tool gets to stop by itself before its call is answered `cancelled`
+/// without waiting further.
+const CANCEL_GRACE: Duration = Duration::from_secs(2);
+
+/// One call's job.
+pub struct Job {
+    /// The call.
+    pub call: ToolCall,
+    /// Its one result.
+    pub slot: ResultSlot,
+    /// Cancelled with the call, its batch, or the server.
+    pub cancel: CancellationToken,
+    /// Batch ordering, if the call is part of a multi-call batch.
+    pub gate: Option<Gate>,
+    /// Batch-wide state, if the call is part of a multi-call batch.
+    pub batch: Option<BatchLink>,
+    /// The stages.
+    pub pipeline: Arc<Pipeline>,
+}
+
+/// Starts the supervisor of one call: a task of its own that drives the call through every
+/// stage and answers it.
+///
+/// The supervisor is a lightweight actor rather than a ractor actor. It owns the call's state,
+/// talks to the stages only by message, and its one inbox is the call's cancellation token, so
+/// a ractor mailbox (four channels, a few kilobytes per call) would be built for nothing. With
+/// a thousand calls in flight that memory is what the cache misses on: a task instead of a
+/// ractor actor doubled throughput at 1,000 in flight (ARCHITECTURE.md, "Choices").
+///
+/// A panic inside the supervisor ends its task; dropping the job then drops its
+/// [`ResultSlot`], which answers the call `failed`.
+pub fn spawn(job: Job) {
+    tokio::spawn(run(job));
+}
+
+/// One call as it is driven: who it is, and what it gathers on the way.
+pub(super) struct Call<'a> {
+    id: &'a Arc<str>,
+    cancel: &'a CancellationToken,
+    batch: Option<&'a BatchLink>,
+    gate: Option<Gate>,
+    /// Hooks' additional context and feedback, added beside whatever the result is.
+    notes: Vec<String>,
+    lap: Lap<'a>,
+    /// The execution slot, once taken (given back while the client is asked).
+    slot: Option<OwnedSemaphorePermit>,
+    /// What PreToolUse hooks said of the permission, and an ask's reason.
+    hook: Option<HookVerdict>,
+    hook_reason: Option<String>,
+}
+
+impl Call<'_> {
+    /// Who the call is, for a hook event about it.
+    fn about<'t>(&'t self, p: &Pipeline, tool: &'t Arc<dyn Tool>) -> About<'t> {
+        About {
+            tool,
+            id: self.id,
+            mode: mode_name(p.mode),
+            cancel: self.cancel,
+        }
+    }
+
+    /// Fails with `cancelled` once the call was cancelled.
+    fn check_cancelled(&self) -> Result<(), Rejection> {
+        if self.cancel.is_cancelled() {
+            return Err(Rejection::cancelled());
+        }
+        Ok(())
+    }
+
+    /// Takes an execution slot (`--max-in-flight`), unless the call is cancelled first.
+    async fn take_slot(&mut self, p: &Pipeline) -> Result<(), Rejection> {
+        let permit = tokio::select! {
+            biased;
+            permit = p.exec_slots.clone().acquire_owned() => permit.ok(),
+            _ = self.cancel.cancelled() => None,
+        };
+        self.slot = Some(permit.ok_or_else(Rejection::cancelled)?);
+        Ok(())
+    }
+}
+
+/// Drives one call through every stage.
+pub async fn run(job: Job) {
+    let Job {
+        call,
+        slot,
+        cancel,
+        gate,
+        batch,
+        pipeline,
+    } = job;
+    let id = slot.id().clone();
+    let span = tracing::debug_span!("call", id = %id, tool = %call.name);
+    let mut c = Call {
+        id: &id,
+        cancel: &cancel,
+        batch: batch.as_ref(),
+        gate,
+        notes: Vec::new(),
+        lap: Lap::new(pipeline.clock.as_ref(), pipeline.debug_log, slot.started()),
+        slot: None,
+        hook: None,
+        hook_reason: None,
+    };
+    // Boxed: the pipeline's state machine is large; unboxed, it would be copied into the task
+    // at spawn and every call would cost about 1.5 µs more.
+    let result = Box::pin(drive(&pipeline, &mut c, call))
+        .instrument(span.clone())
+        .await;
+    let mut result = result
+        .unwrap_or_else(|rejection| ToolResult::new("", rejection.outcome, rejection.content));
+    tracing::debug!(parent: &span, outcome = result.outcome.as_str(), stages = %c.lap.summary(), "call finished");
+    // Hooks' additional context and feedback go beside whatever the result is.
+    for note in c.notes {
+        result.content.push_str("\n\n");
+        result.content.push_str(&note);
+    }
+    slot.emit(result);
+}
+
+/// The call's path, step by step (the module docs say what each does).
+async fn drive(p: &Pipeline, c: &mut Call<'_>, call: ToolCall) -> Result<ToolResult, Rejection> {
+    tracing::debug!(batch_index = c.batch.map(|b| b.index), "call started");
+    let checked = validate(p, c, call).await?;
+    let mut prepared = wait_turn(p, c, checked).await?;
+    pre_hooks(p, c, &mut prepared).await?;
+    ask::decide(p, c, &mut prepared).await?;
+    let ran = execute(p, c, prepared).await?;
+    let ran = post_hooks(p, c, ran).await?;
+    shape_output(p, c, ran).await
+}
+
+/// The validate stage's verdict on a call, kept for its turn when it is part of a batch.
+type Checked = Result<Prepared, Rejection>;
+
+/// Resolve, coerce, schema; for a lone call also the tool's own validation (nothing to wait
+/// for, so both halves in one request). Validation is short and never waits on anything
+/// outside toolrt, so a cancel is looked at when it is done rather than raced against it.
+async fn validate(p: &Pipeline, c: &mut Call<'_>, call: ToolCall) -> Result<Checked, Rejection> {
+    c.check_cancelled()?;
+    c.lap.mark(Stage::Queue);
+    let checks = if c.gate.is_some() {
+        Checks::Input
+    } else {
+        Checks::All
+    };
+    let checked = p.validator.prepare(call, checks).await?;
+    c.check_cancelled()?;
+    c.lap.mark(Stage::Validate);
+    Ok(checked)
+}
+
+/// A batch call waits for its turn: what it does may depend on every earlier call that is not
+/// concurrency-safe. A call refused before its turn runs nothing, so it takes its turn as a
+/// concurrency-safe call would: it is answered then, never before such an earlier call has
+/// finished. At its turn the tool's own validation looks at the files as they are now. Then
+/// the call takes an execution slot.
+async fn wait_turn(
+    p: &Pipeline,
+    c: &mut Call<'_>,
+    checked: Checked,
+) -> Result<Prepared, Rejection> {
+    let prepared = match c.gate.take() {
+        None => checked?,
+        Some(Gate { ready, go }) => {
+            let _ = ready.send(checked.as_ref().map_or(true, |c| c.concurrency_safe));
+            tokio::select! {
+                biased;
+                r = go => r.map_err(|_| Rejection::cancelled())?,
+                _ = c.cancel.cancelled() => return Err(Rejection::cancelled()),
+            }
+            let checked = checked?;
+            c.lap.restart();
+            let (prepared, verdict) = p.validator.validate(checked).await?;
+            verdict?;
+            c.lap.mark(Stage::Validate);
+            prepared
+        }
+    };
+    c.lap.restart();
+    c.take_slot(p).await?;
+    c.lap.mark(Stage::Slot);
+    Ok(prepared)
+}
+
+/// PreToolUse hooks: they may add context, stop, deny, defer, ask, allow, or rewrite the input
+/// (which is then checked again).
+async fn pre_hooks(
+    p: &Pipeline,
+    c: &mut Call<'_>,
+    prepared: &mut Prepared,
+) -> Result<(), Rejection> {
+    let Prepared { entry, input, .. } = &mut *prepared;
+    let about = c.about(p, &entry.tool);
+    let pre = lend(input, |input| p.hooks.pre_tool_use(about, input)).await?;
+    c.check_cancelled()?;
+    c.notes.extend(pre.additional_context);
+    if let Some(reason) = pre.stop {
+        return Err(stopped(p, c, "PreToolUse", reason));
+    }
+    let tool = &prepared.entry.name;
+    match pre.permission {
+        Some(HookPermission::Deny) => {
+            let reason = pre.reason.unwrap_or_else(|| {
+                format!("Permission to use {tool} was denied by a PreToolUse hook")
+            });
+            return Err(Rejection::new(Outcome::Denied, reason));
+        }
+        Some(HookPermission::Defer) => {
+            let why = pre.reason.map(|r| format!(" ({r})")).unwrap_or_default();
+            return Err(Rejection::new(
+                Outcome::Deferred,
+                format!("A PreToolUse hook deferred this call; it did not run{why}."),
+            ));
+        }
+        Some(HookPermission::Ask) => {
+            c.hook = Some(HookVerdict::Ask);
+            c.hook_reason = pre.reason;
+        }
+        Some(HookPermission::Allow) => c.hook = Some(HookVerdict::Allow),
+        None => {}
+    }
+    if let Some(updated) = pre.updated_input {
+        let whose = format!(
+            "the input rewritten by the PreToolUse hook `{}`",
+            updated.hook
+        );
+        *prepared = recheck_input(p, prepared, Value::Object(updated.input), &whose).await?;
+    }
+    c.lap.mark(Stage::PreHooks);
+    Ok(())
+}
+
+/// A call that has run: its output, and what the post hooks and the budget need.
+struct Ran {
+    tool: Arc<dyn Tool>,
+    name: Arc<str>,
+    class: BudgetClass,
+    output: ToolOutput,
+    /// The input it ran with, kept only when post hooks or PostToolBatch hooks will see it.
+    input: Option<Input>,
+    /// How long the tool took, for PostToolUse hooks.
+    duration_ms: u64,
+}
+
+/// Runs the tool. A cancel gives the tool a moment to stop and report; after that the call is
+/// answered `cancelled` without it.
+async fn execute(p: &Pipeline, c: &mut Call<'_>, prepared: Prepared) -> Result<Ran, Rejection> {
+    let post_hooks =
+        p.hooks.has(HookEvent::PostToolUse) || p.hooks.has(HookEvent::PostToolUseFailure);
+    let batch_hooks = c.batch.is_some_and(|b| b.records.is_some());
+    let input = (post_hooks || batch_hooks).then(|| prepared.input.clone());
+    let tool = prepared.entry.tool.clone();
+    let name = prepared.entry.name.clone();
+    let class = tool.budget_class();
+    let ctx = ToolContext {
+        tool_use_id: c.id.clone(),
+        cancel: c.cancel.clone(),
+        progress: ProgressSink::to(p.progress.clone(), c.id.clone()),
+        session: p.session.clone(),
+        hook_response: post_hooks,
+        output_chars: p.budget.success_limit(&name, class),
+    };
+    // Only PostToolUse hooks are told how long the tool took.
+    let started = post_hooks.then(Instant::now);
+    let run = p.executor.run(tool.clone(), prepared.input, ctx);
+    tokio::pin!(run);
+    let mut output = tokio::select! {
+        biased;
+        out = &mut run => out?,
+        _ = c.cancel.cancelled() => match tokio::time::timeout(CANCEL_GRACE, &mut run).await {
+            Ok(out) => out?,
+            Err(_) => return Err(Rejection::new(Outcome::Cancelled, "The call was cancelled while it ran; the tool did not stop in time and its output was discarded.")),
+        },
+    };
+    c.lap.mark(Stage::Execute);
+    c.slot = None;
+    if c.cancel.is_cancelled() && output.status != ToolStatus::Success {
+        output.status = ToolStatus::Cancelled;
+    }
+    Ok(Ran {
+        tool,
+        name,
+        class,
+        output,
+        input,
+        duration_ms: started.map_or(0, |t| t.elapsed().as_millis() as u64),
+    })
+}
+
+/// PostToolUse hooks after a success, PostToolUseFailure hooks after a failure (none after a
+/// cancellation); then the call's record for its batch's PostToolBatch hooks.
+async fn post_hooks(p: &Pipeline, c: &mut Call<'_>, mut ran: Ran) -> Result<Ran, Rejection> {
+    let Some(input) = ran.input.take() else {
+        c.lap.mark(Stage::PostHooks);
+        return Ok(ran);
+    };
+    let output = &mut ran.output;
+    // The tool's own description of the run, else its text.
+    let described = output.response.take();
+    let about = c.about(p, &ran.tool);
+    let post = match output.status {
+        ToolStatus::Success => {
+            let response = described.unwrap_or_else(|| Value::String(output.content.clone()));
+            let hooks = p
+                .hooks
+                .post_tool_use(about, input, response, ran.duration_ms);
+            hooks.await?
+        }
+        ToolStatus::Failed | ToolStatus::TimedOut => {
+            let error = match described {
+                Some(Value::String(error)) => error,
+                _ => output.content.clone(),
+            };
+            let hooks = p
+                .hooks
+                .post_tool_use_failure(about, input, error, false, ran.duration_ms);
+            hooks.await?
+        }
+        ToolStatus::Cancelled => (input, Default::default()),
+    };
+    let (input, post) = post;
+    if let Some(updated) = post.updated_output {
+        output.content = updated;
+    }
+    c.notes.extend(post.feedback);
+    if let Some(link) = c.batch.filter(|b| b.records.is_some()) {
+        // As the reference CLI does, a PostToolBatch hook is given each call's result as the
+        // model sees it (after a PostToolUse hook's `updatedToolOutput`).
+        link.record(BatchCallRecord {
+            tool_name: ran.name.to_string(),
+            tool_input: Value::Object(input),
+            tool_use_id: c.id.to_string(),
+            tool_response: Value::String(output.content.clone()),
+        });
+    }
+    if let Some(reason) = post.stop {
+        return Err(stopped(p, c, "PostToolUse", reason));
+    }
+    c.lap.mark(Stage::PostHooks);
+    Ok(ran)
+}
+
+/// The output budget: the output inline, or cut with the whole of it in a file.
+async fn shape_output(p: &Pipeline, c: &mut Call<'_>, ran: Ran) -> Result<ToolResult, Rejection> {
+    let shaped = p
+        .budget
+        .shape(c.id.clone(), ran.output, ran.class, ran.name)
+        .await?;
+    c.lap.mark(Stage::Budget);
+    // The slot fills in the id.
+    let mut result = ToolResult::new("", shaped.outcome, shaped.content);
+    result.output_file = shaped.output_file;
+    if let Some(att) = shaped.attachments {
+        let att = *att;
+        result.content_blocks = (!att.blocks.is_empty()).then_some(att.blocks);
+        result.structured_content = att.structured;
+    }
+    Ok(result)
+}
+
+/// The wire name of a mode, for hook input.
+pub fn mode_name(mode: Mode) -> &'static str {
+    match mode {
+        Mode::Default => "default",
+        Mode::AcceptEdits => "acceptEdits",
+        Mode::Plan => "plan",
+        Mode::DontAsk => "dontAsk",
+        Mode::BypassPermissions => "bypassPermissions",
+    }
+}
+
+/// A hook stopped processing: tell the client, and start nothing more of this batch.
+fn stopped(p: &Pipeline, c: &Call<'_>, event: &str, reason: String) -> Rejection {
+    p.emitter.send(ServerMessage::event(
+        "stop",
+        json!({"tool_use_id": &**c.id, "reason": reason}),
+    ));
+    if let Some(link) = c.batch {
+        link.stop.store(true, Ordering::SeqCst);
+    }
+    // The stop reason is for the client, not the model.
+    Rejection::new(
+        Outcome::Stopped,
+        format!("Processing was stopped by a {event} hook."),
+    )
+}
+
+/// Lends the call's input to a stage request: it travels in the message (no copy) and comes
+/// back with the answer.
+async fn lend<T, F>(input: &mut Input, request: impl FnOnce(Input) -> F) -> Result<T, Rejection>
+where
+    F: Future<Output = Result<(Input, T), crate::stage::StageFault>>,
+{
+    let (back, answer) = request(std::mem::take(input)).await?;
+    *input = back;
+    Ok(answer)
+}
+
+/// Checks an input rewritten by a hook or approved by the client again (coercion, schema, the
+/// tool's validation); an invalid one blocks the call.
+async fn recheck_input(
+    p: &Pipeline,
+    prepared: &Prepared,
+    input: Value,
+    whose: &str,
+) -> Result<Prepared, Rejection> {
+    let checked = p.validator.recheck(prepared.entry.clone(), input).await?;
+    checked.map_err(|problems| {
+        Rejection::new(
+            Outcome::Denied,
+            format!(
+                "The call was blocked: {whose} for {} is invalid:\n- {}",
+                prepared.tool_name(),
+                problems.join("\n- ")
+            ),
+        )
+    })
+}

@@ -1,0 +1,180 @@
+//! What every supervisor shares: the stage handles, the session, the way out, and the table of
+//! calls waiting for the client's permission answer.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+use dashmap::DashMap;
+use tokio::sync::{Semaphore, oneshot, watch};
+
+use super::StageClock;
+use crate::budget::Budget;
+use crate::emit::Emitter;
+use crate::execute::Executor;
+use crate::hooks::Hooks;
+use crate::permission::{Mode, Permission};
+use crate::protocol::PermissionResponse;
+use crate::session::Session;
+use crate::validate::Validator;
+
+/// What to do when the decision is *ask*.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AskPolicy {
+    /// Send a `permission_request` and wait for the client.
+    Client,
+    /// Nobody to ask (`toolrt run`, `--permission-prompt none`): deny.
+    Deny,
+}
+
+/// The handles of the stage actors a pipeline drives.
+pub struct Stages {
+    /// Validate stage.
+    pub validator: Validator,
+    /// Hook stage.
+    pub hooks: Hooks,
+    /// Permission stage.
+    pub permission: Permission,
+    /// Execute stage.
+    pub executor: Executor,
+    /// Output-budget stage.
+    pub budget: Budget,
+}
+
+/// How a pipeline treats every call.
+#[derive(Clone)]
+pub struct PipelineOptions {
+    /// Calls executing at once (`--max-in-flight`).
+    pub max_in_flight: usize,
+    /// The permission mode in force.
+    pub mode: Mode,
+    /// What an ask becomes.
+    pub ask_policy: AskPolicy,
+    /// Where stage timings go, when someone measures (`toolrt bench`).
+    pub clock: Option<Arc<dyn StageClock>>,
+}
+
+/// Everything a supervisor needs: the stage handles and the session-wide state. Shared by all
+/// calls of a runtime.
+pub struct Pipeline {
+    /// Validate stage.
+    pub validator: Validator,
+    /// Hook stage.
+    pub hooks: Hooks,
+    /// Permission stage.
+    pub permission: Permission,
+    /// Execute stage.
+    pub executor: Executor,
+    /// Output-budget stage.
+    pub budget: Budget,
+    /// Session state.
+    pub session: Arc<Session>,
+    /// The way out.
+    pub emitter: Emitter,
+    /// Where tools' progress updates go (the way out, as `progress` events).
+    pub progress: Arc<dyn crate::tool::ProgressTarget>,
+    /// Execution slots (`--max-in-flight`).
+    pub exec_slots: Arc<Semaphore>,
+    /// The permission mode in force.
+    pub mode: Mode,
+    /// What an ask becomes.
+    pub ask_policy: AskPolicy,
+    /// Where stage timings go, when someone measures (`toolrt bench`); None costs one branch.
+    pub clock: Option<Arc<dyn StageClock>>,
+    /// Whether debug logging was on when the pipeline was built: each call then logs its stage
+    /// timings. Decided once, so a call without it pays one branch.
+    pub debug_log: bool,
+    pub(super) asks: Asks,
+}
+
+/// The calls waiting for the client's permission answer, by request id.
+pub(super) struct Asks {
+    pub(super) waiting: DashMap<String, oneshot::Sender<PermissionResponse>>,
+    pub(super) closed: AtomicBool,
+    pub(super) seq: AtomicU64,
+    /// How many calls wait for an answer only the client can give (a permission response). The
+    /// server's reader never stops reading input while this is above zero.
+    pub(super) client_waits: watch::Sender<usize>,
+}
+
+impl Pipeline {
+    /// Assembles a pipeline from its stages.
+    pub fn new(
+        stages: Stages,
+        session: Arc<Session>,
+        emitter: Emitter,
+        options: PipelineOptions,
+    ) -> Self {
+        let Stages {
+            validator,
+            hooks,
+            permission,
+            executor,
+            budget,
+        } = stages;
+        Self {
+            validator,
+            hooks,
+            permission,
+            executor,
+            budget,
+            session,
+            progress: Arc::new(emitter.clone()),
+            emitter,
+            exec_slots: Arc::new(Semaphore::new(options.max_in_flight.max(1))),
+            mode: options.mode,
+            ask_policy: options.ask_policy,
+            clock: options.clock,
+            debug_log: tracing::enabled!(tracing::Level::DEBUG),
+            asks: Asks {
+                waiting: DashMap::new(),
+                closed: AtomicBool::new(false),
+                seq: AtomicU64::new(1),
+                client_waits: watch::Sender::new(0),
+            },
+        }
+    }
+
+    /// How many calls wait for the client's answer right now.
+    pub fn client_waits(&self) -> usize {
+        *self.asks.client_waits.borrow()
+    }
+
+    /// Watches [`Pipeline::client_waits`].
+    pub fn watch_client_waits(&self) -> watch::Receiver<usize> {
+        self.asks.client_waits.subscribe()
+    }
+
+    /// Routes a client's permission answer to the call waiting for it. False if no call waits
+    /// under that request id.
+    pub fn answer_permission(&self, response: PermissionResponse) -> bool {
+        match self.asks.waiting.remove(&response.request_id) {
+            Some((_, tx)) => tx.send(response).is_ok(),
+            None => false,
+        }
+    }
+
+    /// No more answers can come (the client closed its input): every waiting and future ask is
+    /// denied.
+    pub fn close_asks(&self) {
+        self.asks.closed.store(true, Ordering::SeqCst);
+        let ids: Vec<String> = self.asks.waiting.iter().map(|e| e.key().clone()).collect();
+        for id in ids {
+            // Dropping the sender wakes the waiting call with "no answer".
+            self.asks.waiting.remove(&id);
+        }
+    }
+
+    /// Gives back what a burst of asks grew (for when nothing is in flight).
+    pub fn shrink(&self) {
+        self.asks.waiting.shrink_to_fit();
+    }
+
+    /// Stops every stage actor.
+    pub fn stop(&self) {
+        self.validator.stop();
+        self.hooks.stop();
+        self.permission.stop();
+        self.executor.stop();
+        self.budget.stop();
+    }
+}
