@@ -1,0 +1,239 @@
+//! The layering ARCHITECTURE.md states ("X never imports Y") holds in the source: every
+//! `crate::<module>` path in a module's non-test code is checked against the rules below. A
+//! rule broken here is a design change: change ARCHITECTURE.md with it, or move the code.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// Modules that import nothing else of the crate.
+const LEAVES: &[&str] = &["call", "session", "process"];
+
+/// Modules that import only the modules listed with them.
+const ONLY: &[(&str, &[&str])] = &[
+    // The tool API knows calls and the session, nothing of the pipeline or the wire.
+    ("tool", &["call", "session"]),
+    // Built-in tools: the tool API, paths, processes, the shell analysis.
+    (
+        "tools",
+        &["call", "tool", "session", "paths", "process", "shell"],
+    ),
+    // The shell analysis is shared by the permission stage and the Bash tool.
+    ("shell", &["paths", "session"]),
+    ("protocol", &["call"]),
+    ("paths", &["session"]),
+];
+
+/// Pairs (X, Y): X never imports Y.
+const NEVER: &[(&str, &[&str])] = &[
+    // The permission engine asks tools (`Tool::access`), never knows them.
+    ("permission", &["tools", "registry"]),
+    // The in-flight table is imported by the dispatcher and the supervisor, never the reverse.
+    ("inflight", &["dispatch", "supervisor", "runtime"]),
+    // Stages never call the next stage's owner or the layers above them.
+    (
+        "validate",
+        &[
+            "supervisor",
+            "dispatch",
+            "runtime",
+            "server",
+            "emit",
+            "inflight",
+        ],
+    ),
+    (
+        "hooks",
+        &[
+            "supervisor",
+            "dispatch",
+            "runtime",
+            "server",
+            "emit",
+            "inflight",
+        ],
+    ),
+    (
+        "permission",
+        &[
+            "supervisor",
+            "dispatch",
+            "runtime",
+            "server",
+            "emit",
+            "inflight",
+        ],
+    ),
+    (
+        "execute",
+        &[
+            "supervisor",
+            "dispatch",
+            "runtime",
+            "server",
+            "emit",
+            "inflight",
+        ],
+    ),
+    (
+        "budget",
+        &[
+            "supervisor",
+            "dispatch",
+            "runtime",
+            "server",
+            "emit",
+            "inflight",
+        ],
+    ),
+    // The supervisor is below the dispatcher and the runtime.
+    ("supervisor", &["dispatch", "runtime", "server", "tools"]),
+    ("dispatch", &["runtime", "server", "tools"]),
+    // Only the binary's command line uses the CLI and the benchmark.
+    ("runtime", &["cli", "bench"]),
+    ("server", &["cli", "bench"]),
+];
+
+fn src() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("src")
+}
+
+fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            walk(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// The code of a file without comments and without its `#[cfg(test)] mod` (tests may reach
+/// anywhere); `None` for a file that is all test code.
+fn non_test_code(path: &Path) -> Option<String> {
+    if path.file_name().is_some_and(|n| n == "tests.rs") {
+        return None;
+    }
+    let text = std::fs::read_to_string(path).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let mut code = String::new();
+    for (i, line) in lines.iter().enumerate() {
+        if line.starts_with("#[cfg(test)]")
+            && lines.get(i + 1).is_some_and(|next| next.contains("mod "))
+        {
+            break;
+        }
+        let line = line.split("//").next().unwrap_or("");
+        code.push_str(line);
+        code.push('\n');
+    }
+    Some(code)
+}
+
+/// The top-level modules a piece of code names through `crate::`, including those in a
+/// `use crate::{a::…, b::…}` group.
+fn named_modules(code: &str) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    let ident = |s: &str| -> String {
+        s.chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect()
+    };
+    for (at, _) in code.match_indices("crate::") {
+        let rest = &code[at + "crate::".len()..];
+        if let Some(group) = rest.strip_prefix('{') {
+            let end = group.find('}').unwrap_or(group.len());
+            for item in group[..end].split(',') {
+                let name = ident(item.trim());
+                if !name.is_empty() {
+                    out.insert(name);
+                }
+            }
+        } else {
+            let name = ident(rest);
+            if !name.is_empty() {
+                out.insert(name);
+            }
+        }
+    }
+    out
+}
+
+/// Each top-level module and the other top-level modules its non-test code imports.
+fn imports() -> BTreeMap<String, BTreeSet<String>> {
+    let root = src();
+    let mut files = Vec::new();
+    walk(&root, &mut files);
+    let mut map: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for file in files {
+        let rel = file.strip_prefix(&root).unwrap();
+        let top = rel
+            .components()
+            .next()
+            .unwrap()
+            .as_os_str()
+            .to_string_lossy();
+        let top = top.trim_end_matches(".rs").to_string();
+        if top == "main" || top == "lib" {
+            continue;
+        }
+        let Some(code) = non_test_code(&file) else {
+            continue;
+        };
+        let entry = map.entry(top.clone()).or_default();
+        entry.extend(named_modules(&code).into_iter().filter(|m| *m != top));
+    }
+    map
+}
+
+#[test]
+fn every_module_named_in_a_rule_exists() {
+    let map = imports();
+    let named = LEAVES
+        .iter()
+        .chain(ONLY.iter().map(|(m, _)| m))
+        .chain(NEVER.iter().map(|(m, _)| m));
+    for module in named {
+        assert!(map.contains_key(*module), "no module {module} in src/");
+    }
+}
+
+#[test]
+fn leaves_import_nothing_of_the_crate() {
+    let map = imports();
+    for module in LEAVES {
+        let found = &map[*module];
+        assert!(found.is_empty(), "{module} imports {found:?}");
+    }
+}
+
+#[test]
+fn layers_import_only_what_they_may() {
+    let map = imports();
+    for (module, allowed) in ONLY {
+        let extra: Vec<_> = map[*module]
+            .iter()
+            .filter(|m| !allowed.contains(&m.as_str()))
+            .collect();
+        assert!(extra.is_empty(), "{module} imports {extra:?}");
+    }
+}
+
+#[test]
+fn no_module_imports_what_it_never_may() {
+    let map = imports();
+    for (module, forbidden) in NEVER {
+        let found: Vec<_> = map[*module]
+            .iter()
+            .filter(|m| forbidden.contains(&m.as_str()))
+            .collect();
+        assert!(found.is_empty(), "{module} imports {found:?}");
+    }
+}
+
+#[test]
+fn the_scanner_sees_groups_and_paths() {
+    let code = "use crate::{call::Input, tool::Tool};\nlet x = crate::paths::normalize(p);\n";
+    let found: Vec<_> = named_modules(code).into_iter().collect();
+    assert_eq!(found, ["call", "paths", "tool"]);
+}
