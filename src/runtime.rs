@@ -490,6 +490,72 @@ fn limits_for_hello(config: &Config, limits: &crate::settings::Limits) -> serde_
 }
 
 /// A running runtime: submit client messages, read server messages.
+///
+/// Embedding toolrt: start a runtime with a tool of your own, submit a call, read its one
+/// result from the outbox, shut down.
+///
+/// ```
+/// use std::sync::Arc;
+///
+/// use async_trait::async_trait;
+/// use serde_json::{Value, json};
+/// use toolrt::call::Input;
+/// use toolrt::protocol::{ClientMessage, ServerMessage};
+/// use toolrt::supervisor::AskPolicy;
+/// use toolrt::{Config, Outcome, Runtime, Tool, ToolCall, ToolContext, ToolOutput};
+///
+/// /// Answers with its `text` field.
+/// struct Echo;
+///
+/// #[async_trait]
+/// impl Tool for Echo {
+///     fn name(&self) -> &str {
+///         "Echo"
+///     }
+///     fn description(&self) -> &str {
+///         "Answers with its text."
+///     }
+///     fn input_schema(&self) -> Value {
+///         json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]})
+///     }
+///     async fn call(&self, input: Input, _ctx: ToolContext) -> ToolOutput {
+///         ToolOutput::success(input["text"].as_str().unwrap_or_default())
+///     }
+/// }
+///
+/// # fn main() {
+/// # let dir = tempfile::tempdir().unwrap();
+/// # let cwd = dir.path().to_path_buf();
+/// let run = async {
+///     let mut config = Config::new(cwd).tool(Arc::new(Echo));
+///     config.builtins = false;
+///     config.output_dir = toolrt::runtime::OutputDir::Temporary;
+///     // A tool that is not built in needs a rule to run without asking.
+///     config.allowed_tools = vec!["Echo".into()];
+///     config.ask_policy = AskPolicy::Deny;
+///     let (runtime, mut outbox) = Runtime::start(config).await.expect("a valid configuration");
+///
+///     let call = ToolCall::new("call-1", "Echo", json!({"text": "hello"}));
+///     runtime.submit(ClientMessage::ToolUse(call)).await;
+///     let result = loop {
+///         match outbox.recv().await {
+///             Some(ServerMessage::ToolResult(result)) => break result,
+///             Some(_) => continue, // events: hooks, progress, ...
+///             None => panic!("the outbox closed before the result"),
+///         }
+///     };
+///     assert_eq!(result.tool_use_id, "call-1");
+///     assert_eq!(result.outcome, Outcome::Success);
+///     assert_eq!(result.content, "hello");
+///     runtime.shutdown().await;
+/// };
+/// tokio::runtime::Builder::new_current_thread()
+///     .enable_all()
+///     .build()
+///     .unwrap()
+///     .block_on(run);
+/// # }
+/// ```
 pub struct Runtime {
     dispatcher: Dispatcher,
     session: Arc<Session>,
