@@ -22,8 +22,8 @@
 //! cargo run --release --example soak -- --calls 2500     # what .ci/run runs (under a minute)
 //! ```
 //! Options: `--calls N` (call ids sent, default 20000), `--seed N`, `--pauses N` (reader pauses
-//! of 2 s, default 3), `--toolrt PATH` (default `target/release/toolrt`). Exit status 1 and a
-//! message on stderr when a promise is broken.
+//! of 2 s, default 3), `--toolrt PATH` (default: the `toolrt` in the same target folder as this
+//! example). Exit status 1 and a message on stderr when a promise is broken.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::io::{BufRead, BufReader, Write};
@@ -78,12 +78,21 @@ struct Options {
     log: Option<PathBuf>,
 }
 
+/// The `toolrt` built beside this example: cargo puts examples in `<target>/release/examples/`,
+/// so this finds the binary whatever `CARGO_TARGET_DIR` says.
+fn default_toolrt() -> PathBuf {
+    std::env::current_exe()
+        .ok()
+        .and_then(|exe| Some(exe.parent()?.parent()?.join("toolrt")))
+        .unwrap_or_else(|| PathBuf::from("target/release/toolrt"))
+}
+
 fn options() -> Result<Options, String> {
     let mut o = Options {
         calls: 20_000,
         seed: 11,
         pauses: 3,
-        toolrt: PathBuf::from("target/release/toolrt"),
+        toolrt: default_toolrt(),
         log: None,
     };
     let mut args = std::env::args().skip(1);
