@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use super::McpServers;
 use super::server::McpServer;
 use crate::call::Input;
-use crate::tool::{BudgetClass, Tool, ToolContext, ToolOutput, ToolStatus};
+use crate::tool::{BudgetClass, Tool, ToolContext, ToolOutput};
 
 /// `ListMcpResourcesTool`: the resources of every server, or of one (`server`).
 pub struct ListMcpResources {
@@ -55,16 +55,6 @@ fn pick<'a>(servers: &'a McpServers, name: &str) -> Result<&'a Arc<McpServer>, S
             }
         )
     })
-}
-
-fn cancelled() -> ToolOutput {
-    ToolOutput {
-        status: ToolStatus::Cancelled,
-        content: "The call was cancelled.".into(),
-        full_output: None,
-        response: None,
-        attachments: None,
-    }
 }
 
 #[async_trait]
@@ -119,7 +109,7 @@ impl Tool for ListMcpResources {
             }
             let resources = tokio::select! {
                 r = peer.list_all_resources() => r,
-                _ = ctx.cancel.cancelled() => return cancelled(),
+                _ = ctx.cancel.cancelled() => return ToolOutput::cancelled("The call was cancelled."),
             };
             match resources {
                 Ok(resources) => listed.extend(resources.into_iter().map(|r| {
@@ -193,7 +183,7 @@ impl Tool for ReadMcpResource {
         };
         let read = tokio::select! {
             r = peer.read_resource(ReadResourceRequestParams::new(uri)) => r,
-            _ = ctx.cancel.cancelled() => return cancelled(),
+            _ = ctx.cancel.cancelled() => return ToolOutput::cancelled("The call was cancelled."),
         };
         let result = match read {
             Ok(r) => r,

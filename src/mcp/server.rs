@@ -836,7 +836,7 @@ impl McpServer {
     ) -> ToolOutput {
         let conn = match self.connection(&ctx.cancel).await {
             Ok(conn) => conn,
-            Err(e) if ctx.cancel.is_cancelled() => return cancelled(e),
+            Err(e) if ctx.cancel.is_cancelled() => return ToolOutput::cancelled(e),
             Err(e) => return ToolOutput::failed(e),
         };
         let params = CallToolRequestParams::new(tool.to_string()).with_arguments(args);
@@ -882,7 +882,7 @@ impl McpServer {
             _ = ctx.cancel.cancelled() => {
                 let note = CancelledNotificationParam::new(Some(id), Some("cancelled by the client".into()));
                 let _ = conn.peer.notify_cancelled(note).await;
-                cancelled(format!(
+                ToolOutput::cancelled(format!(
                     "The call was cancelled; MCP server {:?} was sent notifications/cancelled.",
                     self.name
                 ))
@@ -920,7 +920,7 @@ impl McpServer {
                 response: None,
                 attachments: None,
             },
-            ServiceError::Cancelled { reason } => cancelled(format!(
+            ServiceError::Cancelled { reason } => ToolOutput::cancelled(format!(
                 "The call was cancelled ({}).",
                 reason.as_deref().unwrap_or("no reason given")
             )),
@@ -992,16 +992,6 @@ impl McpServer {
             }
             p.kill();
         }
-    }
-}
-
-fn cancelled(content: String) -> ToolOutput {
-    ToolOutput {
-        status: ToolStatus::Cancelled,
-        content,
-        full_output: None,
-        response: None,
-        attachments: None,
     }
 }
 
