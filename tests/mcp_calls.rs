@@ -36,12 +36,7 @@ fn echo_and_sum_through_serve() {
 #[test]
 fn unknown_tool_and_schema_errors_never_reach_the_server() {
     let sandbox = Sandbox::new();
-    let mut server = mcp::serve(
-        &sandbox,
-        json!({"probe": probe(json!({}))}),
-        &["--permission-mode", "bypassPermissions"],
-    );
-    status_event(&mut server, "probe", "connected");
+    let mut server = mcp::serve_probe(&sandbox);
     server.tool_use("u", "mcp__probe__no_such_tool", json!({}));
     server.tool_use("w", "mcp__nosuchserver__echo", json!({}));
     // `add` wants two integers: toolrt's schema stage answers, so the outcome is schema_error
@@ -126,12 +121,7 @@ fn every_content_type_is_mapped_and_kept() {
 #[test]
 fn tool_errors_and_protocol_errors_are_failed_with_the_servers_words() {
     let sandbox = Sandbox::new();
-    let mut server = mcp::serve(
-        &sandbox,
-        json!({"probe": probe(json!({}))}),
-        &["--permission-mode", "bypassPermissions"],
-    );
-    status_event(&mut server, "probe", "connected");
+    let mut server = mcp::serve_probe(&sandbox);
     server.tool_use("f", "mcp__probe__fail", json!({"reason": "because"}));
     server.tool_use("r", "mcp__probe__rpc_error", json!({}));
     let f = server.result("f");

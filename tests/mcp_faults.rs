@@ -283,12 +283,7 @@ fn a_server_ignoring_eof_is_killed_with_its_group_at_shutdown() {
 #[test]
 fn servers_die_with_toolrt_even_on_sigkill() {
     let sandbox = Sandbox::new();
-    let mut server = mcp::serve(
-        &sandbox,
-        json!({"probe": probe(json!({}))}),
-        &["--permission-mode", "bypassPermissions"],
-    );
-    status_event(&mut server, "probe", "connected");
+    let mut server = mcp::serve_probe(&sandbox);
     let pid = probe_pid(&mut server, "p", "mcp__probe__env");
     assert!(pid_alive(pid));
     server.child.kill().unwrap();

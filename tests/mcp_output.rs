@@ -12,12 +12,7 @@ use support::mcp::{self, probe, status_event};
 #[test]
 fn a_megabyte_result_is_externalized_whole() {
     let sandbox = Sandbox::new();
-    let mut server = mcp::serve(
-        &sandbox,
-        json!({"probe": probe(json!({}))}),
-        &["--permission-mode", "bypassPermissions"],
-    );
-    status_event(&mut server, "probe", "connected");
+    let mut server = mcp::serve_probe(&sandbox);
     server.tool_use("big", "mcp__probe__big", json!({"n": 1_000_000}));
     // Just under the limit stays inline.
     server.tool_use("fits", "mcp__probe__big", json!({"n": 99_000}));

@@ -65,6 +65,17 @@ pub(crate) fn serve(sandbox: &Sandbox, servers: Value, args: &[&str]) -> Server 
     sandbox.serve(&all)
 }
 
+/// toolrt in `bypassPermissions` mode with the one probe server, once it is connected.
+pub(crate) fn serve_probe(sandbox: &Sandbox) -> Server {
+    let mut server = serve(
+        sandbox,
+        json!({"probe": probe(json!({}))}),
+        &["--permission-mode", "bypassPermissions"],
+    );
+    status_event(&mut server, "probe", "connected");
+    server
+}
+
 /// The `mcp_server` event of `server` with `status`.
 pub(crate) fn status_event(server: &mut Server, name: &str, status: &str) -> Value {
     server.wait_for(
