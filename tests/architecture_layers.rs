@@ -90,6 +90,21 @@ const NEVER: &[(&str, &[&str])] = &[
     ("dispatch", &["runtime", "server", "tools"]),
     // Only the binary's command line uses the CLI and the benchmark.
     ("runtime", &["cli", "bench"]),
+    // MCP servers' tools are tools: they never reach into the pipeline's stages or its owners.
+    (
+        "mcp",
+        &[
+            "supervisor",
+            "dispatch",
+            "runtime",
+            "server",
+            "inflight",
+            "permission",
+            "validate",
+            "hooks",
+            "execute",
+        ],
+    ),
     ("server", &["cli", "bench"]),
 ];
 
