@@ -95,6 +95,16 @@ fn smoke_run_writes_every_key_and_a_plot() {
         let n = v["mcp"][key].as_f64().unwrap_or(f64::NAN);
         assert!(n.is_finite() && n > 0.0, "mcp.{key} = {}", v["mcp"]);
     }
+    // CPU time per call from getrusage (microsecond resolution).
+    for key in [
+        "toolrt_cpu_us_per_call_c1",
+        "bare_cpu_us_per_call_c1",
+        "toolrt_cpu_us_per_call_c16",
+        "bare_cpu_us_per_call_c16",
+    ] {
+        let n = v["mcp"][key].as_f64().unwrap_or(f64::NAN);
+        assert!(n.is_finite() && n >= 0.0, "mcp.{key} = {}", v["mcp"]);
+    }
     let svg = std::fs::read_to_string(&svg_path).expect("svg written");
     assert!(svg.starts_with("<svg"));
 }

@@ -53,18 +53,53 @@ impl ServerCommand {
     }
 }
 
+/// One side's figures (toolrt, or the bare client).
+#[derive(Debug, Clone, Default)]
+pub struct Side {
+    /// Latency of each call, one in flight (ns).
+    pub c1: Dist,
+    /// CPU time of the whole process per call, one in flight (µs): user + system, from
+    /// `getrusage` around each block.
+    pub cpu_c1_us: f64,
+    /// Calls per second, 16 in flight.
+    pub c16: f64,
+    /// CPU time of the process per call, 16 in flight (µs).
+    pub cpu_c16_us: f64,
+}
+
 /// The MCP figures.
 pub struct McpFigures {
     /// The server measured against.
     pub server: String,
-    /// Through toolrt, one call in flight (ns).
-    pub toolrt_c1: Dist,
-    /// Bare rmcp client, one call in flight.
-    pub bare_c1: Dist,
-    /// Calls per second through toolrt, 16 in flight.
-    pub toolrt_c16: f64,
-    /// Calls per second with the bare client, 16 in flight.
-    pub bare_c16: f64,
+    /// Through toolrt.
+    pub toolrt: Side,
+    /// The bare rmcp client.
+    pub bare: Side,
+    /// Blocks per side and figure, and calls per block (one in flight, sixteen in flight).
+    pub blocks: (usize, usize, usize, usize),
+}
+
+impl McpFigures {
+    /// toolrt's p50 over the bare client's, one in flight.
+    pub fn ratio_c1(&self) -> f64 {
+        self.toolrt.c1.p50_us() / self.bare.c1.p50_us()
+    }
+
+    /// toolrt's calls per second over the bare client's, sixteen in flight.
+    pub fn throughput_ratio_c16(&self) -> f64 {
+        self.toolrt.c16 / self.bare.c16
+    }
+}
+
+/// CPU time (user + system) of the whole process so far, in microseconds.
+fn cpu_us() -> u64 {
+    use nix::sys::resource::{UsageWho, getrusage};
+    getrusage(UsageWho::RUSAGE_SELF).map_or(0, |u| {
+        let us = |t: nix::sys::time::TimeVal| {
+            (t.tv_sec() as u64).saturating_mul(1_000_000) + t.tv_usec() as u64
+        };
+        us(u.user_time()) + us(u.system_time())
+    })
 }
 
 fn echo_line(id: u64) -> String {
@@ -153,7 +188,21 @@ async fn bare_throughput(
     Ok(begin.elapsed())
 }
 
-/// Measures `calls` echo calls per side and figure, in interleaved blocks.
+/// Sums one side's blocks.
+#[derive(Default)]
+struct Tally {
+    c1: Vec<u64>,
+    cpu_c1: u64,
+    wall_c16: Duration,
+    cpu_c16: u64,
+}
+
+/// Measures `calls` echo calls per side and figure. The two sides take turns in short blocks,
+/// the side that goes first alternating from round to round, after the same warm-up, so that
+/// what drifts on the machine (other load, a server's garbage collection, the core each
+/// process is on) falls on both sides alike. Each side has its own server process (a stdio
+/// server serves one client), spawned the same way and sent the same calls in the same
+/// pattern.
 pub async fn measure(
     server: &ServerCommand,
     cwd: &std::path::Path,
@@ -175,35 +224,99 @@ pub async fn measure(
             server.program
         ));
     }
-    let (bare, mut child) = bare_client(server, cwd).await?;
-    let warm = (calls / 10).max(5);
-    driver.latency(echo_line, next_ids(warm), warm).await?;
-    bare_latency(&bare, warm).await?;
-    let rounds = (calls / 200).clamp(1, 10);
-    let block = calls.div_ceil(rounds);
-    let (mut t1, mut b1) = (Vec::new(), Vec::new());
-    let (mut t16, mut b16) = (Duration::ZERO, Duration::ZERO);
-    for _ in 0..rounds {
-        t1.extend(driver.latency(echo_line, next_ids(block), block).await?);
-        b1.extend(bare_latency(&bare, block).await?);
-        t16 += driver
-            .closed_loop(echo_line, next_ids(block), block, 16, false)
-            .await?
-            .0;
-        b16 += bare_throughput(&bare, block, 16).await?;
-    }
+    let (bare, mut child) = match bare_client(server, cwd).await {
+        Ok(pair) => pair,
+        Err(e) => {
+            driver.shutdown().await;
+            return Err(e);
+        }
+    };
+    let result = alternate(&mut driver, &bare, calls, next_ids).await;
     driver.shutdown().await;
     drop(bare);
     let _ = child.kill().await;
-    let total = (block * rounds) as f64;
+    let (toolrt, bare, blocks) = result?;
     Ok(McpFigures {
         server: std::iter::once(server.program.as_str())
             .chain(server.args.iter().map(String::as_str))
             .collect::<Vec<_>>()
             .join(" "),
-        toolrt_c1: Dist::new(t1),
-        bare_c1: Dist::new(b1),
-        toolrt_c16: total / t16.as_secs_f64(),
-        bare_c16: total / b16.as_secs_f64(),
+        toolrt,
+        bare,
+        blocks,
     })
+}
+
+/// Calls per block at one in flight, and blocks per sixteen-in-flight figure: short enough that
+/// the sides take many turns, long enough that a block is not mostly its first call.
+const BLOCK_C1: usize = 50;
+const ROUNDS_C16: usize = 10;
+
+async fn alternate(
+    driver: &mut Driver,
+    bare: &BareClient,
+    calls: usize,
+    next_ids: &mut impl FnMut(usize) -> u64,
+) -> Result<(Side, Side, (usize, usize, usize, usize)), String> {
+    let block1 = BLOCK_C1.min(calls).max(1);
+    let rounds1 = calls.div_ceil(block1);
+    let rounds16 = ROUNDS_C16.min(calls.div_ceil(16)).max(1);
+    let block16 = calls.div_ceil(rounds16).max(16);
+    // The same warm-up for both: a tenth of the calls at one in flight, then one block at 16.
+    let warm = (calls / 10).max(5);
+    for half in [warm / 2, warm - warm / 2] {
+        driver.latency(echo_line, next_ids(half), half).await?;
+        bare_latency(bare, half).await?;
+    }
+    driver
+        .closed_loop(echo_line, next_ids(block16), block16, 16, false)
+        .await?;
+    bare_throughput(bare, block16, 16).await?;
+
+    let (mut t, mut b) = (Tally::default(), Tally::default());
+    for round in 0..rounds1 {
+        for toolrt_turn in turns(round) {
+            let cpu = cpu_us();
+            if toolrt_turn {
+                t.c1.extend(driver.latency(echo_line, next_ids(block1), block1).await?);
+                t.cpu_c1 += cpu_us() - cpu;
+            } else {
+                b.c1.extend(bare_latency(bare, block1).await?);
+                b.cpu_c1 += cpu_us() - cpu;
+            }
+        }
+    }
+    for round in 0..rounds16 {
+        for toolrt_turn in turns(round) {
+            let cpu = cpu_us();
+            if toolrt_turn {
+                t.wall_c16 += driver
+                    .closed_loop(echo_line, next_ids(block16), block16, 16, false)
+                    .await?
+                    .0;
+                t.cpu_c16 += cpu_us() - cpu;
+            } else {
+                b.wall_c16 += bare_throughput(bare, block16, 16).await?;
+                b.cpu_c16 += cpu_us() - cpu;
+            }
+        }
+    }
+    let n1 = (rounds1 * block1) as f64;
+    let n16 = (rounds16 * block16) as f64;
+    let side = |t: Tally| Side {
+        c1: Dist::new(t.c1),
+        cpu_c1_us: t.cpu_c1 as f64 / n1,
+        c16: n16 / t.wall_c16.as_secs_f64(),
+        cpu_c16_us: t.cpu_c16 as f64 / n16,
+    };
+    Ok((side(t), side(b), (rounds1, block1, rounds16, block16)))
+}
+
+/// Who goes first in a round: toolrt in even rounds, the bare client in odd ones.
+fn turns(round: usize) -> [bool; 2] {
+    if round.is_multiple_of(2) {
+        [true, false]
+    } else {
+        [false, true]
+    }
 }

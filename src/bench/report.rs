@@ -52,15 +52,23 @@ impl Report {
         };
         json!({
             "server": m.server,
-            "toolrt_p50_us": m.toolrt_c1.p50_us(),
-            "toolrt_p99_us": m.toolrt_c1.p99_us(),
-            "bare_p50_us": m.bare_c1.p50_us(),
-            "bare_p99_us": m.bare_c1.p99_us(),
-            "ratio_c1": ratio(m.toolrt_c1.p50_us(), m.bare_c1.p50_us()),
-            "toolrt_throughput_c16": m.toolrt_c16,
-            "bare_throughput_c16": m.bare_c16,
-            "throughput_ratio_c16": m.toolrt_c16 / m.bare_c16,
-            "calls": m.toolrt_c1.len(),
+            "toolrt_p50_us": m.toolrt.c1.p50_us(),
+            "toolrt_p99_us": m.toolrt.c1.p99_us(),
+            "bare_p50_us": m.bare.c1.p50_us(),
+            "bare_p99_us": m.bare.c1.p99_us(),
+            "ratio_c1": m.ratio_c1(),
+            "toolrt_cpu_us_per_call_c1": m.toolrt.cpu_c1_us,
+            "bare_cpu_us_per_call_c1": m.bare.cpu_c1_us,
+            "toolrt_throughput_c16": m.toolrt.c16,
+            "bare_throughput_c16": m.bare.c16,
+            "throughput_ratio_c16": m.throughput_ratio_c16(),
+            "toolrt_cpu_us_per_call_c16": m.toolrt.cpu_c16_us,
+            "bare_cpu_us_per_call_c16": m.bare.cpu_c16_us,
+            "calls": m.toolrt.c1.len(),
+            "blocks_c1": m.blocks.0,
+            "block_calls_c1": m.blocks.1,
+            "blocks_c16": m.blocks.2,
+            "block_calls_c16": m.blocks.3,
         })
     }
 
@@ -194,23 +202,33 @@ impl Report {
             Some(m) => {
                 row(
                     "mcp echo p50, toolrt, 1",
-                    us(m.toolrt_c1.p50_us()),
+                    us(m.toolrt.c1.p50_us()),
                     &format!(
                         "bare rmcp {:.2} µs; p99 {:.2} vs {:.2} µs",
-                        m.bare_c1.p50_us(),
-                        m.toolrt_c1.p99_us(),
-                        m.bare_c1.p99_us()
+                        m.bare.c1.p50_us(),
+                        m.toolrt.c1.p99_us(),
+                        m.bare.c1.p99_us()
                     ),
                 );
+                row("mcp ratio, 1 in flight", x(m.ratio_c1()), "goal ≤ 1.10");
                 row(
-                    "mcp ratio, 1 in flight",
-                    x(ratio(m.toolrt_c1.p50_us(), m.bare_c1.p50_us())),
-                    "goal ≤ 1.10",
+                    "mcp cpu per call, toolrt, 1",
+                    us(m.toolrt.cpu_c1_us),
+                    &format!("bare rmcp {:.2} µs", m.bare.cpu_c1_us),
                 );
                 row(
                     "mcp throughput, 16 in flight",
-                    format!("{:.0}/s", m.toolrt_c16),
-                    &format!("bare rmcp {:.0}/s; goal ≥ bare", m.bare_c16),
+                    format!("{:.0}/s", m.toolrt.c16),
+                    &format!(
+                        "bare rmcp {:.0}/s ({}); goal ≥ bare",
+                        m.bare.c16,
+                        x(m.throughput_ratio_c16())
+                    ),
+                );
+                row(
+                    "mcp cpu per call, toolrt, 16",
+                    us(m.toolrt.cpu_c16_us),
+                    &format!("bare rmcp {:.2} µs", m.bare.cpu_c16_us),
                 );
             }
             None => row("mcp", "skipped".into(), "no MCP server to measure"),
