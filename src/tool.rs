@@ -366,6 +366,13 @@ pub trait Tool: Send + Sync + 'static {
         Verdict::Now(Ok(()))
     }
 
+    /// Whether `call` only awaits I/O (it never blocks the thread nor computes at length, as an
+    /// MCP tool that awaits its server): it then runs on its call's own supervisor task,
+    /// without the execute stage's hop, which buys such a tool nothing.
+    fn awaits_io_only(&self) -> bool {
+        false
+    }
+
     /// Run the call. Do blocking work (file I/O, CPU-heavy work) on the blocking pool: on a
     /// current-thread runtime the execute stage gives `call` its first poll on its own task,
     /// so a first poll that blocks holds up every other call's execution.

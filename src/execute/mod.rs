@@ -80,6 +80,16 @@ impl Actor for ExecuteActor {
     }
 }
 
+/// Runs a call on the caller's own task, without the stage's hop: for tools that only await
+/// I/O (an MCP tool awaits its server), where the hop buys nothing. A panic still becomes a
+/// `failed` output.
+pub async fn run_here(tool: Arc<dyn Tool>, input: Input, ctx: ToolContext) -> ToolOutput {
+    let result = AssertUnwindSafe(async { tool.call(input, ctx).await })
+        .catch_unwind()
+        .await;
+    output_of(&*tool, result)
+}
+
 /// A tool's output, or a `failed` one naming the panic that ended it.
 fn output_of(tool: &dyn Tool, result: std::thread::Result<ToolOutput>) -> ToolOutput {
     result.unwrap_or_else(|panic| {

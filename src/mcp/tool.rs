@@ -60,6 +60,11 @@ impl Tool for McpTool {
         self.remote.read_only
     }
 
+    /// It awaits the server: no hop to the execute stage.
+    fn awaits_io_only(&self) -> bool {
+        true
+    }
+
     fn budget_class(&self) -> BudgetClass {
         BudgetClass::Mcp
     }

@@ -318,7 +318,12 @@ async fn execute(p: &Pipeline, c: &mut Call<'_>, prepared: Prepared) -> Result<R
     };
     // Only PostToolUse hooks are told how long the tool took.
     let started = post_hooks.then(Instant::now);
-    let run = p.executor.run(tool.clone(), prepared.input, ctx);
+    let run = if tool.awaits_io_only() {
+        let here = crate::execute::run_here(tool.clone(), prepared.input, ctx);
+        futures::future::Either::Left(async move { Ok::<_, crate::stage::StageFault>(here.await) })
+    } else {
+        futures::future::Either::Right(p.executor.run(tool.clone(), prepared.input, ctx))
+    };
     tokio::pin!(run);
     let mut output = tokio::select! {
         biased;
