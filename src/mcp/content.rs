@@ -59,6 +59,53 @@ pub fn map_result(result: &Value, for_hooks: bool) -> ToolOutput {
     }
 }
 
+/// Maps a typed result as rmcp decoded it. Text-only results (the common case) are mapped
+/// without building a JSON tree of the result: the text is moved, not copied. Anything else
+/// goes through [`map_result`] as JSON, so both paths give the same output.
+pub fn map_typed(result: rmcp::model::CallToolResult, for_hooks: bool) -> ToolOutput {
+    use rmcp::model::ContentBlock;
+    let only_text = result
+        .content
+        .iter()
+        .all(|block| matches!(block, ContentBlock::Text(_)));
+    if !only_text || result.content.is_empty() {
+        return match serde_json::to_value(&result) {
+            Ok(v) => map_result(&v, for_hooks),
+            Err(e) => ToolOutput::failed(format!("cannot read the MCP result: {e}")),
+        };
+    }
+    let is_error = result.is_error == Some(true);
+    let response = (for_hooks && !is_error)
+        .then(|| serde_json::to_value(&result.content).unwrap_or(Value::Array(Vec::new())));
+    let mut texts = result.content.into_iter().map(|block| match block {
+        ContentBlock::Text(t) => t.text,
+        _ => String::new(),
+    });
+    let first = texts.next().unwrap_or_default();
+    let content = texts.fold(first, |mut all, text| {
+        all.push('\n');
+        all.push_str(&text);
+        all
+    });
+    let structured = result.structured_content.filter(|v| !v.is_null());
+    ToolOutput {
+        status: if is_error {
+            ToolStatus::Failed
+        } else {
+            ToolStatus::Success
+        },
+        content,
+        full_output: None,
+        response,
+        attachments: structured.map(|structured| {
+            Box::new(Attachments {
+                blocks: Vec::new(),
+                structured: Some(structured),
+            })
+        }),
+    }
+}
+
 enum Part {
     Text(String),
     Other(String),
@@ -218,6 +265,38 @@ mod tests {
                 structured,
                 "{result}"
             );
+        }
+    }
+
+    #[test]
+    fn typed_results_map_as_their_json_does() {
+        for result in [
+            json!({"content": [{"type": "text", "text": "hi"}]}),
+            json!({"content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]}),
+            json!({"content": [{"type": "text", "text": "boom"}], "isError": true}),
+            json!({"content": [{"type": "text", "text": "42"}], "structuredContent": {"result": 42}}),
+            json!({"content": [], "structuredContent": {"answer": 42}}),
+            json!({"content": []}),
+            json!({"content": [{"type": "text", "text": "ok"}, {"type": "image", "data": "AAAA", "mimeType": "image/png"}]}),
+        ] {
+            let typed: rmcp::model::CallToolResult =
+                serde_json::from_value(result.clone()).expect("a tool result");
+            for for_hooks in [false, true] {
+                let want = map_result(&result, for_hooks);
+                let got = map_typed(typed.clone(), for_hooks);
+                assert_eq!(got.status, want.status, "{result}");
+                assert_eq!(got.content, want.content, "{result}");
+                assert_eq!(
+                    got.response, want.response,
+                    "{result} for_hooks {for_hooks}"
+                );
+                let parts = |o: &ToolOutput| {
+                    o.attachments
+                        .as_deref()
+                        .map(|a| (a.blocks.clone(), a.structured.clone()))
+                };
+                assert_eq!(parts(&got), parts(&want), "{result}");
+            }
         }
     }
 }

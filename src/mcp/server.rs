@@ -865,10 +865,7 @@ impl McpServer {
         tokio::pin!(response);
         tokio::select! {
             answer = &mut response => match answer {
-                Ok(ServerResult::CallToolResult(result)) => match serde_json::to_value(&result) {
-                    Ok(v) => super::content::map_result(&v, ctx.hook_response),
-                    Err(e) => ToolOutput::failed(format!("MCP server {:?}: cannot read the result: {e}", self.name)),
-                },
+                Ok(ServerResult::CallToolResult(result)) => super::content::map_typed(result, ctx.hook_response),
                 // A result rmcp could not type (a content type it does not know) arrives raw:
                 // mapped all the same, nothing dropped.
                 Ok(ServerResult::CustomResult(raw)) => super::content::map_result(&raw.0, ctx.hook_response),
