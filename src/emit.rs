@@ -15,6 +15,9 @@
 //! - What the reader answers itself (error lines, `rewound`) is counted: past [`READER_BACKLOG`]
 //!   unwritten answers, the reader stops reading until the writer catches up
 //!   ([`Emitter::reader_room`]).
+//! - Messages that supersede each other (an MCP server's status) go through a [`Latest`]: at
+//!   most one of them waits unwritten at a time, a newer one replaces it
+//!   ([`Emitter::send_latest`]).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -63,6 +66,44 @@ impl Drop for Hold {
     }
 }
 
+/// What the queue carries: a message, or the place of the newest message of a [`Latest`],
+/// read when the message is taken.
+// Nearly every message is `Ready`: boxing it to shrink the rare `Latest` would cost an
+// allocation per message.
+#[allow(clippy::large_enum_variant)]
+enum Queued {
+    Ready(Outgoing),
+    Latest(Arc<Latest>),
+}
+
+impl Queued {
+    /// The message itself; None for the place of a [`Latest`] whose message was already taken
+    /// (not expected: a place is queued only with a message).
+    fn resolve(self) -> Option<Outgoing> {
+        match self {
+            Queued::Ready(out) => Some(out),
+            Queued::Latest(latest) => latest
+                .pending
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .take()
+                .map(|msg| Outgoing {
+                    msg,
+                    _hold: Hold::Nothing,
+                }),
+        }
+    }
+}
+
+/// A stream of messages where only the newest matters (the status of one MCP server): while
+/// one waits unwritten, a newer one replaces it instead of queueing behind it, so a client that
+/// does not read holds at most one per stream.
+#[derive(Debug, Default)]
+pub struct Latest {
+    /// The unwritten message; Some exactly while its place is in the queue.
+    pending: std::sync::Mutex<Option<ServerMessage>>,
+}
+
 /// One queued message and what it holds until written.
 pub struct Outgoing {
     msg: ServerMessage,
@@ -105,35 +146,43 @@ impl std::fmt::Debug for Hold {
 /// A cheap, cloneable sender of server messages.
 #[derive(Clone, Debug)]
 pub struct Emitter {
-    tx: mpsc::UnboundedSender<Outgoing>,
+    tx: mpsc::UnboundedSender<Queued>,
     shared: Arc<Shared>,
 }
 
 /// The receiving end of an [`Emitter`]: what the writer (or a library user) reads.
 pub struct Outbox {
-    rx: mpsc::UnboundedReceiver<Outgoing>,
+    rx: mpsc::UnboundedReceiver<Queued>,
 }
 
 impl Outbox {
     /// The next message, or None once every emitter is gone. What it held (an admission place, a
     /// share of a budget) is given back as it is handed over: from here on it is the caller's.
     pub async fn recv(&mut self) -> Option<ServerMessage> {
-        self.rx.recv().await.map(Outgoing::into_message)
+        self.recv_held().await.map(Outgoing::into_message)
     }
 
     /// The next message if one is queued.
     pub fn try_recv(&mut self) -> Option<ServerMessage> {
-        self.rx.try_recv().ok().map(Outgoing::into_message)
+        self.try_recv_held().map(Outgoing::into_message)
     }
 
     /// The next message with what it holds, for a writer that gives it back only once the
     /// message is written.
     pub async fn recv_held(&mut self) -> Option<Outgoing> {
-        self.rx.recv().await
+        loop {
+            if let Some(out) = self.rx.recv().await?.resolve() {
+                return Some(out);
+            }
+        }
     }
 
     fn try_recv_held(&mut self) -> Option<Outgoing> {
-        self.rx.try_recv().ok()
+        loop {
+            if let Some(out) = self.rx.try_recv().ok()?.resolve() {
+                return Some(out);
+            }
+        }
     }
 }
 
@@ -153,7 +202,19 @@ impl Emitter {
     fn push(&self, msg: ServerMessage, hold: Hold) {
         // If the outbox is gone (the client went away) the message is dropped, and what it held
         // with it: there is nobody left to tell.
-        let _ = self.tx.send(Outgoing { msg, _hold: hold });
+        let _ = self.tx.send(Queued::Ready(Outgoing { msg, _hold: hold }));
+    }
+
+    /// Sends the newest message of `latest`'s stream: it replaces the stream's message still
+    /// waiting unwritten, if there is one (and takes its place in the queue), else it is
+    /// queued.
+    pub fn send_latest(&self, latest: &Arc<Latest>, msg: ServerMessage) {
+        let mut pending = latest.pending.lock().unwrap_or_else(|e| e.into_inner());
+        let queued = pending.replace(msg).is_some();
+        if !queued && self.tx.send(Queued::Latest(latest.clone())).is_err() {
+            // Nobody reads any more: do not keep the message.
+            pending.take();
+        }
     }
 
     /// Sends a message of an admitted call (an event, a permission request) while the call
@@ -369,5 +430,40 @@ mod tests {
         outbox.recv().await.unwrap();
         room.await.unwrap();
         assert!(!emitter.reader_backlog_full());
+    }
+
+    #[tokio::test]
+    async fn a_newer_status_replaces_the_unwritten_one() {
+        let (emitter, mut outbox) = Emitter::channel();
+        let (a, b) = (Arc::new(Latest::default()), Arc::new(Latest::default()));
+        let status = |server: &str, n: u64| {
+            ServerMessage::event("mcp_server", json!({"server": server, "n": n}))
+        };
+        // A client that does not read: 1,000 statuses of two servers, around a result.
+        for n in 0..500 {
+            emitter.send_latest(&a, status("a", n));
+            emitter.send_latest(&b, status("b", n));
+        }
+        emitter.send(ServerMessage::event("other", json!({})));
+        for n in 500..1000 {
+            emitter.send_latest(&a, status("a", n));
+        }
+        let mut seen = Vec::new();
+        while let Some(msg) = outbox.try_recv() {
+            seen.push(String::from_utf8(msg.to_line()).unwrap());
+        }
+        assert_eq!(
+            seen.len(),
+            3,
+            "one per server and the other message: {seen:?}"
+        );
+        assert!(seen[0].contains(r#""server":"a""#) && seen[0].contains(r#""n":999"#));
+        assert!(seen[1].contains(r#""server":"b""#) && seen[1].contains(r#""n":499"#));
+        assert!(seen[2].contains(r#""event":"other""#));
+        // Once written, the next status is queued again.
+        emitter.send_latest(&a, status("a", 1000));
+        let next = String::from_utf8(outbox.recv().await.unwrap().to_line()).unwrap();
+        assert!(next.contains(r#""n":1000"#), "{next}");
+        assert!(outbox.try_recv().is_none());
     }
 }

@@ -594,13 +594,24 @@ impl Runtime {
         let (emitter, rx) = Emitter::channel();
         // Every MCP server answers or times out before the first call is read.
         let events = emitter.clone();
+        // A server's newer status replaces one the client has not read yet: however often a
+        // server restarts or changes its tools, each holds at most one unwritten event.
+        let latest: std::sync::Mutex<std::collections::HashMap<String, Arc<crate::emit::Latest>>> =
+            Default::default();
         let mcp_events: crate::mcp::EventSink = Arc::new(move |event: serde_json::Value| {
             if let serde_json::Value::Object(mut body) = event {
                 body.remove("event");
-                events.send(ServerMessage::event(
-                    "mcp_server",
-                    serde_json::Value::Object(body),
-                ));
+                let server = body.get("server").and_then(|v| v.as_str()).unwrap_or("");
+                let stream = latest
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .entry(server.to_string())
+                    .or_default()
+                    .clone();
+                events.send_latest(
+                    &stream,
+                    ServerMessage::event("mcp_server", serde_json::Value::Object(body)),
+                );
             }
         });
         let started = crate::mcp::McpServers::start(
