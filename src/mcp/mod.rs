@@ -10,6 +10,8 @@
 //! - `tool`: a server's tool as a [`crate::tool::Tool`]; `resources`: `ListMcpResourcesTool`
 //!   and `ReadMcpResourceTool`.
 //! - `content`: a result's content blocks as a tool output.
+//! - `transport`: the stdio transport given to rmcp: rmcp's writer and codec, with a tool
+//!   result decoded straight into its type.
 //! - `names`: `mcp__<server>__<tool>`.
 //!
 //! [`McpServers::start`] starts every approved server in parallel, each within its start-up
@@ -23,6 +25,7 @@ pub mod process;
 pub mod resources;
 pub mod server;
 pub mod tool;
+pub mod transport;
 
 use std::path::Path;
 use std::sync::Arc;

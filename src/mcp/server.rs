@@ -601,11 +601,8 @@ impl McpServer {
                     process::spawn(command, args, &self.env, &self.cwd, MAX_MESSAGE_BYTES)
                         .await
                         .map_err(|e| fail(format!("cannot start {command:?}: {e}"), None))?;
-                let transport = rmcp::transport::async_rw::AsyncRwTransport::new_client(
-                    pipes.stdout,
-                    pipes.stdin,
-                )
-                .with_max_line_length(MAX_MESSAGE_BYTES + 1);
+                // Lines past MAX_MESSAGE_BYTES fail the pipe (`process::LineCap`).
+                let transport = super::transport::Stdio::new(pipes.stdout, pipes.stdin);
                 match tokio::time::timeout(startup, handler.serve(transport)).await {
                     Ok(Ok(client)) => (client, Some(process)),
                     Ok(Err(e)) => {
