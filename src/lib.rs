@@ -30,6 +30,8 @@
 //! - [`memory`]: giving memory back to the system once a burst of calls is over.
 //! - [`tools`]: the built-in tools, one file each.
 //! - [`mcp`]: MCP servers (through the official SDK `rmcp`) and their tools.
+//! - [`client_tools`]: tools the orchestrator defines and runs (`register_tools`, `execute`),
+//!   or a library user's async functions.
 //! - [`session`], [`paths`], [`stage`]: shared session state, path normalisation, stage plumbing.
 //! - [`process`]: every process toolrt starts (Bash, background tasks, hooks): own process
 //!   group, environment, kill; its `watchdog` kills every group toolrt started if toolrt dies,
@@ -45,6 +47,7 @@ pub mod budget;
 pub mod call;
 #[cfg(feature = "cli")]
 pub mod cli;
+pub mod client_tools;
 pub mod dispatch;
 pub mod emit;
 pub mod execute;

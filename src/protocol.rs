@@ -8,7 +8,10 @@ use serde_json::{Map, Value};
 
 use crate::call::{ToolCall, ToolResult};
 
+pub mod client_tools;
 pub mod json;
+
+pub use client_tools::{ClientToolSpec, ExecuteContent, ExecuteResult};
 
 /// Longest id (a call's, a batch's, a request's) and tool name a message may carry, in bytes.
 /// Ids come back in every result and event; a longer one is refused with an `error` line.
@@ -56,6 +59,19 @@ pub enum ClientMessage {
         /// The client's name and version, for logs.
         client: Option<String>,
     },
+    /// Add tools the client executes itself (each call reaches it as an `execute`): all of
+    /// them, or none.
+    RegisterTools {
+        /// The tools, as described.
+        tools: Vec<ClientToolSpec>,
+    },
+    /// Remove client tools registered earlier: all of them, or none.
+    UnregisterTools {
+        /// Their names.
+        names: Vec<String>,
+    },
+    /// The answer to an `execute`.
+    ExecuteResult(ExecuteResult),
 }
 
 /// What a `cancel` names.
@@ -102,6 +118,23 @@ pub enum ServerMessage {
     },
     /// A lifecycle event; `body` holds `event` and its fields.
     Event(EventBody),
+    /// A call of a client tool is due: the client runs it and answers `execute_result`.
+    Execute {
+        /// Id to answer with.
+        request_id: String,
+        /// The call.
+        tool_use_id: String,
+        /// The tool's canonical name.
+        name: String,
+        /// The input, as checked, hooked and approved.
+        input: Value,
+    },
+    /// toolrt no longer waits for this `execute` (the call was cancelled or timed out): stop
+    /// working on it; an answer now gets an `error` line.
+    ExecuteCancel {
+        /// The `request_id` of the `execute`.
+        request_id: String,
+    },
     /// The answer to `hello`: what the client talks to.
     Hello {
         /// [`PROTOCOL_VERSION`].
@@ -228,7 +261,7 @@ fn parse_any(line: &str) -> Result<ClientMessage, LineError> {
     };
     let Some(kind) = obj.get("type") else {
         return Err(LineError::Type(
-            "missing field `type` (expected one of tool_use, batch, cancel, permission_response, rewind, session, shutdown, hello)".into(),
+            "missing field `type` (expected one of tool_use, batch, cancel, permission_response, rewind, session, shutdown, hello, register_tools, unregister_tools, execute_result)".into(),
         ));
     };
     let Some(kind) = kind.as_str() else {
@@ -382,6 +415,13 @@ fn parse_any(line: &str) -> Result<ClientMessage, LineError> {
             })
         }
         "shutdown" => Ok(ClientMessage::Shutdown),
+        "register_tools" => Ok(ClientMessage::RegisterTools {
+            tools: client_tools::parse_register(&mut obj)?,
+        }),
+        "unregister_tools" => Ok(ClientMessage::UnregisterTools {
+            names: client_tools::parse_unregister(&obj)?,
+        }),
+        "execute_result" => client_tools::parse_result(&mut obj).map(ClientMessage::ExecuteResult),
         "hello" => match obj.get("client") {
             None | Some(Value::Null) => Ok(ClientMessage::Hello { client: None }),
             Some(Value::String(c)) => {
@@ -397,7 +437,7 @@ fn parse_any(line: &str) -> Result<ClientMessage, LineError> {
             )),
         },
         other => Err(LineError::Type(format!(
-            "unknown message type {other:?} (expected one of tool_use, batch, cancel, permission_response, rewind, session, shutdown, hello)"
+            "unknown message type {other:?} (expected one of tool_use, batch, cancel, permission_response, rewind, session, shutdown, hello, register_tools, unregister_tools, execute_result)"
         ))),
     }
 }

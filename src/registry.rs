@@ -170,7 +170,25 @@ pub struct Registry {
     current: ArcSwap<Snapshot>,
     base: Base,
     /// Every group's tools (compiled), by group; the lock also serialises writers.
-    groups: Mutex<BTreeMap<String, Vec<Arc<ToolEntry>>>>,
+    groups: Mutex<BTreeMap<String, Group>>,
+}
+
+/// The tools of one group.
+#[derive(Default)]
+struct Group {
+    entries: Vec<Arc<ToolEntry>>,
+    /// `--tools` does not apply (the client's own tools: registering them selects them).
+    unselected: bool,
+}
+
+/// Whether `--tools` applies to a group's tools.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Selected {
+    /// Only the tools `--tools` selects exist (MCP servers', a library user's).
+    BySelection,
+    /// Every tool of the group exists (`--tools` names tools known at start-up; a client that
+    /// registers a tool has chosen it). Bare-name deny rules still remove them.
+    Always,
 }
 
 /// What does not change after the build.
@@ -369,27 +387,139 @@ impl Registry {
     /// left out and reported. Calls in flight keep the entries they resolved.
     pub fn set_group(&self, group: &str, tools: Vec<Arc<dyn Tool>>) -> GroupChange {
         let mut groups = self.groups.lock().unwrap_or_else(|e| e.into_inner());
-        let mut change = GroupChange::default();
-        let entries = self.compile_group(&groups, group, tools, &mut change.skipped);
+        let mut skipped = Vec::new();
+        let entries = self.compile_group(&groups, group, tools, &mut skipped);
         if entries.is_empty() {
             groups.remove(group);
         } else {
-            groups.insert(group.to_string(), entries);
+            groups.insert(
+                group.to_string(),
+                Group {
+                    entries,
+                    unselected: false,
+                },
+            );
         }
+        let mut change = self.publish(&groups, group);
+        change.skipped = skipped;
+        change
+    }
+
+    /// Adds `tools` to `group`, all of them or none: a tool whose name is taken (by a tool
+    /// known at start-up, another group's tool, a tool of this group, an alias, another tool
+    /// of the list) or whose schema does not compile refuses the whole list, and the reasons
+    /// come back, one per refused tool, each naming it. `selected` says whether `--tools`
+    /// applies; bare-name deny rules always do.
+    pub fn add_to_group(
+        &self,
+        group: &str,
+        tools: Vec<Arc<dyn Tool>>,
+        selected: Selected,
+    ) -> Result<GroupChange, Vec<String>> {
+        let mut groups = self.groups.lock().unwrap_or_else(|e| e.into_inner());
+        let mut refused = Vec::new();
+        let mut entries: Vec<Arc<ToolEntry>> = Vec::with_capacity(tools.len());
+        for tool in tools {
+            let name = tool.name().to_string();
+            if let Some(why) = self.taken(&groups, None, &name, &entries) {
+                refused.push(format!("{name}: {why}"));
+                continue;
+            }
+            match compile(&name, tool) {
+                Ok(entry) => entries.push(entry),
+                Err(e) => refused.push(e.to_string()),
+            }
+        }
+        if !refused.is_empty() {
+            return Err(refused);
+        }
+        let into = groups.entry(group.to_string()).or_insert_with(|| Group {
+            entries: Vec::new(),
+            unselected: selected == Selected::Always,
+        });
+        into.entries.extend(entries);
+        Ok(self.publish(&groups, group))
+    }
+
+    /// Removes the tools named `names` from `group`, all of them or none: a name that is not
+    /// one of the group's tools refuses the whole list, and the reasons come back. Calls in
+    /// flight keep the entries they resolved.
+    pub fn remove_from_group(
+        &self,
+        group: &str,
+        names: &[String],
+    ) -> Result<GroupChange, Vec<String>> {
+        let mut groups = self.groups.lock().unwrap_or_else(|e| e.into_inner());
+        let has = |name: &str| {
+            groups
+                .get(group)
+                .is_some_and(|g| g.entries.iter().any(|e| &*e.name == name))
+        };
+        let mut refused: Vec<String> = names
+            .iter()
+            .filter(|n| !has(n))
+            .map(|n| format!("{n}: no such tool was registered"))
+            .collect();
+        let mut seen = HashSet::new();
+        for name in names {
+            if !seen.insert(name.as_str()) {
+                refused.push(format!("{name}: named twice"));
+            }
+        }
+        if !refused.is_empty() {
+            return Err(refused);
+        }
+        if let Some(g) = groups.get_mut(group) {
+            g.entries.retain(|e| !names.iter().any(|n| **n == *e.name));
+            if g.entries.is_empty() {
+                groups.remove(group);
+            }
+        }
+        Ok(self.publish(&groups, group))
+    }
+
+    /// Why `name` cannot join a group: an alias has it, or another tool (known at start-up, of
+    /// another group than `except`, or among `more`).
+    fn taken(
+        &self,
+        groups: &BTreeMap<String, Group>,
+        except: Option<&str>,
+        name: &str,
+        more: &[Arc<ToolEntry>],
+    ) -> Option<&'static str> {
+        if self.base.aliases.contains_key(name) {
+            return Some("an alias has this name");
+        }
+        let in_groups = groups
+            .iter()
+            .filter(|(g, _)| Some(g.as_str()) != except)
+            .any(|(_, g)| g.entries.iter().any(|e| &*e.name == name));
+        (self.base.fixed_known.contains(name) || in_groups || more.iter().any(|e| &*e.name == name))
+            .then_some("another tool already has this name")
+    }
+
+    /// Builds and publishes the snapshot of the groups as they are now; what changed, with
+    /// `group`'s count.
+    fn publish(&self, groups: &BTreeMap<String, Group>, group: &str) -> GroupChange {
+        let mut change = GroupChange::default();
         let mut snapshot = Snapshot {
             effective: self.base.fixed.clone(),
             known: self.base.fixed_known.clone(),
         };
-        for entry in groups.values().flatten() {
-            snapshot.known.insert(entry.name.to_string());
-            if self.base.selection.allows(&entry.name) && !(self.base.removed)(&entry.name) {
-                snapshot
-                    .effective
-                    .insert(entry.name.to_string(), entry.clone());
+        for g in groups.values() {
+            for entry in &g.entries {
+                snapshot.known.insert(entry.name.to_string());
+                if (g.unselected || self.base.selection.allows(&entry.name))
+                    && !(self.base.removed)(&entry.name)
+                {
+                    snapshot
+                        .effective
+                        .insert(entry.name.to_string(), entry.clone());
+                }
             }
         }
-        change.available = groups.get(group).map_or(0, |entries| {
-            entries
+        change.available = groups.get(group).map_or(0, |g| {
+            g.entries
                 .iter()
                 .filter(|e| snapshot.effective.contains_key(&*e.name))
                 .count()
@@ -415,28 +545,16 @@ impl Registry {
     /// why, in `skipped`.
     fn compile_group(
         &self,
-        groups: &BTreeMap<String, Vec<Arc<ToolEntry>>>,
+        groups: &BTreeMap<String, Group>,
         group: &str,
         tools: Vec<Arc<dyn Tool>>,
         skipped: &mut Vec<String>,
     ) -> Vec<Arc<ToolEntry>> {
-        let taken: HashSet<&str> = groups
-            .iter()
-            .filter(|(g, _)| g.as_str() != group)
-            .flat_map(|(_, entries)| entries.iter().map(|e| &*e.name))
-            .collect();
         let mut entries: Vec<Arc<ToolEntry>> = Vec::with_capacity(tools.len());
         for tool in tools {
             let name = tool.name().to_string();
-            if self.base.aliases.contains_key(&name) {
-                skipped.push(format!("{name}: an alias has this name"));
-                continue;
-            }
-            if self.base.fixed_known.contains(&name)
-                || taken.contains(name.as_str())
-                || entries.iter().any(|e| *e.name == *name)
-            {
-                skipped.push(format!("{name}: another tool already has this name"));
+            if let Some(why) = self.taken(groups, Some(group), &name, &entries) {
+                skipped.push(format!("{name}: {why}"));
                 continue;
             }
             match compile(&name, tool) {

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::budget::Budget;
+use crate::client_tools::{ClientTools, Exchange, RegisterError};
 use crate::dispatch::{Dispatcher, Limits};
 use crate::emit::{Emitter, Outbox};
 use crate::execute::Executor;
@@ -558,6 +559,8 @@ fn limits_for_hello(config: &Config, limits: &crate::settings::Limits) -> serde_
 /// ```
 pub struct Runtime {
     dispatcher: Dispatcher,
+    /// Tools the client (or the library user) defines and runs.
+    client_tools: Arc<ClientTools>,
     session: Arc<Session>,
     mcp: Arc<crate::mcp::McpServers>,
     /// Which tools exist; it changes with [`Runtime::set_tools`].
@@ -759,6 +762,8 @@ impl Runtime {
             },
         );
         let pipeline = Arc::new(pipeline);
+        let exchange = Exchange::new(pipeline.emitter.clone(), pipeline.client_waits_counter());
+        let client_tools = Arc::new(ClientTools::new(registry.clone(), Arc::new(exchange)));
         // Before any call is accepted, as the reference runs SessionStart before the first turn.
         pipeline
             .hooks
@@ -775,6 +780,7 @@ impl Runtime {
         Ok((
             Self {
                 dispatcher,
+                client_tools,
                 session,
                 mcp,
                 registry,
@@ -803,8 +809,128 @@ impl Runtime {
                 self.dispatcher.pipeline().emitter.send_reply(hello);
             }
             ClientMessage::Rewind { to } => self.rewind(to).await,
+            ClientMessage::RegisterTools { tools } => {
+                let answer = self.client_tools.register(tools);
+                self.report_tools_change(answer);
+            }
+            ClientMessage::UnregisterTools { names } => {
+                let answer = self.client_tools.unregister(&names);
+                self.report_tools_change(answer);
+            }
+            ClientMessage::ExecuteResult(result) => self.answer_execute(result),
             msg => self.dispatcher.submit(msg).await,
         }
+    }
+
+    /// Answers `register_tools` / `unregister_tools`: a `tools_changed` event, or an error line
+    /// naming each refused tool and why.
+    fn report_tools_change(&self, answer: Result<GroupChange, RegisterError>) {
+        let message = match answer {
+            Ok(change) => ServerMessage::event(
+                "tools_changed",
+                serde_json::json!({"added": change.added, "removed": change.removed}),
+            ),
+            Err(e) => ServerMessage::error(e.to_string(), None),
+        };
+        // An answer to an input line: it counts toward the reader's backlog.
+        self.dispatcher.pipeline().emitter.send_reply(message);
+    }
+
+    /// Hands an `execute_result` to the call waiting for it; an answer no call waits for (an
+    /// unknown `request_id`, a second answer, an answer after a cancel or a timeout) gets an
+    /// error line and changes nothing. Never waits: it is read even while admission is full.
+    pub fn answer_execute(&self, result: crate::protocol::ExecuteResult) {
+        if let Err(e) = self.client_tools.exchange().answer(result) {
+            self.dispatcher
+                .pipeline()
+                .emitter
+                .send_reply(ServerMessage::error(e.to_string(), None));
+        }
+    }
+
+    /// Registers tools the client runs, as `register_tools` does: all of them or none. Each call
+    /// of one walks the whole pipeline; at execution the outbox receives a
+    /// [`ServerMessage::Execute`], answered by submitting
+    /// [`ClientMessage::ExecuteResult`] (or through [`Runtime::answer_execute`]).
+    pub fn register_tools(
+        &self,
+        tools: Vec<crate::protocol::ClientToolSpec>,
+    ) -> Result<GroupChange, RegisterError> {
+        self.client_tools.register(tools)
+    }
+
+    /// Registers a client tool whose calls an async function of yours runs, in this process.
+    /// The call walks the whole pipeline (coercion, schema, hooks, the permission decision —
+    /// rules name it like any tool, and with none it asks — PostToolUse hooks, the output
+    /// budget); `run` gets the input as approved. toolrt owns cancellation and the time limit
+    /// (`timeout_ms`, else [`crate::client_tools::DEFAULT_TIMEOUT`]): it drops the future and
+    /// answers `cancelled` or `timed_out`. The same names are refused as for `register_tools`.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use serde_json::json;
+    /// use toolrt::protocol::{ClientMessage, ClientToolSpec, ServerMessage};
+    /// use toolrt::supervisor::AskPolicy;
+    /// use toolrt::{Config, Outcome, Runtime, ToolCall, ToolOutput};
+    ///
+    /// # fn main() {
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let run = async {
+    ///     let mut config = Config::new(dir.path().to_path_buf());
+    ///     config.output_dir = toolrt::runtime::OutputDir::Temporary;
+    ///     // A client tool asks unless a rule allows it.
+    ///     config.allowed_tools = vec!["Shout".into()];
+    ///     config.ask_policy = AskPolicy::Deny;
+    ///     let (runtime, mut outbox) = Runtime::start(config).await.expect("a valid configuration");
+    ///     let schema = json!({
+    ///         "type": "object",
+    ///         "properties": {"text": {"type": "string"}},
+    ///         "required": ["text"],
+    ///     });
+    ///     runtime
+    ///         .register_tool_fn(ClientToolSpec::new("Shout", schema), |input, _ctx| async move {
+    ///             let text = input["text"].as_str().unwrap_or_default();
+    ///             ToolOutput::success(text.to_uppercase())
+    ///         })
+    ///         .expect("the name is free");
+    ///
+    ///     let call = ToolCall::new("c1", "Shout", json!({"text": "hello"}));
+    ///     runtime.submit(ClientMessage::ToolUse(call)).await;
+    ///     let result = loop {
+    ///         match outbox.recv().await {
+    ///             Some(ServerMessage::ToolResult(result)) => break result,
+    ///             Some(_) => continue,
+    ///             None => panic!("the outbox closed before the result"),
+    ///         }
+    ///     };
+    ///     assert_eq!((result.outcome, result.content.as_str()), (Outcome::Success, "HELLO"));
+    ///     runtime.shutdown().await;
+    /// };
+    /// tokio::runtime::Builder::new_current_thread()
+    ///     .enable_all()
+    ///     .build()
+    ///     .unwrap()
+    ///     .block_on(run);
+    /// # }
+    /// ```
+    pub fn register_tool_fn<F, Fut>(
+        &self,
+        spec: crate::protocol::ClientToolSpec,
+        run: F,
+    ) -> Result<GroupChange, RegisterError>
+    where
+        F: Fn(crate::call::Input, crate::tool::ToolContext) -> Fut + Send + Sync + 'static,
+        Fut: std::future::Future<Output = crate::tool::ToolOutput> + Send + 'static,
+    {
+        let run: crate::client_tools::ToolFn =
+            Arc::new(move |input, ctx| Box::pin(run(input, ctx)));
+        self.client_tools.register_fn(spec, run)
+    }
+
+    /// Removes client tools (registered either way): all of them or none. Calls in flight
+    /// finish with the tool they resolved; later calls are `unavailable`.
+    pub fn unregister_tools(&self, names: &[String]) -> Result<GroupChange, RegisterError> {
+        self.client_tools.unregister(names)
     }
 
     /// Restores the files changed by call `to` and every later call (file I/O on the blocking
@@ -866,9 +992,12 @@ impl Runtime {
         &self.tool_state
     }
 
-    /// The client can no longer answer permission requests: waiting and future asks are denied.
+    /// The client can no longer answer: waiting and future permission asks are denied, and
+    /// calls waiting for an `execute_result` (or starting one later) end `cancelled`, each with
+    /// an `execute_cancel`.
     pub fn close_asks(&self) {
         self.dispatcher.pipeline().close_asks();
+        self.client_tools.exchange().close();
     }
 
     /// Finishes everything in flight, runs SessionEnd hooks, gives async hooks still running

@@ -168,14 +168,17 @@ async fn read_loop<R: AsyncBufRead + Unpin>(
             ClientMessage::PermissionResponse(_)
             | ClientMessage::Cancel(_)
             | ClientMessage::Session { .. } => dispatcher.control(msg),
+            // A client tool's answer never waits either: calls holding places wait for it.
+            ClientMessage::ExecuteResult(result) => runtime.answer_execute(result),
             msg if reader.shutting_down => reader.refuse(
                 msg,
                 "shutting_down",
                 "the server is shutting down and accepts no new calls".into(),
             ),
-            msg @ (ClientMessage::Rewind { .. } | ClientMessage::Hello { .. }) => {
-                runtime.submit(msg).await
-            }
+            msg @ (ClientMessage::Rewind { .. }
+            | ClientMessage::Hello { .. }
+            | ClientMessage::RegisterTools { .. }
+            | ClientMessage::UnregisterTools { .. }) => runtime.submit(msg).await,
             msg => reader.accept(msg, len).await,
         }
     }

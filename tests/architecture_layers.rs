@@ -85,6 +85,11 @@ const NEVER: &[(&str, &[&str])] = &[
             "inflight",
         ],
     ),
+    // Client tools are tools: the pipeline runs them, they never drive it.
+    (
+        "client_tools",
+        &["supervisor", "dispatch", "runtime", "server", "inflight"],
+    ),
     // The supervisor is below the dispatcher and the runtime.
     ("supervisor", &["dispatch", "runtime", "server", "tools"]),
     ("dispatch", &["runtime", "server", "tools"]),

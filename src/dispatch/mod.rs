@@ -162,7 +162,8 @@ impl Dispatcher {
     }
 
     /// Handles a message that never waits for admission: `cancel`, `permission_response`,
-    /// `session` (`shutdown` is the caller's business; calls and `rewind` are ignored here).
+    /// `session` (`shutdown` is the caller's business; calls, `rewind`, `hello` and the client
+    /// tools' messages are ignored here: the runtime handles them).
     pub fn control(&self, msg: ClientMessage) {
         match msg {
             ClientMessage::Cancel(target) => self.cancel(&target),
@@ -181,9 +182,12 @@ impl Dispatcher {
             ClientMessage::ToolUse(_)
             | ClientMessage::Batch { .. }
             | ClientMessage::Rewind { .. }
-            // Shutdown is the reader's business; hello is answered by the runtime.
+            // Shutdown is the reader's business; hello and client tools are the runtime's.
             | ClientMessage::Shutdown
-            | ClientMessage::Hello { .. } => {}
+            | ClientMessage::Hello { .. }
+            | ClientMessage::RegisterTools { .. }
+            | ClientMessage::UnregisterTools { .. }
+            | ClientMessage::ExecuteResult(_) => {}
         }
     }
 

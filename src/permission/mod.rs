@@ -28,5 +28,5 @@ pub use decision::{
     Behavior, DecidedBy, Decision, HookVerdict, Mode, RuleKind, SubcommandVerdict, UnknownMode,
 };
 pub use policy::{DecisionRequest, Policy, PolicyBuilder, PolicyError};
-pub use rule::{Rule, RuleError, split_rule_list};
+pub use rule::{Rule, RuleError, has_specifier_grammar, split_rule_list};
 pub use stage::{Permission, PermissionActor, PermissionMsg, Query, RuleFilter, check_rule};

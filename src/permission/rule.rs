@@ -56,6 +56,27 @@ pub(crate) const READ_TOOLS: [&str; 3] = ["Read", "Glob", "Grep"];
 /// Edit-family tools (Edit rules govern all of them).
 pub(crate) const EDIT_TOOLS: [&str; 4] = ["Edit", "Write", "MultiEdit", "NotebookEdit"];
 
+/// Whether rules naming `tool` have a specifier grammar of their own (Bash commands, paths,
+/// domains, subagent types), so that its rules speak about what a call acts on rather than
+/// about the tool by name. A tool that is not built in must not take one of these names: its
+/// rules would be read with a grammar that is not about it.
+pub fn has_specifier_grammar(tool: &str) -> bool {
+    matches!(
+        tool,
+        "Bash"
+            | "Read"
+            | "Glob"
+            | "Grep"
+            | "Edit"
+            | "Write"
+            | "MultiEdit"
+            | "NotebookEdit"
+            | "Agent"
+            | "Task"
+            | "WebFetch"
+    )
+}
+
 impl Rule {
     /// Parses a rule. `Tool(*)` is the same rule as `Tool` (but still prints as written).
     pub fn parse(text: &str) -> Result<Rule, RuleError> {
@@ -142,21 +163,7 @@ impl Rule {
     /// Whether toolrt can check this rule's specifier against a call (Bash, file, WebFetch and
     /// Agent specifiers). A rule like `Skill(x)` loads, but its specifier is not read.
     pub fn specifier_is_checked(&self) -> bool {
-        self.spec.is_none()
-            || matches!(
-                self.tool(),
-                "Bash"
-                    | "Read"
-                    | "Glob"
-                    | "Grep"
-                    | "Edit"
-                    | "Write"
-                    | "MultiEdit"
-                    | "NotebookEdit"
-                    | "Agent"
-                    | "Task"
-                    | "WebFetch"
-            )
+        self.spec.is_none() || has_specifier_grammar(self.tool())
     }
 
     /// The text the rule was parsed from.

@@ -139,6 +139,12 @@ impl Pipeline {
         *self.asks.client_waits.borrow()
     }
 
+    /// The counter of [`Pipeline::client_waits`], for other waits for the client (a client
+    /// tool's `execute`): whoever waits adds one, and takes it away when done.
+    pub fn client_waits_counter(&self) -> watch::Sender<usize> {
+        self.asks.client_waits.clone()
+    }
+
     /// Watches [`Pipeline::client_waits`].
     pub fn watch_client_waits(&self) -> watch::Receiver<usize> {
         self.asks.client_waits.subscribe()

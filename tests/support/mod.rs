@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+pub(crate) mod client;
 pub(crate) mod mcp;
 mod procfs;
 pub(crate) use procfs::*;
