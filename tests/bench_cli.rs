@@ -62,6 +62,7 @@ fn smoke_run_writes_every_key_and_a_plot() {
         "toolrt no-op p50",
         "bash ratio",
         "mcp ratio, 1 in flight",
+        "client tool / no-op",
     ] {
         assert!(table.contains(row), "no {row:?} in the table:\n{table}");
     }
@@ -104,6 +105,14 @@ fn smoke_run_writes_every_key_and_a_plot() {
     ] {
         let n = v["mcp"][key].as_f64().unwrap_or(f64::NAN);
         assert!(n.is_finite() && n >= 0.0, "mcp.{key} = {}", v["mcp"]);
+    }
+    for key in ["client_p50_us", "noop_p50_us", "ratio_c1"] {
+        let n = v["client_tool"][key].as_f64().unwrap_or(f64::NAN);
+        assert!(
+            n.is_finite() && n > 0.0,
+            "client_tool.{key} = {}",
+            v["client_tool"]
+        );
     }
     let svg = std::fs::read_to_string(&svg_path).expect("svg written");
     assert!(svg.starts_with("<svg"));

@@ -7,11 +7,14 @@
 //! - **Bash** `true` through toolrt against the same spawn done directly;
 //! - one **decision** against 1,000 rules; **memory** with 10,000 calls held in flight;
 //! - the **per-stage breakdown** of a no-op run through [`crate::supervisor::StageClock`];
-//! - an **MCP** `echo` call through toolrt against a bare `rmcp` client ([`mcp`]).
+//! - an **MCP** `echo` call through toolrt against a bare `rmcp` client ([`mcp`]);
+//! - a **client tool**'s round trip (`execute` out, `execute_result` in) against the no-op
+//!   call ([`client`]).
 //!
 //! Absolute times on a shared machine mean little; the ratios to the floors are the point.
 //! docs/BENCH.md explains how to read each figure.
 
+pub mod client;
 pub mod floors;
 pub mod mcp;
 pub mod pipeline;
@@ -234,6 +237,18 @@ async fn measure(options: &Options) -> Result<Report, String> {
     ));
     let bash = bash(&ws.cwd, sizes.bash_calls, &mut next_ids).await?;
 
+    progress.step(&format!(
+        "client tool: {} calls each, round trip and no-op",
+        sizes.latency_calls / 10
+    ));
+    let client_tool = client::measure(
+        &ws.cwd,
+        (sizes.latency_calls / 10).max(20),
+        rounds,
+        &mut next_ids,
+    )
+    .await?;
+
     let mcp = match mcp::ServerCommand::pick(options.mcp_server.as_deref()) {
         Some(server) => {
             let calls = sizes.bash_calls * 5;
@@ -261,6 +276,7 @@ async fn measure(options: &Options) -> Result<Report, String> {
         clocked_total: Dist::new(clocked_total),
         bash,
         mcp,
+        client_tool,
         decide,
         decide_cases,
         memory,

@@ -34,6 +34,8 @@ pub struct Report {
     pub bash: BashFigures,
     /// An MCP echo through toolrt and a bare rmcp client (None: no server to measure).
     pub mcp: Option<super::mcp::McpFigures>,
+    /// A client tool's round trip against the no-op call.
+    pub client_tool: super::client::ClientFigures,
     /// One decision against 1,000 rules, cases mixed.
     pub decide: Dist,
     /// Median µs of each decision case alone.
@@ -233,6 +235,22 @@ impl Report {
             }
             None => row("mcp", "skipped".into(), "no MCP server to measure"),
         }
+        let c = &self.client_tool;
+        row(
+            "client tool p50, round trip",
+            us(c.client_c1.p50_us()),
+            &format!(
+                "no-op {:.2} µs; p99 {:.2} vs {:.2} µs",
+                c.noop_c1.p50_us(),
+                c.client_c1.p99_us(),
+                c.noop_c1.p99_us()
+            ),
+        );
+        row(
+            "client tool / no-op",
+            x(c.ratio()),
+            "the extra line out and in",
+        );
         let cases: Vec<String> = self
             .decide_cases
             .iter()
@@ -335,6 +353,7 @@ impl Report {
             "stages_clocked_p50_us": self.clocked_total.p50_us(),
             "stages_outside_p50_us": self.outside_stages_us(),
             "mcp": self.mcp_json(),
+            "client_tool": self.client_tool.json(),
         })
     }
 }

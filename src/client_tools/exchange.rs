@@ -78,7 +78,7 @@ impl Exchange {
             .request_id
             .strip_prefix(REQUEST_PREFIX)
             .and_then(|n| n.parse::<u64>().ok())
-            .filter(|n| *n < self.seq.load(Ordering::Acquire));
+            .filter(|n| *n >= 1 && *n < self.seq.load(Ordering::Acquire));
         let Some(number) = number else {
             return Err(AnswerError::Unknown(result.request_id));
         };
@@ -282,6 +282,10 @@ mod tests {
         assert_eq!(
             exchange.answer(result("exec-99", "x")),
             Err(AnswerError::Unknown("exec-99".into()))
+        );
+        assert_eq!(
+            exchange.answer(result("exec-0", "x")),
+            Err(AnswerError::Unknown("exec-0".into()))
         );
         assert_eq!(
             exchange.answer(result("nonsense", "x")),
