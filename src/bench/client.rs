@@ -27,10 +27,35 @@ pub struct ClientFigures {
     pub client_c1: Dist,
     /// The same call of the built-in no-op tool.
     pub noop_c1: Dist,
+    /// The two extra lines alone: an `execute` serialised and read back as JSON, an
+    /// `execute_result` written and parsed (what the round trip cannot avoid).
+    pub lines: Dist,
 }
 
 fn client_line(id: u64) -> String {
     format!(r#"{{"type":"tool_use","id":"r{id}","name":"{TOOL}","input":{{"value":{id}}}}}"#)
+}
+
+/// The work of the two extra lines, without the pipeline: serialise an `execute`, read it as
+/// JSON (the client), write the `execute_result` and parse it (toolrt's reader).
+fn lines_once(id: u64) -> Result<u64, String> {
+    let start = Instant::now();
+    let mut input = serde_json::Map::new();
+    input.insert("value".into(), json!(id));
+    let execute = ServerMessage::Execute {
+        request_id: format!("exec-{id}"),
+        tool_use_id: format!("r{id}"),
+        name: TOOL.into(),
+        input: Value::Object(input),
+    };
+    let out = execute.to_line();
+    let read: Value =
+        serde_json::from_slice(&out).map_err(|e| format!("the execute line is not JSON: {e}"))?;
+    let answer =
+        json!({"type": "execute_result", "request_id": read["request_id"], "content": "ok"})
+            .to_string();
+    black_box(protocol::parse_line(&answer).map_err(|e| format!("bench answer: {e}"))?);
+    Ok(elapsed_ns(start))
 }
 
 /// A runtime with the no-op tool and a client tool of the same schema, both allowed.
@@ -123,8 +148,11 @@ pub async fn measure(
     bench.latency(client_line, next_ids(warm), warm).await?;
     let rounds = rounds.max(1);
     let block = calls.div_ceil(rounds);
-    let (mut client, mut noop) = (Vec::new(), Vec::new());
+    let (mut client, mut noop, mut lines) = (Vec::new(), Vec::new(), Vec::new());
     for _ in 0..rounds {
+        for i in 0..block as u64 {
+            lines.push(lines_once(i)?);
+        }
         noop.extend(
             bench
                 .latency(workload::noop_line, next_ids(block), block)
@@ -136,6 +164,7 @@ pub async fn measure(
     Ok(ClientFigures {
         client_c1: Dist::new(client),
         noop_c1: Dist::new(noop),
+        lines: Dist::new(lines),
     })
 }
 
@@ -153,6 +182,7 @@ impl ClientFigures {
             "noop_p50_us": self.noop_c1.p50_us(),
             "noop_p99_us": self.noop_c1.p99_us(),
             "extra_p50_us": self.client_c1.p50_us() - self.noop_c1.p50_us(),
+            "lines_p50_us": self.lines.p50_us(),
             "ratio_c1": self.ratio(),
             "calls": self.client_c1.len(),
         })
