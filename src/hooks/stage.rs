@@ -2,8 +2,10 @@
 //!
 //! Hooks run for seconds, so the actor never runs one in its handler: each request becomes a
 //! task that runs the [`HookRunner`] and replies. When an event has no hooks configured the
-//! handle answers at once without a message hop — "no hooks" costs nothing per call.
+//! handle answers that at once, synchronously: no message hop, no future, nothing moved — "no
+//! hooks" costs a branch per call.
 
+use std::future::Future;
 use std::sync::Arc;
 
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
@@ -192,34 +194,60 @@ impl Hooks {
         })
     }
 
-    /// Runs PreToolUse hooks. With none configured the answer is the default, given here
-    /// without a message hop; the same holds for every event below.
-    pub async fn pre_tool_use(
-        &self,
-        about: About<'_>,
-        input: Input,
-    ) -> Result<(Input, PreToolUseResult), StageFault> {
+    /// PreToolUse hooks for a call: the request to await, or `None` when no PreToolUse hook is
+    /// configured. "Nothing to do" is answered here, synchronously: no message, no future, and
+    /// the input is not touched. The request lends the input to the stage and puts it back.
+    pub fn pre_tool_use<'a>(
+        &'a self,
+        about: About<'a>,
+        input: &'a mut Input,
+    ) -> Option<impl Future<Output = Result<PreToolUseResult, StageFault>> + 'a> {
         if !self.has(HookEvent::PreToolUse) {
-            return Ok((input, PreToolUseResult::default()));
+            return None;
         }
-        let facts = about.facts(input);
-        request("hooks", self.actor()?, |port| HookMsg::Pre(facts, port)).await
+        Some(self.lend(about, input, HookMsg::Pre))
     }
 
-    /// Runs PermissionRequest hooks.
-    pub async fn permission_request(
+    /// PermissionRequest hooks for a call, as [`Hooks::pre_tool_use`].
+    pub fn permission_request<'a>(
+        &'a self,
+        about: About<'a>,
+        input: &'a mut Input,
+    ) -> Option<impl Future<Output = Result<PermissionRequestResult, StageFault>> + 'a> {
+        if !self.has(HookEvent::PermissionRequest) {
+            return None;
+        }
+        Some(self.lend(about, input, HookMsg::Permission))
+    }
+
+    /// PermissionDenied hooks for a call, as [`Hooks::pre_tool_use`]; the request answers true
+    /// when one allows a retry.
+    pub fn permission_denied<'a>(
+        &'a self,
+        about: About<'a>,
+        input: &'a mut Input,
+        reason: String,
+    ) -> Option<impl Future<Output = Result<bool, StageFault>> + 'a> {
+        if !self.has(HookEvent::PermissionDenied) {
+            return None;
+        }
+        Some(self.lend(about, input, |facts, port| {
+            HookMsg::Denied(facts, reason, port)
+        }))
+    }
+
+    /// Sends the call's input to the stage in the message built by `build` (no copy) and puts
+    /// it back with the answer.
+    async fn lend<T: Send + 'static>(
         &self,
         about: About<'_>,
-        input: Input,
-    ) -> Result<(Input, PermissionRequestResult), StageFault> {
-        if !self.has(HookEvent::PermissionRequest) {
-            return Ok((input, PermissionRequestResult::default()));
-        }
-        let facts = about.facts(input);
-        request("hooks", self.actor()?, |port| {
-            HookMsg::Permission(facts, port)
-        })
-        .await
+        input: &mut Input,
+        build: impl FnOnce(CallFacts, RpcReplyPort<(Input, T)>) -> HookMsg,
+    ) -> Result<T, StageFault> {
+        let facts = about.facts(std::mem::take(input));
+        let (back, answer) = request("hooks", self.actor()?, |port| build(facts, port)).await?;
+        *input = back;
+        Ok(answer)
     }
 
     /// Runs PostToolUse hooks.
@@ -255,23 +283,6 @@ impl Hooks {
         let facts = about.facts(input);
         request("hooks", self.actor()?, |port| {
             HookMsg::PostFailure(facts, error, is_interrupt, duration_ms, port)
-        })
-        .await
-    }
-
-    /// Runs PermissionDenied hooks; true when one allows a retry.
-    pub async fn permission_denied(
-        &self,
-        about: About<'_>,
-        input: Input,
-        reason: String,
-    ) -> Result<(Input, bool), StageFault> {
-        if !self.has(HookEvent::PermissionDenied) {
-            return Ok((input, false));
-        }
-        let facts = about.facts(input);
-        request("hooks", self.actor()?, |port| {
-            HookMsg::Denied(facts, reason, port)
         })
         .await
     }

@@ -52,11 +52,11 @@ pub(super) async fn decide(
             by = %decision.reason(),
             "permission decided"
         );
-        let name = prepared.entry.name.clone();
+        let name = &prepared.entry.name;
         match decision.behavior {
             Behavior::Allow => break,
             Behavior::Deny => {
-                let message = decision.message(&name);
+                let message = decision.message(name);
                 return Err(permission_denied(p, c, prepared, message).await);
             }
             Behavior::Ask => {
@@ -66,7 +66,7 @@ pub(super) async fn decide(
                         Outcome::Denied,
                         format!(
                             "{} (asked {MAX_ASK_ROUNDS} times already)",
-                            decision.message(&name)
+                            decision.message(name)
                         ),
                     ));
                 }
@@ -90,8 +90,10 @@ async fn ask(
 ) -> Result<Round, Rejection> {
     let name = prepared.entry.name.clone();
     let Prepared { entry, input, .. } = &mut *prepared;
-    let about = c.about(p, &entry.tool);
-    let answer = super::lend(input, |input| p.hooks.permission_request(about, input)).await?;
+    let answer = match p.hooks.permission_request(c.about(p, &entry.tool), input) {
+        Some(request) => request.await?,
+        None => Default::default(),
+    };
     if let Some(reason) = answer.stop {
         return Err(stopped(p, c, "PermissionRequest", reason));
     }
@@ -164,18 +166,18 @@ async fn permission_denied(
     mut message: String,
 ) -> Rejection {
     let Prepared { entry, input, .. } = prepared;
-    let about = c.about(p, &entry.tool);
-    let reason = message.clone();
-    match super::lend(input, |input| {
-        p.hooks.permission_denied(about, input, reason)
-    })
-    .await
-    {
+    let Some(request) = p
+        .hooks
+        .permission_denied(c.about(p, &entry.tool), input, message.clone())
+    else {
+        return Rejection::new(Outcome::Denied, message);
+    };
+    match request.await {
         Ok(true) => message.push_str(
             "\n\nA PermissionDenied hook says this call may be retried if the user asked for it.",
         ),
         Ok(false) => {}
-        Err(fault) => return fault,
+        Err(fault) => return fault.into(),
     }
     Rejection::new(Outcome::Denied, message)
 }

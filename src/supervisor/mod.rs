@@ -180,8 +180,8 @@ async fn drive(p: &Pipeline, c: &mut Call<'_>, call: ToolCall) -> Result<ToolRes
     let mut prepared = wait_turn(p, c, checked).await?;
     pre_hooks(p, c, &mut prepared).await?;
     ask::decide(p, c, &mut prepared).await?;
-    let ran = execute(p, c, prepared).await?;
-    let ran = post_hooks(p, c, ran).await?;
+    let mut ran = execute(p, c, prepared).await?;
+    post_hooks(p, c, &mut ran).await?;
     shape_output(p, c, ran).await
 }
 
@@ -246,8 +246,11 @@ async fn pre_hooks(
     prepared: &mut Prepared,
 ) -> Result<(), Rejection> {
     let Prepared { entry, input, .. } = &mut *prepared;
-    let about = c.about(p, &entry.tool);
-    let pre = lend(input, |input| p.hooks.pre_tool_use(about, input)).await?;
+    let Some(request) = p.hooks.pre_tool_use(c.about(p, &entry.tool), input) else {
+        c.lap.mark(Stage::PreHooks);
+        return Ok(());
+    };
+    let pre = request.await?;
     c.check_cancelled()?;
     c.notes.extend(pre.additional_context);
     if let Some(reason) = pre.stop {
@@ -350,10 +353,10 @@ async fn execute(p: &Pipeline, c: &mut Call<'_>, prepared: Prepared) -> Result<R
 
 /// PostToolUse hooks after a success, PostToolUseFailure hooks after a failure (none after a
 /// cancellation); then the call's record for its batch's PostToolBatch hooks.
-async fn post_hooks(p: &Pipeline, c: &mut Call<'_>, mut ran: Ran) -> Result<Ran, Rejection> {
+async fn post_hooks(p: &Pipeline, c: &mut Call<'_>, ran: &mut Ran) -> Result<(), Rejection> {
     let Some(input) = ran.input.take() else {
         c.lap.mark(Stage::PostHooks);
-        return Ok(ran);
+        return Ok(());
     };
     let output = &mut ran.output;
     // The tool's own description of the run, else its text.
@@ -398,7 +401,7 @@ async fn post_hooks(p: &Pipeline, c: &mut Call<'_>, mut ran: Ran) -> Result<Ran,
         return Err(stopped(p, c, "PostToolUse", reason));
     }
     c.lap.mark(Stage::PostHooks);
-    Ok(ran)
+    Ok(())
 }
 
 /// The output budget: the output inline, or cut with the whole of it in a file.
