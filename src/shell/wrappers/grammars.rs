@@ -1,0 +1,330 @@
+//! The wrappers' option grammars, one per wrapper toolrt peels.
+
+use super::super::options::Grammar;
+
+pub(super) const TIMEOUT: Grammar = Grammar::new(
+    "fk:ps:v",
+    &[
+        "foreground",
+        "kill-after=",
+        "preserve-status",
+        "signal=",
+        "verbose",
+        "help",
+        "version",
+    ],
+)
+.stops();
+pub(super) const NICE: Grammar = Grammar::new("n:", &["adjustment=", "help", "version"])
+    .stops()
+    .numbers();
+pub(super) const NOHUP: Grammar = Grammar::new("", &["help", "version"]).stops();
+pub(super) const STDBUF: Grammar = Grammar::new(
+    "i:o:e:",
+    &["input=", "output=", "error=", "help", "version"],
+)
+.stops();
+pub(super) const ENV: Grammar = Grammar::new(
+    "0iu:vC:S:",
+    &[
+        "null",
+        "ignore-environment",
+        "unset=",
+        "chdir=",
+        "split-string=",
+        "debug",
+        "block-signal=?",
+        "default-signal=?",
+        "ignore-signal=?",
+        "list-signal-handling",
+        "help",
+        "version",
+    ],
+)
+.stops();
+pub(super) const TIME: Grammar = Grammar::new(
+    "af:o:pqv",
+    &[
+        "append",
+        "format=",
+        "output=",
+        "portability",
+        "quiet",
+        "verbose",
+        "help",
+        "version",
+    ],
+)
+.stops();
+pub(super) const COMMAND: Grammar = Grammar::new("pvV", &[]).stops();
+pub(super) const EXEC: Grammar = Grammar::new("cla:", &[]).stops();
+pub(super) const XARGS: Grammar = Grammar::new(
+    "0a:d:E:e::I:i::L:l::n:opP:rs:tx",
+    &[
+        "null",
+        "arg-file=",
+        "delimiter=",
+        "eof=?",
+        "replace=?",
+        "max-lines=?",
+        "max-args=",
+        "open-tty",
+        "interactive",
+        "max-procs=",
+        "no-run-if-empty",
+        "max-chars=",
+        "verbose",
+        "exit",
+        "process-slot-var=",
+        "show-limits",
+        "help",
+        "version",
+    ],
+)
+.stops();
+pub(super) const SUDO: Grammar = Grammar::new(
+    "AbBC:D:Eeg:Hh::iKklNnPp:R:r:SsT:t:U:u:Vv",
+    &[
+        "askpass",
+        "auth-type=",
+        "background",
+        "bell",
+        "close-from=",
+        "chdir=",
+        "preserve-env=?",
+        "edit",
+        "group=",
+        "set-home",
+        "help",
+        "host=",
+        "login",
+        "remove-timestamp",
+        "reset-timestamp",
+        "list",
+        "no-update",
+        "non-interactive",
+        "preserve-groups",
+        "prompt=",
+        "chroot=",
+        "role=",
+        "stdin",
+        "shell",
+        "type=",
+        "command-timeout=",
+        "other-user=",
+        "user=",
+        "version",
+        "validate",
+    ],
+)
+.stops();
+pub(super) const DOAS: Grammar = Grammar::new("a:C:Lnsu:", &[]).stops();
+pub(super) const WATCH: Grammar = Grammar::new(
+    "bcCd::egn:pq:rtwxhv",
+    &[
+        "beep",
+        "color",
+        "no-color",
+        "differences=?",
+        "errexit",
+        "chgexit",
+        "interval=",
+        "precise",
+        "equexit=",
+        "no-rerun",
+        "no-title",
+        "no-wrap",
+        "exec",
+        "help",
+        "version",
+    ],
+)
+.stops();
+pub(super) const FLOCK: Grammar = Grammar::new(
+    "sexnuw:oE:Fc:hV",
+    &[
+        "shared",
+        "exclusive",
+        "unlock",
+        "nonblock",
+        "nb",
+        "wait=",
+        "timeout=",
+        "close",
+        "conflict-exit-code=",
+        "no-fork",
+        "command=",
+        "verbose",
+        "help",
+        "version",
+    ],
+)
+.stops();
+pub(super) const TASKSET: Grammar = Grammar::new(
+    "acphV",
+    &["all-tasks", "cpu-list", "pid", "help", "version"],
+)
+.stops();
+pub(super) const SETPRIV: Grammar = Grammar::new(
+    "dhV",
+    &[
+        "dump",
+        "no-new-privs",
+        "nnp",
+        "clear-groups",
+        "keep-groups",
+        "init-groups",
+        "groups=",
+        "inh-caps=",
+        "ambient-caps=",
+        "bounding-set=",
+        "pdeathsig=",
+        "regid=",
+        "reuid=",
+        "rgid=",
+        "ruid=",
+        "egid=",
+        "euid=",
+        "securebits=",
+        "selinux-label=",
+        "apparmor-profile=",
+        "landlock-access=",
+        "landlock-rule=",
+        "reset-env",
+        "help",
+        "version",
+    ],
+)
+.stops();
+pub(super) const PRLIMIT: Grammar = Grammar::new(
+    "c::d::e::f::hi::l::m::n::o:p:q::r::s::t::u::v::x::y::V",
+    &[
+        "core=?",
+        "data=?",
+        "nice=?",
+        "fsize=?",
+        "sigpending=?",
+        "memlock=?",
+        "rss=?",
+        "nofile=?",
+        "msgqueue=?",
+        "rtprio=?",
+        "stack=?",
+        "cpu=?",
+        "nproc=?",
+        "as=?",
+        "locks=?",
+        "rttime=?",
+        "pid=",
+        "output=",
+        "noheadings",
+        "raw",
+        "verbose",
+        "help",
+        "version",
+    ],
+)
+.stops();
+pub(super) const SCRIPT: Grammar = Grammar::new(
+    "ac:eE:fI:O:B:T:m:o:qt::hV",
+    &[
+        "append",
+        "command=",
+        "return",
+        "echo=",
+        "flush",
+        "force",
+        "log-in=",
+        "log-out=",
+        "log-io=",
+        "log-timing=",
+        "logging-format=",
+        "output-limit=",
+        "quiet",
+        "timing=?",
+        "help",
+        "version",
+    ],
+)
+.stops();
+pub(super) const CHRT: Grammar = Grammar::new(
+    "abdfiomprRT:P:D:vhV",
+    &[
+        "all-tasks",
+        "batch",
+        "deadline",
+        "fifo",
+        "idle",
+        "other",
+        "rr",
+        "ext",
+        "max",
+        "pid",
+        "reset-on-fork",
+        "sched-runtime=",
+        "sched-period=",
+        "sched-deadline=",
+        "verbose",
+        "help",
+        "version",
+    ],
+)
+.stops();
+pub(super) const IONICE: Grammar = Grammar::new(
+    "c:n:p:P:tu:hV",
+    &[
+        "class=",
+        "classdata=",
+        "pid=",
+        "pgid=",
+        "ignore",
+        "uid=",
+        "help",
+        "version",
+    ],
+)
+.stops();
+pub(super) const SETSID: Grammar =
+    Grammar::new("cfwhV", &["ctty", "fork", "wait", "help", "version"]).stops();
+pub(super) const CHROOT: Grammar = Grammar::new(
+    "",
+    &["userspec=", "groups=", "skip-chdir", "help", "version"],
+)
+.stops();
+pub(super) const SU: Grammar = Grammar::new(
+    "c:flmpPs:g:G:w:hV",
+    &[
+        "command=",
+        "session-command=",
+        "fast",
+        "login",
+        "preserve-environment",
+        "pty",
+        "shell=",
+        "group=",
+        "supp-group=",
+        "whitelist-environment=",
+        "help",
+        "version",
+    ],
+)
+.stops();
+pub(super) const RUNUSER: Grammar = Grammar::new(
+    "c:flmpPs:g:G:u:w:hV",
+    &[
+        "command=",
+        "session-command=",
+        "fast",
+        "login",
+        "preserve-environment",
+        "pty",
+        "shell=",
+        "group=",
+        "supp-group=",
+        "user=",
+        "whitelist-environment=",
+        "help",
+        "version",
+    ],
+)
+.stops();
