@@ -1,0 +1,243 @@
+//! Where a command's paths are: resolved against its working directories and symlinks, inside
+//! the workspace or not, critical for `rm`, and git's work trees and configuration check.
+
+use super::*;
+
+/// A target's paths, resolved against the working directories it may be relative to.
+pub(super) enum Resolved {
+    /// Absolute paths with every symlink resolution (the lexical path first).
+    Paths(Vec<PathBuf>),
+    /// Names no file (`/dev/null`, the command's own file descriptors).
+    Nothing,
+    /// Cannot be placed before the command runs, and why.
+    Unknown(String),
+}
+
+impl Policy {
+    /// Directories of a working-directory set, absolute.
+    pub(super) fn dirs_of(&self, cwd: &Cwd) -> Vec<PathBuf> {
+        if *cwd == Cwd::Session {
+            return vec![self.cwd.clone()];
+        }
+        cwd.dirs()
+            .iter()
+            .map(|d| absolutize(d, &self.cwd, &self.home))
+            .collect()
+    }
+
+    /// Whether writing `t` could change what git runs: a file git reads (`files`), a name that
+    /// makes or configures a git directory, or a path only known when it runs.
+    pub(super) fn may_touch_git(
+        &self,
+        t: &Target,
+        worktrees: &[PathBuf],
+        files: &[PathBuf],
+    ) -> bool {
+        const NAMES: [&str; 11] = [
+            "HEAD",
+            "config",
+            "config.worktree",
+            "commondir",
+            "packed-refs",
+            "objects",
+            "refs",
+            "hooks",
+            ".git",
+            ".gitconfig",
+            ".gitattributes",
+        ];
+        match self.resolve(t, worktrees) {
+            Resolved::Paths(cands) => cands.iter().any(|p| {
+                files.iter().any(|f| f == p || f.starts_with(p))
+                    || p.iter()
+                        .any(|c| c.to_str().is_some_and(|c| NAMES.contains(&c)))
+            }),
+            Resolved::Nothing => false,
+            Resolved::Unknown(_) => true,
+        }
+    }
+
+    /// Runs the git configuration check for every directory git may start in; the work trees
+    /// found and the files git reads, or why git could run code the agent wrote.
+    pub(super) fn git_check(&self, dirs: &Cwd) -> Result<(Vec<PathBuf>, Vec<PathBuf>), String> {
+        let dirs = self.dirs_of(dirs);
+        if dirs.is_empty() {
+            return Err("git runs in a directory only known when it runs".into());
+        }
+        let trusted = |p: &Path| {
+            is_protected(p)
+                || !(inside(p, &self.roots) || self.allow.edit_paths.first_match(p).is_some())
+        };
+        let mut worktrees = Vec::new();
+        let mut all_files = Vec::new();
+        for d in dirs {
+            match &*self.git_check_dir(&d, &trusted) {
+                Check::Safe { worktree, files } => {
+                    worktrees.extend(worktree.iter().cloned());
+                    all_files.extend(files.iter().cloned());
+                }
+                Check::Unsafe(w) => return Err(w.clone()),
+            }
+        }
+        Ok((worktrees, all_files))
+    }
+
+    /// One directory's check, from the cache while the file system has not changed there.
+    fn git_check_dir(&self, dir: &Path, trusted: &dyn Fn(&Path) -> bool) -> std::sync::Arc<Check> {
+        let generation = gitconfig::generation();
+        if let Some(g) = generation
+            && let Ok(cache) = self.git_checks.by_dir.lock()
+            && let Some((at, check)) = cache.get(dir)
+            && *at == g
+        {
+            return check.clone();
+        }
+        let (check, fresh_reads) = gitconfig::check_reporting(dir, &self.git_env, trusted);
+        let check = std::sync::Arc::new(check);
+        // A check that read an untrusted file must read it again next time.
+        if let Some(g) = generation
+            && !fresh_reads
+            && let Ok(mut cache) = self.git_checks.by_dir.lock()
+        {
+            if cache.len() > 256 {
+                cache.clear();
+            }
+            cache.insert(dir.to_path_buf(), (g, check.clone()));
+        }
+        check
+    }
+
+    /// Every candidate inside the workspace or toolrt's output folder, or allowed by a Read or
+    /// Edit allow rule: what the Read tool reads without asking.
+    pub(super) fn readable(&self, cands: &[PathBuf]) -> bool {
+        self.in_output_dir(cands)
+            || cands.iter().all(|p| {
+                inside(p, &self.roots)
+                    || self.allow.read_paths.first_match(p).is_some()
+                    || self.allow.edit_paths.first_match(p).is_some()
+            })
+    }
+
+    pub(super) fn resolve(&self, t: &Target, worktrees: &[PathBuf]) -> Resolved {
+        if !t.exact {
+            return Resolved::Unknown(format!("`{}` is only known when it runs", t.path));
+        }
+        let absolute = t.path.starts_with('/') || t.path == "~" || t.path.starts_with("~/");
+        let bases: Vec<PathBuf> = if t.repo_top && !absolute {
+            if !worktrees.is_empty() {
+                worktrees.to_vec()
+            } else {
+                // The repository's top is some directory above the cwd: every one of them.
+                let mut v = Vec::new();
+                for d in self.dirs_of(&t.cwd) {
+                    v.extend(d.ancestors().map(Path::to_path_buf));
+                }
+                v
+            }
+        } else {
+            // Absolute paths need the command's cwd too: `/proc/self/cwd/…` is relative to it.
+            let dirs = self.dirs_of(&t.cwd);
+            if dirs.is_empty() && absolute && !names_cwd(&t.path) {
+                vec![self.cwd.clone()]
+            } else {
+                dirs
+            }
+        };
+        if bases.is_empty() {
+            return Resolved::Unknown(format!(
+                "`{}` is relative to a directory only known when it runs",
+                t.path
+            ));
+        }
+        let mut out: Vec<PathBuf> = Vec::new();
+        for base in &bases {
+            let abs = match paths::name(&t.path, base, &self.home) {
+                Named::File(p) => p,
+                Named::Device | Named::Fd => continue,
+                Named::Net { .. } => absolutize(&t.path, base, &self.home),
+                Named::Unknown(w) => return Resolved::Unknown(w),
+            };
+            if t.glob {
+                match paths::expand_glob(&abs, 256) {
+                    Some(found) => {
+                        for f in found {
+                            for c in candidates(&f) {
+                                if !out.contains(&c) {
+                                    out.push(c);
+                                }
+                            }
+                        }
+                    }
+                    None => {
+                        return Resolved::Unknown(format!(
+                            "`{}` expands to too many paths to check",
+                            t.path
+                        ));
+                    }
+                }
+            } else {
+                for c in candidates(&abs) {
+                    if !out.contains(&c) {
+                        out.push(c);
+                    }
+                }
+            }
+        }
+        if out.is_empty() {
+            Resolved::Nothing
+        } else {
+            Resolved::Paths(out)
+        }
+    }
+
+    /// SEMANTICS.md §3.6 critical `rm` targets: `/`, its direct children, home, the cwd and its parents.
+    /// Anything only known when the command runs counts as critical.
+    pub(super) fn critical(&self, t: &Target) -> bool {
+        if !t.exact {
+            return true;
+        }
+        let absolute = t.path.starts_with('/') || t.path == "~" || t.path.starts_with("~/");
+        let mut bases = self.dirs_of(&t.cwd);
+        if bases.is_empty() && absolute && !names_cwd(&t.path) {
+            bases.push(self.cwd.clone());
+        }
+        if bases.is_empty() {
+            return true;
+        }
+        bases.iter().any(|base| {
+            let abs = match paths::name(&t.path, base, &self.home) {
+                Named::File(p) => p,
+                Named::Device | Named::Fd => return false,
+                Named::Net { .. } => return false,
+                Named::Unknown(_) => return true,
+            };
+            if t.glob {
+                // The directory before the first glob segment, and whether that segment
+                // matches (nearly) everything.
+                let mut dir = PathBuf::from("/");
+                let mut wide = false;
+                for comp in abs.iter().skip(1) {
+                    let s = comp.to_string_lossy();
+                    if s.contains(['*', '?', '[']) {
+                        wide = s.chars().all(|c| matches!(c, '*' | '.'));
+                        break;
+                    }
+                    dir.push(comp);
+                }
+                return dir == Path::new("/")
+                    || (wide && (dir == self.home || self.cwd.starts_with(&dir)));
+            }
+            candidates(&abs).iter().any(|c| {
+                c == Path::new("/")
+                    || c.parent() == Some(Path::new("/"))
+                    || *c == self.home
+                    || self.cwd.starts_with(c)
+            })
+        })
+    }
+}
+
+/// Whether an absolute path goes through the running process's own cwd (`/proc/self/cwd`).
+fn names_cwd(path: &str) -> bool {
+    path.starts_with("/proc/")
+}
