@@ -281,122 +281,146 @@ impl Settings {
             }
         }
         if let Some(v) = root.get("aliases") {
-            let Value::Object(map) = v else {
-                return Err(key_err(
-                    path,
-                    "aliases",
-                    "expected an object of name → tool name",
-                    v,
-                ));
-            };
-            for (alias, target) in map {
-                let Value::String(target) = target else {
-                    return Err(key_err(
-                        path,
-                        &format!("aliases.{alias}"),
-                        "expected a tool name (string)",
-                        target,
-                    ));
-                };
-                self.aliases.insert(alias.clone(), target.clone());
-                self.alias_files.insert(alias.clone(), path.to_path_buf());
-            }
+            self.merge_aliases(path, v)?;
         }
         if let Some(v) = root.get("limits") {
-            let Value::Object(map) = v else {
-                return Err(key_err(path, "limits", "expected an object", v));
-            };
-            for (key, val) in map {
-                if key == "per_tool" {
-                    let Value::Object(tools) = val else {
-                        return Err(key_err(
-                            path,
-                            "limits.per_tool",
-                            "expected an object of tool name → characters",
-                            val,
-                        ));
-                    };
-                    for (tool, n) in tools {
-                        match n.as_u64() {
-                            Some(n) if n > 0 => {
-                                self.limits.per_tool.insert(tool.clone(), n as usize);
-                            }
-                            _ => {
-                                return Err(key_err(
-                                    path,
-                                    &format!("limits.per_tool.{tool}"),
-                                    "expected a positive integer (characters)",
-                                    n,
-                                ));
-                            }
-                        }
-                    }
-                    continue;
-                }
-                let slot = match key.as_str() {
-                    "bash_chars" => &mut self.limits.bash_chars,
-                    "error_chars" => &mut self.limits.error_chars,
-                    "tool_chars" => &mut self.limits.tool_chars,
-                    "mcp_chars" => &mut self.limits.mcp_chars,
-                    "preview_chars" => &mut self.limits.preview_chars,
-                    // Reported with every other unknown key above.
-                    _ => continue,
-                };
-                match val.as_u64() {
-                    Some(n) if n > 0 => *slot = n as usize,
-                    _ => {
-                        return Err(key_err(
-                            path,
-                            &format!("limits.{key}"),
-                            "expected a positive integer (characters)",
-                            val,
-                        ));
-                    }
-                }
-            }
+            self.merge_limits(path, v)?;
         }
         if let Some(v) = root.get("env") {
             self.merge_env(path, v)?;
         }
         if let Some(v) = root.get("toolrt") {
-            let Value::Object(map) = v else {
-                return Err(key_err(path, "toolrt", "expected an object", v));
-            };
-            // Other keys are reported with every other unknown key above.
-            if let Some(val) = map.get("envScrub") {
-                let list = string_list(path, "toolrt.envScrub", val)?;
-                for pattern in &list {
-                    if let Err(e) = globset::Glob::new(pattern) {
-                        return Err(SettingsError::Key {
-                            file: path.to_path_buf(),
-                            key: "toolrt.envScrub".into(),
-                            expected: format!("invalid glob pattern {pattern:?}: {e}"),
-                        });
-                    }
-                }
-                self.env_scrub.extend(list);
-            }
+            self.merge_toolrt(path, v)?;
         }
         if let Some(v) = root.get("tools") {
-            let Value::Object(map) = v else {
-                return Err(key_err(path, "tools", "expected an object", v));
-            };
-            if let Some(flag) = map.get("requireReadBeforeEdit") {
-                let Value::Bool(b) = flag else {
-                    return Err(key_err(
-                        path,
-                        "tools.requireReadBeforeEdit",
-                        "expected true or false",
-                        flag,
-                    ));
-                };
-                self.require_read_before_edit = *b;
-            }
+            self.merge_tools(path, v)?;
         }
         self.files.push(SettingsFile {
             path: path.to_path_buf(),
             root,
         });
+        Ok(())
+    }
+
+    /// `aliases`: alias → canonical tool name; a later file wins per alias.
+    fn merge_aliases(&mut self, path: &Path, v: &Value) -> Result<(), SettingsError> {
+        let Value::Object(map) = v else {
+            return Err(key_err(
+                path,
+                "aliases",
+                "expected an object of name → tool name",
+                v,
+            ));
+        };
+        for (alias, target) in map {
+            let Value::String(target) = target else {
+                return Err(key_err(
+                    path,
+                    &format!("aliases.{alias}"),
+                    "expected a tool name (string)",
+                    target,
+                ));
+            };
+            self.aliases.insert(alias.clone(), target.clone());
+            self.alias_files.insert(alias.clone(), path.to_path_buf());
+        }
+        Ok(())
+    }
+
+    /// `limits`: output budgets in characters, overall and `per_tool`.
+    fn merge_limits(&mut self, path: &Path, v: &Value) -> Result<(), SettingsError> {
+        let Value::Object(map) = v else {
+            return Err(key_err(path, "limits", "expected an object", v));
+        };
+        for (key, val) in map {
+            if key == "per_tool" {
+                let Value::Object(tools) = val else {
+                    return Err(key_err(
+                        path,
+                        "limits.per_tool",
+                        "expected an object of tool name → characters",
+                        val,
+                    ));
+                };
+                for (tool, n) in tools {
+                    match n.as_u64() {
+                        Some(n) if n > 0 => {
+                            self.limits.per_tool.insert(tool.clone(), n as usize);
+                        }
+                        _ => {
+                            return Err(key_err(
+                                path,
+                                &format!("limits.per_tool.{tool}"),
+                                "expected a positive integer (characters)",
+                                n,
+                            ));
+                        }
+                    }
+                }
+                continue;
+            }
+            let slot = match key.as_str() {
+                "bash_chars" => &mut self.limits.bash_chars,
+                "error_chars" => &mut self.limits.error_chars,
+                "tool_chars" => &mut self.limits.tool_chars,
+                "mcp_chars" => &mut self.limits.mcp_chars,
+                "preview_chars" => &mut self.limits.preview_chars,
+                // Reported with every other unknown key above.
+                _ => continue,
+            };
+            match val.as_u64() {
+                Some(n) if n > 0 => *slot = n as usize,
+                _ => {
+                    return Err(key_err(
+                        path,
+                        &format!("limits.{key}"),
+                        "expected a positive integer (characters)",
+                        val,
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// `toolrt`: toolrt's own settings (`envScrub`).
+    fn merge_toolrt(&mut self, path: &Path, v: &Value) -> Result<(), SettingsError> {
+        let Value::Object(map) = v else {
+            return Err(key_err(path, "toolrt", "expected an object", v));
+        };
+        // Other keys are reported with every other unknown key above.
+        if let Some(val) = map.get("envScrub") {
+            let list = string_list(path, "toolrt.envScrub", val)?;
+            for pattern in &list {
+                if let Err(e) = globset::Glob::new(pattern) {
+                    return Err(SettingsError::Key {
+                        file: path.to_path_buf(),
+                        key: "toolrt.envScrub".into(),
+                        expected: format!("invalid glob pattern {pattern:?}: {e}"),
+                    });
+                }
+            }
+            self.env_scrub.extend(list);
+        }
+        Ok(())
+    }
+
+    /// `tools`: tool behaviour (`requireReadBeforeEdit`).
+    fn merge_tools(&mut self, path: &Path, v: &Value) -> Result<(), SettingsError> {
+        let Value::Object(map) = v else {
+            return Err(key_err(path, "tools", "expected an object", v));
+        };
+        if let Some(flag) = map.get("requireReadBeforeEdit") {
+            let Value::Bool(b) = flag else {
+                return Err(key_err(
+                    path,
+                    "tools.requireReadBeforeEdit",
+                    "expected true or false",
+                    flag,
+                ));
+            };
+            self.require_read_before_edit = *b;
+        }
         Ok(())
     }
 

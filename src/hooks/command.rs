@@ -103,50 +103,16 @@ pub(crate) async fn run(spec: CommandSpec<'_>) -> CommandRun {
         // Closing stdin is what tells a hook reading to EOF that the input is complete.
         drop(stdin);
     };
-    enum Ended {
-        Exited(std::io::Result<std::process::ExitStatus>),
-        TimedOut,
-        Cancelled,
-    }
     let mut out = Capture::default();
     let mut err = Capture::default();
-    let ended = {
-        let mut writer = std::pin::pin!(writer);
-        let mut out_fut = std::pin::pin!(capture(stdout, &mut out));
-        let mut err_fut = std::pin::pin!(capture(stderr, &mut err));
-        let mut wait_fut = std::pin::pin!(child.wait());
-        let deadline = tokio::time::Instant::now() + spec.timeout;
-        let mut sleep = std::pin::pin!(tokio::time::sleep_until(deadline));
-        let (mut writer_done, mut out_done, mut err_done) = (false, false, false);
-        let mut status = None;
-        loop {
-            if out_done
-                && err_done
-                && let Some(st) = status.take()
-            {
-                break Ended::Exited(st);
-            }
-            tokio::select! {
-                biased;
-                _ = spec.cancel.cancelled() => break Ended::Cancelled,
-                _ = &mut sleep => match status.take() {
-                    // The shell finished in time; only a straggler holds the pipes.
-                    Some(st) => break Ended::Exited(st),
-                    None => break Ended::TimedOut,
-                },
-                st = &mut wait_fut, if status.is_none() => {
-                    status = Some(st);
-                    // Children may still hold the pipes (their output counts), but not for
-                    // long: the shell's exit status is already the hook's answer.
-                    let grace = tokio::time::Instant::now() + POST_EXIT_GRACE;
-                    sleep.as_mut().reset(grace.min(deadline));
-                }
-                _ = &mut out_fut, if !out_done => out_done = true,
-                _ = &mut err_fut, if !err_done => err_done = true,
-                _ = &mut writer, if !writer_done => writer_done = true,
-            }
-        }
-    };
+    let ended = supervise(
+        &spec,
+        &mut child,
+        writer,
+        (stdout, stderr),
+        (&mut out, &mut err),
+    )
+    .await;
     let status = match ended {
         Ended::Exited(st) => st,
         Ended::TimedOut => {
@@ -158,11 +124,74 @@ pub(crate) async fn run(spec: CommandSpec<'_>) -> CommandRun {
             return CommandRun::Cancelled;
         }
     };
+    exited(status, out, err, spec.label)
+}
+
+/// How a hook run ended.
+enum Ended {
+    Exited(std::io::Result<std::process::ExitStatus>),
+    TimedOut,
+    Cancelled,
+}
+
+/// Feeds the hook its input and captures its output until it exits (and its pipes close, or
+/// a short grace passes), its timeout passes, or the call is cancelled.
+async fn supervise(
+    spec: &CommandSpec<'_>,
+    child: &mut tokio::process::Child,
+    writer: impl std::future::Future<Output = ()>,
+    (stdout, stderr): (impl AsyncRead + Unpin, impl AsyncRead + Unpin),
+    (out, err): (&mut Capture, &mut Capture),
+) -> Ended {
+    let mut writer = std::pin::pin!(writer);
+    let mut out_fut = std::pin::pin!(capture(stdout, out));
+    let mut err_fut = std::pin::pin!(capture(stderr, err));
+    let mut wait_fut = std::pin::pin!(child.wait());
+    let deadline = tokio::time::Instant::now() + spec.timeout;
+    let mut sleep = std::pin::pin!(tokio::time::sleep_until(deadline));
+    let (mut writer_done, mut out_done, mut err_done) = (false, false, false);
+    let mut status = None;
+    loop {
+        if out_done
+            && err_done
+            && let Some(st) = status.take()
+        {
+            break Ended::Exited(st);
+        }
+        tokio::select! {
+            biased;
+            _ = spec.cancel.cancelled() => break Ended::Cancelled,
+            _ = &mut sleep => match status.take() {
+                // The shell finished in time; only a straggler holds the pipes.
+                Some(st) => break Ended::Exited(st),
+                None => break Ended::TimedOut,
+            },
+            st = &mut wait_fut, if status.is_none() => {
+                status = Some(st);
+                // Children may still hold the pipes (their output counts), but not for
+                // long: the shell's exit status is already the hook's answer.
+                let grace = tokio::time::Instant::now() + POST_EXIT_GRACE;
+                sleep.as_mut().reset(grace.min(deadline));
+            }
+            _ = &mut out_fut, if !out_done => out_done = true,
+            _ = &mut err_fut, if !err_done => err_done = true,
+            _ = &mut writer, if !writer_done => writer_done = true,
+        }
+    }
+}
+
+/// The run's result from the hook's exit status and what it printed.
+fn exited(
+    status: std::io::Result<std::process::ExitStatus>,
+    out: Capture,
+    err: Capture,
+    label: &str,
+) -> CommandRun {
     let (out, err) = ((out.kept, out.dropped), (err.kept, err.dropped));
     let dropped = out.1 + err.1;
     if dropped > 0 {
         tracing::warn!(
-            command = spec.label,
+            command = label,
             dropped,
             "hook output over the capture limit dropped"
         );

@@ -84,6 +84,66 @@ enum Rest {
 /// `jq ARGS`: the files it reads and whether every part is understood.
 pub(crate) fn jq(args: &[Word], cwd: &Cwd) -> Outcome {
     let mut out = Outcome::default();
+    let JqArgs {
+        filter,
+        from_file,
+        files,
+    } = jq_options(args, cwd, &mut out);
+    check_words(args, &Parsed::default(), &files, &mut out);
+    let modules = |out: &mut Outcome| {
+        out.effects.reads.push(Target {
+            path: "(the modules the jq filter loads)".into(),
+            exact: false,
+            glob: false,
+            cwd: cwd.clone(),
+            repo_top: false,
+        })
+    };
+    match filter {
+        Some(f) if from_file => {
+            out.effects.reads.extend(raw_target(&args[f], false, cwd));
+            out.not_read_only = Some(
+                "the jq filter comes from a file toolrt does not read: it may read the environment or load modules"
+                    .into(),
+            );
+            modules(&mut out);
+        }
+        Some(f) if args[f].exact => match filter_reach(&args[f].text) {
+            Err(why) => out.problem(why),
+            Ok(reach) => {
+                if let Some(m) = &reach.modules {
+                    out.not_read_only =
+                        Some(format!("the jq filter loads modules from disk (`{m}`)"));
+                    modules(&mut out);
+                }
+                if reach.env {
+                    out.not_read_only = Some(
+                        "the jq filter reads the environment (`env`, `$ENV`), which may hold secrets"
+                            .into(),
+                    );
+                }
+            }
+        },
+        Some(_) => {}
+        // No filter: jq runs `.` when its input or output is not a terminal.
+        None if from_file => out.problem("jq -f names no file"),
+        None => {}
+    }
+    out.effects.reads.extend(operand_targets(args, &files, cwd));
+    out
+}
+
+/// Where jq's filter and files are among its arguments.
+struct JqArgs {
+    /// The filter (or, with `-f`, the file holding it).
+    filter: Option<usize>,
+    from_file: bool,
+    /// Input files.
+    files: Vec<usize>,
+}
+
+/// jq's options: the files they read or list, and where the filter and the input files are.
+fn jq_options(args: &[Word], cwd: &Cwd, out: &mut Outcome) -> JqArgs {
     let mut filter: Option<usize> = None;
     let mut from_file = false;
     let mut rest = Rest::Files;
@@ -172,48 +232,11 @@ pub(crate) fn jq(args: &[Word], cwd: &Cwd) -> Outcome {
         }
         i += 1;
     }
-    check_words(args, &Parsed::default(), &files, &mut out);
-    let modules = |out: &mut Outcome| {
-        out.effects.reads.push(Target {
-            path: "(the modules the jq filter loads)".into(),
-            exact: false,
-            glob: false,
-            cwd: cwd.clone(),
-            repo_top: false,
-        })
-    };
-    match filter {
-        Some(f) if from_file => {
-            out.effects.reads.extend(raw_target(&args[f], false, cwd));
-            out.not_read_only = Some(
-                "the jq filter comes from a file toolrt does not read: it may read the environment or load modules"
-                    .into(),
-            );
-            modules(&mut out);
-        }
-        Some(f) if args[f].exact => match filter_reach(&args[f].text) {
-            Err(why) => out.problem(why),
-            Ok(reach) => {
-                if let Some(m) = &reach.modules {
-                    out.not_read_only =
-                        Some(format!("the jq filter loads modules from disk (`{m}`)"));
-                    modules(&mut out);
-                }
-                if reach.env {
-                    out.not_read_only = Some(
-                        "the jq filter reads the environment (`env`, `$ENV`), which may hold secrets"
-                            .into(),
-                    );
-                }
-            }
-        },
-        Some(_) => {}
-        // No filter: jq runs `.` when its input or output is not a terminal.
-        None if from_file => out.problem("jq -f names no file"),
-        None => {}
+    JqArgs {
+        filter,
+        from_file,
+        files,
     }
-    out.effects.reads.extend(operand_targets(args, &files, cwd));
-    out
 }
 
 /// What a filter reaches besides its input.
@@ -233,8 +256,6 @@ pub(crate) struct Reach {
 pub(crate) fn filter_reach(src: &str) -> Result<Reach, String> {
     let mut reach = Reach::default();
     let b = src.as_bytes();
-    let ident_start = |c: u8| c.is_ascii_alphabetic() || c == b'_';
-    let ident = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
     // Open brackets; `I` is a string interpolation, closed by `)`.
     let mut open: Vec<u8> = Vec::new();
     let mut in_string = false;
@@ -264,20 +285,7 @@ pub(crate) fn filter_reach(src: &str) -> Result<Reach, String> {
         }
         let Some(&c) = b.get(i) else { break };
         match c {
-            b'#' => {
-                // jq 1.6 ends a comment at `\r` too, jq 1.8 continues one after `\` and a
-                // newline: a comment with either is read differently by different versions.
-                while let Some(&c) = b.get(i)
-                    && c != b'\n'
-                {
-                    if c == b'\\' || c == b'\r' {
-                        return Err(
-                            "the jq filter has a comment that jq versions read differently".into(),
-                        );
-                    }
-                    i += 1;
-                }
-            }
+            b'#' => i = comment_end(b, i)?,
             b'"' => {
                 in_string = true;
                 i += 1;
@@ -319,19 +327,7 @@ pub(crate) fn filter_reach(src: &str) -> Result<Reach, String> {
             c if ident_start(c) => {
                 // `([a-zA-Z_][a-zA-Z_0-9]*::)*[a-zA-Z_][a-zA-Z_0-9]*`
                 let start = i;
-                loop {
-                    while b.get(i).is_some_and(|&c| ident(c)) {
-                        i += 1;
-                    }
-                    if b.get(i) == Some(&b':')
-                        && b.get(i + 1) == Some(&b':')
-                        && b.get(i + 2).is_some_and(|&c| ident_start(c))
-                    {
-                        i += 2;
-                        continue;
-                    }
-                    break;
-                }
+                i = identifier_end(b, i);
                 let name = &src[start..i];
                 match name {
                     "env" | "ENV" => reach.env = true,
@@ -351,6 +347,46 @@ pub(crate) fn filter_reach(src: &str) -> Result<Reach, String> {
         return Err("the jq filter's brackets do not match".into());
     }
     Ok(reach)
+}
+
+fn ident_start(c: u8) -> bool {
+    c.is_ascii_alphabetic() || c == b'_'
+}
+
+fn ident(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || c == b'_'
+}
+
+/// The end of a comment starting at `i`. jq 1.6 ends a comment at `\r` too, jq 1.8 continues
+/// one after `\` and a newline: a comment with either is read differently by different
+/// versions, and is an error here.
+fn comment_end(b: &[u8], mut i: usize) -> Result<usize, String> {
+    while let Some(&c) = b.get(i)
+        && c != b'\n'
+    {
+        if c == b'\\' || c == b'\r' {
+            return Err("the jq filter has a comment that jq versions read differently".into());
+        }
+        i += 1;
+    }
+    Ok(i)
+}
+
+/// The end of an identifier starting at `i`: `([a-zA-Z_][a-zA-Z_0-9]*::)*[a-zA-Z_][a-zA-Z_0-9]*`.
+fn identifier_end(b: &[u8], mut i: usize) -> usize {
+    loop {
+        while b.get(i).is_some_and(|&c| ident(c)) {
+            i += 1;
+        }
+        if b.get(i) == Some(&b':')
+            && b.get(i + 1) == Some(&b':')
+            && b.get(i + 2).is_some_and(|&c| ident_start(c))
+        {
+            i += 2;
+            continue;
+        }
+        return i;
+    }
 }
 
 /// The end of a number starting at `i` (after its `.` for `.5`):

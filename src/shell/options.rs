@@ -155,6 +155,12 @@ pub(crate) struct Parsed {
 }
 
 impl Parsed {
+    /// Records why the command is not understood, at word `i` (the first such word is kept).
+    fn problem(&mut self, i: usize, why: String) {
+        self.problems.push(why);
+        self.first_unknown.get_or_insert(i);
+    }
+
     /// Whether option `name` (either spelling) was given.
     pub(crate) fn has(&self, names: &[&str]) -> bool {
         self.opts.iter().any(|o| names.contains(&o.name.as_str()))
@@ -174,10 +180,6 @@ pub(crate) fn parse(grammar: &Grammar, args: &[Word]) -> Parsed {
     let mut p = Parsed::default();
     let mut only_operands = false;
     let mut i = 0;
-    let problem = |p: &mut Parsed, i: usize, why: String| {
-        p.problems.push(why);
-        p.first_unknown.get_or_insert(i);
-    };
     while i < args.len() {
         let w = &args[i];
         let t = w.text.as_str();
@@ -186,144 +188,141 @@ pub(crate) fn parse(grammar: &Grammar, args: &[Word]) -> Parsed {
             if grammar.stop_at_operand {
                 only_operands = true;
             }
-            i += 1;
-            continue;
-        }
-        if !w.literal() {
-            problem(
-                &mut p,
+        } else if !w.literal() {
+            p.problem(
                 i,
                 format!("the option `{t}` is only known when the command runs"),
             );
-            i += 1;
-            continue;
-        }
-        if t == "--" {
+        } else if t == "--" {
             only_operands = true;
-            i += 1;
-            continue;
-        }
-        if let Some(long) = t.strip_prefix("--") {
-            let (given, attached) = match long.split_once('=') {
-                Some((n, v)) => (n, Some(v)),
-                None => (long, None),
-            };
-            let (name, arity) = match grammar.long_option(given) {
-                Some(Ok((name, a))) => (name, Some(a)),
-                Some(Err(())) => {
-                    problem(&mut p, i, format!("`--{given}` is ambiguous"));
-                    i += 1;
-                    continue;
-                }
-                None => (given, None),
-            };
-            match arity {
-                None => problem(&mut p, i, format!("unknown option `--{name}`")),
-                Some(Arity::Flag) if attached.is_some() => {
-                    problem(&mut p, i, format!("`--{name}` takes no value"))
-                }
-                Some(Arity::Flag) => p.opts.push(Opt {
-                    name: format!("--{name}"),
-                    value: None,
-                }),
-                Some(Arity::Optional) => p.opts.push(Opt {
-                    name: format!("--{name}"),
-                    value: attached.map(|v| Value {
-                        text: v.to_string(),
-                        exact: true,
-                        word: i,
-                        attached: true,
-                    }),
-                }),
-                Some(Arity::Required) => {
-                    let value = match attached {
-                        Some(v) => Some(Value {
-                            text: v.to_string(),
-                            exact: true,
-                            word: i,
-                            attached: true,
-                        }),
-                        None => {
-                            i += 1;
-                            args.get(i).map(|v| Value {
-                                text: v.text.clone(),
-                                exact: v.literal(),
-                                word: i,
-                                attached: false,
-                            })
-                        }
-                    };
-                    if value.is_none() {
-                        problem(&mut p, i, format!("`--{name}` is missing its value"));
-                    }
-                    p.opts.push(Opt {
-                        name: format!("--{name}"),
-                        value,
-                    });
-                }
-            }
-            i += 1;
-            continue;
-        }
-        let cluster = &t[1..];
-        if grammar.dash_number && cluster.chars().all(|c| c.is_ascii_digit()) {
-            p.opts.push(Opt {
-                name: "-NUM".into(),
-                value: Some(Value {
-                    text: cluster.to_string(),
-                    exact: true,
-                    word: i,
-                    attached: true,
-                }),
-            });
-            i += 1;
-            continue;
-        }
-        for (k, c) in cluster.char_indices() {
-            match grammar.short_arity(c) {
-                None => {
-                    problem(&mut p, i, format!("unknown option `-{c}`"));
-                    break;
-                }
-                Some(Arity::Flag) => p.opts.push(Opt {
-                    name: format!("-{c}"),
-                    value: None,
-                }),
-                Some(arity) => {
-                    let rest = &cluster[k + c.len_utf8()..];
-                    let value = if !rest.is_empty() {
-                        Some(Value {
-                            text: rest.to_string(),
-                            exact: true,
-                            word: i,
-                            attached: true,
-                        })
-                    } else if arity == Arity::Required {
-                        i += 1;
-                        let v = args.get(i).map(|v| Value {
-                            text: v.text.clone(),
-                            exact: v.literal(),
-                            word: i,
-                            attached: false,
-                        });
-                        if v.is_none() {
-                            problem(&mut p, i, format!("`-{c}` is missing its value"));
-                        }
-                        v
-                    } else {
-                        None
-                    };
-                    p.opts.push(Opt {
-                        name: format!("-{c}"),
-                        value,
-                    });
-                    break;
-                }
-            }
+        } else if let Some(long) = t.strip_prefix("--") {
+            long_option(grammar, args, &mut i, long, &mut p);
+        } else {
+            short_options(grammar, args, &mut i, &t[1..], &mut p);
         }
         i += 1;
     }
     p
+}
+
+/// `--name`, `--name=value` or `--name value` at `args[*i]` (`*i` moves past a separate value).
+fn long_option(grammar: &Grammar, args: &[Word], i: &mut usize, long: &str, p: &mut Parsed) {
+    let (given, attached) = match long.split_once('=') {
+        Some((n, v)) => (n, Some(v)),
+        None => (long, None),
+    };
+    let (name, arity) = match grammar.long_option(given) {
+        Some(Ok((name, a))) => (name, Some(a)),
+        Some(Err(())) => {
+            p.problem(*i, format!("`--{given}` is ambiguous"));
+            return;
+        }
+        None => (given, None),
+    };
+    match arity {
+        None => p.problem(*i, format!("unknown option `--{name}`")),
+        Some(Arity::Flag) if attached.is_some() => {
+            p.problem(*i, format!("`--{name}` takes no value"))
+        }
+        Some(Arity::Flag) => p.opts.push(Opt {
+            name: format!("--{name}"),
+            value: None,
+        }),
+        Some(Arity::Optional) => p.opts.push(Opt {
+            name: format!("--{name}"),
+            value: attached.map(|v| Value {
+                text: v.to_string(),
+                exact: true,
+                word: *i,
+                attached: true,
+            }),
+        }),
+        Some(Arity::Required) => {
+            let value = match attached {
+                Some(v) => Some(Value {
+                    text: v.to_string(),
+                    exact: true,
+                    word: *i,
+                    attached: true,
+                }),
+                None => {
+                    *i += 1;
+                    args.get(*i).map(|v| Value {
+                        text: v.text.clone(),
+                        exact: v.literal(),
+                        word: *i,
+                        attached: false,
+                    })
+                }
+            };
+            if value.is_none() {
+                p.problem(*i, format!("`--{name}` is missing its value"));
+            }
+            p.opts.push(Opt {
+                name: format!("--{name}"),
+                value,
+            });
+        }
+    }
+}
+
+/// A cluster of short options (`-la`, `-n5`, `-n 5`), or `-NUM` where the program takes it, at
+/// `args[*i]` (`*i` moves past a separate value).
+fn short_options(grammar: &Grammar, args: &[Word], i: &mut usize, cluster: &str, p: &mut Parsed) {
+    if grammar.dash_number && cluster.chars().all(|c| c.is_ascii_digit()) {
+        p.opts.push(Opt {
+            name: "-NUM".into(),
+            value: Some(Value {
+                text: cluster.to_string(),
+                exact: true,
+                word: *i,
+                attached: true,
+            }),
+        });
+        return;
+    }
+    for (k, c) in cluster.char_indices() {
+        match grammar.short_arity(c) {
+            None => {
+                p.problem(*i, format!("unknown option `-{c}`"));
+                break;
+            }
+            Some(Arity::Flag) => p.opts.push(Opt {
+                name: format!("-{c}"),
+                value: None,
+            }),
+            Some(arity) => {
+                let rest = &cluster[k + c.len_utf8()..];
+                let value = if !rest.is_empty() {
+                    Some(Value {
+                        text: rest.to_string(),
+                        exact: true,
+                        word: *i,
+                        attached: true,
+                    })
+                } else if arity == Arity::Required {
+                    *i += 1;
+                    let v = args.get(*i).map(|v| Value {
+                        text: v.text.clone(),
+                        exact: v.literal(),
+                        word: *i,
+                        attached: false,
+                    });
+                    if v.is_none() {
+                        p.problem(*i, format!("`-{c}` is missing its value"));
+                    }
+                    v
+                } else {
+                    None
+                };
+                p.opts.push(Opt {
+                    name: format!("-{c}"),
+                    value,
+                });
+                break;
+            }
+        }
+    }
 }
 
 #[cfg(test)]

@@ -141,66 +141,11 @@ impl Tool for WebFetch {
     }
 }
 
-async fn fetch(
-    client: &reqwest::Client,
-    mut url: Url,
-    prompt: &str,
-    ctx: &ToolContext,
-) -> ToolOutput {
+async fn fetch(client: &reqwest::Client, url: Url, prompt: &str, ctx: &ToolContext) -> ToolOutput {
     let started = std::time::Instant::now();
-    let mut hops = 0;
-    let mut response = loop {
-        let response = match client
-            .get(url.clone())
-            .header(
-                "accept",
-                "text/markdown, text/html;q=0.9, text/plain;q=0.8, */*;q=0.5",
-            )
-            .send()
-            .await
-        {
-            Ok(r) => r,
-            Err(e) => {
-                return ToolOutput::failed(format!("could not fetch {url}: {}", error_chain(&e)));
-            }
-        };
-        if !response.status().is_redirection() {
-            break response;
-        }
-        let Some(location) = response
-            .headers()
-            .get(reqwest::header::LOCATION)
-            .and_then(|v| v.to_str().ok())
-        else {
-            break response;
-        };
-        let next = match url.join(location) {
-            Ok(n) => n,
-            Err(e) => {
-                return ToolOutput::failed(format!(
-                    "{url} redirects to {location:?}, which is not a valid URL ({e})"
-                ));
-            }
-        };
-        if let Err(e) = check_url(next.as_str()) {
-            return ToolOutput::failed(format!(
-                "{url} redirects to {next}, which cannot be followed: {e}"
-            ));
-        }
-        if !ctx.session.guard.fetch_allowed(next.as_str()) {
-            return ToolOutput::failed(format!(
-                "redirect to {} is not allowed by the permission rules ({url} redirects to {next}); \
-                 the redirect was not followed",
-                next.host_str().unwrap_or_default()
-            ));
-        }
-        hops += 1;
-        if hops > MAX_REDIRECTS {
-            return ToolOutput::failed(format!(
-                "more than {MAX_REDIRECTS} redirects starting from {url}; stopped at {next}"
-            ));
-        }
-        url = next;
+    let (mut response, url) = match follow(client, url, ctx).await {
+        Ok(r) => r,
+        Err(failed) => return failed,
     };
     let status = response.status();
     let content_type = response
@@ -209,28 +154,10 @@ async fn fetch(
         .and_then(|v| v.to_str().ok())
         .unwrap_or("")
         .to_ascii_lowercase();
-    let mut body: Vec<u8> = Vec::new();
-    let mut cut = false;
-    loop {
-        match response.chunk().await {
-            Ok(Some(chunk)) => {
-                let room = MAX_BODY_BYTES - body.len();
-                if chunk.len() > room {
-                    body.extend_from_slice(&chunk[..room]);
-                    cut = true;
-                    break;
-                }
-                body.extend_from_slice(&chunk);
-            }
-            Ok(None) => break,
-            Err(e) => {
-                return ToolOutput::failed(format!(
-                    "reading the body of {url} failed: {}",
-                    error_chain(&e)
-                ));
-            }
-        }
-    }
+    let (body, cut) = match read_body(&mut response, &url).await {
+        Ok(b) => b,
+        Err(failed) => return failed,
+    };
     let is_html =
         content_type.contains("html") || (content_type.is_empty() && looks_like_html(&body));
     let textual = is_html
@@ -284,6 +211,103 @@ async fn fetch(
     } else {
         ToolOutput::failed(format!("HTTP {status} from {url}\n\n{content}"))
     }
+}
+
+/// Sends the request and follows redirects the permission rules allow: the response and the
+/// URL it came from.
+async fn follow(
+    client: &reqwest::Client,
+    mut url: Url,
+    ctx: &ToolContext,
+) -> Result<(reqwest::Response, Url), ToolOutput> {
+    let mut hops = 0;
+    let response = loop {
+        let response = match client
+            .get(url.clone())
+            .header(
+                "accept",
+                "text/markdown, text/html;q=0.9, text/plain;q=0.8, */*;q=0.5",
+            )
+            .send()
+            .await
+        {
+            Ok(r) => r,
+            Err(e) => {
+                return Err(ToolOutput::failed(format!(
+                    "could not fetch {url}: {}",
+                    error_chain(&e)
+                )));
+            }
+        };
+        if !response.status().is_redirection() {
+            break response;
+        }
+        let Some(location) = response
+            .headers()
+            .get(reqwest::header::LOCATION)
+            .and_then(|v| v.to_str().ok())
+        else {
+            break response;
+        };
+        let next = match url.join(location) {
+            Ok(n) => n,
+            Err(e) => {
+                return Err(ToolOutput::failed(format!(
+                    "{url} redirects to {location:?}, which is not a valid URL ({e})"
+                )));
+            }
+        };
+        if let Err(e) = check_url(next.as_str()) {
+            return Err(ToolOutput::failed(format!(
+                "{url} redirects to {next}, which cannot be followed: {e}"
+            )));
+        }
+        if !ctx.session.guard.fetch_allowed(next.as_str()) {
+            return Err(ToolOutput::failed(format!(
+                "redirect to {} is not allowed by the permission rules ({url} redirects to {next}); \
+                 the redirect was not followed",
+                next.host_str().unwrap_or_default()
+            )));
+        }
+        hops += 1;
+        if hops > MAX_REDIRECTS {
+            return Err(ToolOutput::failed(format!(
+                "more than {MAX_REDIRECTS} redirects starting from {url}; stopped at {next}"
+            )));
+        }
+        url = next;
+    };
+    Ok((response, url))
+}
+
+/// Reads the body, at most [`MAX_BODY_BYTES`]; whether it was cut.
+async fn read_body(
+    response: &mut reqwest::Response,
+    url: &Url,
+) -> Result<(Vec<u8>, bool), ToolOutput> {
+    let mut body: Vec<u8> = Vec::new();
+    let mut cut = false;
+    loop {
+        match response.chunk().await {
+            Ok(Some(chunk)) => {
+                let room = MAX_BODY_BYTES - body.len();
+                if chunk.len() > room {
+                    body.extend_from_slice(&chunk[..room]);
+                    cut = true;
+                    break;
+                }
+                body.extend_from_slice(&chunk);
+            }
+            Ok(None) => break,
+            Err(e) => {
+                return Err(ToolOutput::failed(format!(
+                    "reading the body of {url} failed: {}",
+                    error_chain(&e)
+                )));
+            }
+        }
+    }
+    Ok((body, cut))
 }
 
 fn looks_like_html(body: &[u8]) -> bool {

@@ -399,105 +399,11 @@ impl Walker {
         args: &[Word],
         ctx: &Ctx,
     ) {
-        let mut i = 0;
-        let mut command_mode = false;
-        let mut stdin_mode = false;
-        while i < args.len() {
-            let w = &args[i];
-            let t = w.text.as_str();
-            if !w.literal() {
-                cmd.hide(format!("a {prog} option is only known when it runs"));
-                return;
-            }
-            if t == "--" || t == "-" {
-                i += 1;
-                break;
-            }
-            if let Some(long) = t.strip_prefix("--") {
-                match long {
-                    "login" | "noprofile" | "norc" | "restricted" | "verbose" | "noediting"
-                    | "help" | "version" | "dump-strings" | "dump-po-strings" | "pretty-print" => {}
-                    "rcfile" | "init-file" => i += 1,
-                    _ => {
-                        cmd.hide(format!("{prog} --{long} changes how the script is read"));
-                        return;
-                    }
-                }
-                i += 1;
-                continue;
-            }
-            if !(t.starts_with('-') || t.starts_with('+')) {
-                break;
-            }
-            for c in t[1..].chars() {
-                match c {
-                    'c' => command_mode = true,
-                    's' => stdin_mode = true,
-                    'e' | 'u' | 'x' | 'v' | 'n' | 'l' | 'r' | 'p' | 'h' | 'C' | 'E' | 'T' => {}
-                    'o' => {
-                        i += 1;
-                        let ok = args.get(i).is_some_and(|v| {
-                            matches!(
-                                v.text.as_str(),
-                                "errexit"
-                                    | "nounset"
-                                    | "pipefail"
-                                    | "xtrace"
-                                    | "verbose"
-                                    | "noclobber"
-                                    | "errtrace"
-                                    | "functrace"
-                            )
-                        });
-                        if !ok {
-                            cmd.hide(format!("{prog} -o changes how the script runs"));
-                            return;
-                        }
-                    }
-                    'i' => {
-                        cmd.hide("an interactive shell reads startup files and expands aliases");
-                        return;
-                    }
-                    other => {
-                        cmd.hide(format!("{prog} -{other} changes how the script is read"));
-                        return;
-                    }
-                }
-            }
-            i += 1;
-        }
+        let Some((i, command_mode, stdin_mode)) = shell_flags(cmd, prog, args) else {
+            return;
+        };
         if command_mode {
-            match args.get(i) {
-                None if ctx.stdin_args.is_some() => {
-                    cmd.hide(format!("xargs hands {prog} -c its script from stdin"));
-                }
-                None => cmd.not_understood(format!("{prog} -c has no command string")),
-                Some(s) if !bash_like => {
-                    cmd.hide(format!(
-                        "{prog} -c: {prog} syntax is not bash's, so toolrt cannot read `{}`",
-                        s.text
-                    ));
-                }
-                Some(s) if s.literal() => {
-                    if let Some(r) = ctx.stdin_args.as_ref().and_then(|r| r.as_ref())
-                        && s.text.contains(r.as_str())
-                    {
-                        cmd.hide("xargs -I puts input into a script");
-                    }
-                    self.pending.push(Pending {
-                        text: s.text.clone(),
-                        child: true,
-                        later: false,
-                        origin: self.origin,
-                        cwd: ctx.cwd.clone(),
-                    });
-                    set_kind(cmd, ctx, Kind::Transparent);
-                }
-                Some(s) => cmd.hide(format!(
-                    "the script of {prog} -c is only known when it runs (`{}`)",
-                    s.text
-                )),
-            }
+            self.shell_command_string(cmd, prog, bash_like, args.get(i), ctx);
             return;
         }
         if stdin_mode || i >= args.len() {
@@ -525,6 +431,48 @@ impl Walker {
             ));
         } else {
             cmd.effects.reads.extend(target(f, &ctx.cwd));
+        }
+    }
+
+    /// The script of `sh -c SCRIPT`.
+    fn shell_command_string(
+        &mut self,
+        cmd: &mut Command,
+        prog: &str,
+        bash_like: bool,
+        script: Option<&Word>,
+        ctx: &Ctx,
+    ) {
+        match script {
+            None if ctx.stdin_args.is_some() => {
+                cmd.hide(format!("xargs hands {prog} -c its script from stdin"));
+            }
+            None => cmd.not_understood(format!("{prog} -c has no command string")),
+            Some(s) if !bash_like => {
+                cmd.hide(format!(
+                    "{prog} -c: {prog} syntax is not bash's, so toolrt cannot read `{}`",
+                    s.text
+                ));
+            }
+            Some(s) if s.literal() => {
+                if let Some(r) = ctx.stdin_args.as_ref().and_then(|r| r.as_ref())
+                    && s.text.contains(r.as_str())
+                {
+                    cmd.hide("xargs -I puts input into a script");
+                }
+                self.pending.push(Pending {
+                    text: s.text.clone(),
+                    child: true,
+                    later: false,
+                    origin: self.origin,
+                    cwd: ctx.cwd.clone(),
+                });
+                set_kind(cmd, ctx, Kind::Transparent);
+            }
+            Some(s) => cmd.hide(format!(
+                "the script of {prog} -c is only known when it runs (`{}`)",
+                s.text
+            )),
         }
     }
 
@@ -680,4 +628,77 @@ fn file_edit_program(
 /// `Other`.
 fn kind_if(ctx: &Ctx, ok: bool, k: Kind) -> Kind {
     if ok && ctx.on_chain { k } else { Kind::Other }
+}
+
+/// A shell's options before its script: where the script (or its file) is, and whether it is
+/// `-c` or `-s`; `None` when an option changes how the script is read (said on `cmd`).
+fn shell_flags(cmd: &mut Command, prog: &str, args: &[Word]) -> Option<(usize, bool, bool)> {
+    let mut i = 0;
+    let mut command_mode = false;
+    let mut stdin_mode = false;
+    while i < args.len() {
+        let w = &args[i];
+        let t = w.text.as_str();
+        if !w.literal() {
+            cmd.hide(format!("a {prog} option is only known when it runs"));
+            return None;
+        }
+        if t == "--" || t == "-" {
+            i += 1;
+            break;
+        }
+        if let Some(long) = t.strip_prefix("--") {
+            match long {
+                "login" | "noprofile" | "norc" | "restricted" | "verbose" | "noediting"
+                | "help" | "version" | "dump-strings" | "dump-po-strings" | "pretty-print" => {}
+                "rcfile" | "init-file" => i += 1,
+                _ => {
+                    cmd.hide(format!("{prog} --{long} changes how the script is read"));
+                    return None;
+                }
+            }
+            i += 1;
+            continue;
+        }
+        if !(t.starts_with('-') || t.starts_with('+')) {
+            break;
+        }
+        for c in t[1..].chars() {
+            match c {
+                'c' => command_mode = true,
+                's' => stdin_mode = true,
+                'e' | 'u' | 'x' | 'v' | 'n' | 'l' | 'r' | 'p' | 'h' | 'C' | 'E' | 'T' => {}
+                'o' => {
+                    i += 1;
+                    let ok = args.get(i).is_some_and(|v| {
+                        matches!(
+                            v.text.as_str(),
+                            "errexit"
+                                | "nounset"
+                                | "pipefail"
+                                | "xtrace"
+                                | "verbose"
+                                | "noclobber"
+                                | "errtrace"
+                                | "functrace"
+                        )
+                    });
+                    if !ok {
+                        cmd.hide(format!("{prog} -o changes how the script runs"));
+                        return None;
+                    }
+                }
+                'i' => {
+                    cmd.hide("an interactive shell reads startup files and expands aliases");
+                    return None;
+                }
+                other => {
+                    cmd.hide(format!("{prog} -{other} changes how the script is read"));
+                    return None;
+                }
+            }
+        }
+        i += 1;
+    }
+    Some((i, command_mode, stdin_mode))
 }

@@ -401,48 +401,17 @@ fn parameter(pe: &ParameterExpr, nested: &mut dyn Nested, w: &mut Word) {
             }
             (Some(parameter), *indirect)
         }
-        ParameterExpr::RemoveSmallestSuffixPattern {
-            parameter,
-            indirect,
-            pattern,
-        }
-        | ParameterExpr::RemoveLargestSuffixPattern {
-            parameter,
-            indirect,
-            pattern,
-        }
-        | ParameterExpr::RemoveSmallestPrefixPattern {
-            parameter,
-            indirect,
-            pattern,
-        }
-        | ParameterExpr::RemoveLargestPrefixPattern {
-            parameter,
-            indirect,
-            pattern,
-        }
-        | ParameterExpr::UppercaseFirstChar {
-            parameter,
-            indirect,
-            pattern,
-        }
-        | ParameterExpr::UppercasePattern {
-            parameter,
-            indirect,
-            pattern,
-        }
-        | ParameterExpr::LowercaseFirstChar {
-            parameter,
-            indirect,
-            pattern,
-        }
-        | ParameterExpr::LowercasePattern {
-            parameter,
-            indirect,
-            pattern,
-        } => {
+        ParameterExpr::RemoveSmallestSuffixPattern { .. }
+        | ParameterExpr::RemoveLargestSuffixPattern { .. }
+        | ParameterExpr::RemoveSmallestPrefixPattern { .. }
+        | ParameterExpr::RemoveLargestPrefixPattern { .. }
+        | ParameterExpr::UppercaseFirstChar { .. }
+        | ParameterExpr::UppercasePattern { .. }
+        | ParameterExpr::LowercaseFirstChar { .. }
+        | ParameterExpr::LowercasePattern { .. } => {
+            let (parameter, indirect, pattern) = pattern_operand(pe);
             sub_word(pattern, w);
-            (Some(parameter), *indirect)
+            (parameter, indirect)
         }
         ParameterExpr::Substring {
             parameter,
@@ -489,6 +458,53 @@ fn parameter(pe: &ParameterExpr, nested: &mut dyn Nested, w: &mut Word) {
         && !index.chars().all(|c| c.is_ascii_digit())
     {
         w.hide("an array subscript is arithmetic, which evaluates variables");
+    }
+}
+
+/// The parameter and pattern of `${x%p}`, `${x#p}`, `${x^p}`, `${x,p}` and their doubles.
+fn pattern_operand(pe: &ParameterExpr) -> (Option<&Parameter>, bool, &Option<String>) {
+    match pe {
+        ParameterExpr::RemoveSmallestSuffixPattern {
+            parameter,
+            indirect,
+            pattern,
+        }
+        | ParameterExpr::RemoveLargestSuffixPattern {
+            parameter,
+            indirect,
+            pattern,
+        }
+        | ParameterExpr::RemoveSmallestPrefixPattern {
+            parameter,
+            indirect,
+            pattern,
+        }
+        | ParameterExpr::RemoveLargestPrefixPattern {
+            parameter,
+            indirect,
+            pattern,
+        }
+        | ParameterExpr::UppercaseFirstChar {
+            parameter,
+            indirect,
+            pattern,
+        }
+        | ParameterExpr::UppercasePattern {
+            parameter,
+            indirect,
+            pattern,
+        }
+        | ParameterExpr::LowercaseFirstChar {
+            parameter,
+            indirect,
+            pattern,
+        }
+        | ParameterExpr::LowercasePattern {
+            parameter,
+            indirect,
+            pattern,
+        } => (Some(parameter), *indirect, pattern),
+        _ => (None, false, &None),
     }
 }
 
