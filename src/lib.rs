@@ -32,6 +32,7 @@
 //! - [`mcp`]: MCP servers (through the official SDK `rmcp`) and their tools.
 //! - [`client_tools`]: tools the orchestrator defines and runs (`register_tools`, `execute`),
 //!   or a library user's async functions.
+//! - [`deadlines`]: many calls' time limits kept by one task (MCP connections, client tools).
 //! - [`session`], [`paths`], [`stage`]: shared session state, path normalisation, stage plumbing.
 //! - [`process`]: every process toolrt starts (Bash, background tasks, hooks): own process
 //!   group, environment, kill; its `watchdog` kills every group toolrt started if toolrt dies,
@@ -48,6 +49,7 @@ pub mod call;
 #[cfg(feature = "cli")]
 pub mod cli;
 pub mod client_tools;
+pub mod deadlines;
 pub mod dispatch;
 pub mod emit;
 pub mod execute;

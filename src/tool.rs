@@ -116,6 +116,17 @@ impl ToolOutput {
         }
     }
 
+    /// An output ended by the call's time limit.
+    pub fn timed_out(content: impl Into<String>) -> Self {
+        Self {
+            status: ToolStatus::TimedOut,
+            content: content.into(),
+            full_output: None,
+            response: None,
+            attachments: None,
+        }
+    }
+
     /// This output with `response` as what hooks are told (see [`ToolOutput::response`]).
     pub fn with_response(mut self, response: Option<Value>) -> Self {
         self.response = response;

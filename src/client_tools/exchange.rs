@@ -7,17 +7,18 @@
 //! that finds no entry and gets an `error` line, never a second result.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{Value, json};
 use tokio::sync::{oneshot, watch};
 
 use crate::call::Input;
+use crate::deadlines::Deadlines;
 use crate::emit::Emitter;
 use crate::protocol::{ExecuteContent, ExecuteResult, ServerMessage};
-use crate::tool::{ToolContext, ToolOutput, ToolStatus};
+use crate::tool::{ToolContext, ToolOutput};
 
 /// The prefix of every `request_id` of an `execute`; the rest is a sequence number.
 const REQUEST_PREFIX: &str = "exec-";
@@ -33,6 +34,8 @@ pub struct Exchange {
     /// How many calls wait for an answer only the client can give; the server's reader never
     /// stops reading input while it is above zero.
     client_waits: watch::Sender<usize>,
+    /// The waiting calls' time limits (one task for all of them, not a timer per call).
+    deadlines: Arc<Deadlines>,
 }
 
 impl std::fmt::Debug for Exchange {
@@ -65,7 +68,13 @@ impl Exchange {
             closed: AtomicBool::new(false),
             emitter,
             client_waits,
+            deadlines: Arc::default(),
         }
+    }
+
+    /// The time limits of client tools' calls, shared by the tools run in this process.
+    pub(crate) fn deadlines(&self) -> &Arc<Deadlines> {
+        &self.deadlines
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<u64, oneshot::Sender<ExecuteResult>>> {
@@ -122,6 +131,7 @@ impl Exchange {
         let request_id = format!("{REQUEST_PREFIX}{number}");
         let (tx, mut rx) = oneshot::channel();
         self.lock().insert(number, tx);
+        let deadline = self.deadlines.start(timeout);
         let mut wait = Wait::new(self, number, request_id.clone());
         self.emitter.send(ServerMessage::Execute {
             request_id,
@@ -137,7 +147,7 @@ impl Exchange {
             biased;
             answer = &mut rx => answer.ok(),
             _ = ctx.cancel.cancelled() => None,
-            _ = tokio::time::sleep(timeout) => None,
+            _ = deadline.expired() => None,
         };
         if let Some(answer) = answer {
             wait.answered = true;
@@ -158,13 +168,10 @@ impl Exchange {
                 "The client closed its input before it answered this call of {name}; toolrt sent execute_cancel."
             ))
         } else {
-            ToolOutput {
-                status: ToolStatus::TimedOut,
-                ..ToolOutput::failed(format!(
-                    "{name} timed out: the client did not answer within {} ms; toolrt sent execute_cancel.",
-                    timeout.as_millis()
-                ))
-            }
+            ToolOutput::timed_out(format!(
+                "{name} timed out: the client did not answer within {} ms; toolrt sent execute_cancel.",
+                timeout.as_millis()
+            ))
         }
     }
 }
@@ -238,8 +245,7 @@ fn output_of(answer: ExecuteResult, for_hooks: bool) -> ToolOutput {
 mod tests {
     use super::*;
     use crate::emit::Emitter;
-    use crate::tool::ProgressSink;
-    use std::sync::Arc;
+    use crate::tool::{ProgressSink, ToolStatus};
     use tokio_util::sync::CancellationToken;
 
     fn ctx() -> ToolContext {

@@ -23,9 +23,10 @@ use serde_json::Value;
 pub use exchange::{AnswerError, Exchange};
 
 use crate::call::Input;
+use crate::deadlines::Deadlines;
 use crate::protocol::ClientToolSpec;
 use crate::registry::{GroupChange, Registry, Selected};
-use crate::tool::{Tool, ToolContext, ToolOutput, ToolStatus};
+use crate::tool::{Tool, ToolContext, ToolOutput};
 
 /// How long toolrt waits for the answer to one call of a client tool registered without
 /// `timeout_ms`: ten minutes.
@@ -55,8 +56,8 @@ pub type ToolFn = Arc<dyn Fn(Input, ToolContext) -> BoxFuture<'static, ToolOutpu
 enum Runner {
     /// The client, through `execute` / `execute_result`.
     Wire(Arc<Exchange>),
-    /// A function of the library user's.
-    Fn(ToolFn),
+    /// A function of the library user's; its time limits are kept with the wire calls'.
+    Fn(ToolFn, Arc<Deadlines>),
 }
 
 /// A client tool as a toolrt tool. Its calls are matched by permission rules by name only
@@ -89,6 +90,11 @@ impl Tool for ClientTool {
         self.spec.input_schema.clone()
     }
 
+    /// A call the client runs only awaits its answer; a library user's function may compute.
+    fn awaits_io_only(&self) -> bool {
+        matches!(self.runner, Runner::Wire(_))
+    }
+
     /// As registered; by default what `read_only` says.
     fn is_concurrency_safe(&self, _input: &Input) -> bool {
         self.spec.concurrency_safe.unwrap_or(self.spec.read_only)
@@ -101,16 +107,14 @@ impl Tool for ClientTool {
                     .execute(&self.spec.name, input, &ctx, self.timeout)
                     .await
             }
-            Runner::Fn(run) => {
+            Runner::Fn(run, deadlines) => {
                 let name = &self.spec.name;
+                let deadline = deadlines.start(self.timeout);
                 tokio::select! {
                     biased;
                     out = run(input, ctx.clone()) => out,
                     _ = ctx.cancel.cancelled() => ToolOutput::cancelled(format!("The call was cancelled while {name} ran.")),
-                    _ = tokio::time::sleep(self.timeout) => ToolOutput {
-                        status: ToolStatus::TimedOut,
-                        ..ToolOutput::failed(format!("{name} timed out after {} ms.", self.timeout.as_millis()))
-                    },
+                    _ = deadline.expired() => ToolOutput::timed_out(format!("{name} timed out after {} ms.", self.timeout.as_millis())),
                 }
             }
         }
@@ -175,7 +179,8 @@ impl ClientTools {
         spec: ClientToolSpec,
         run: ToolFn,
     ) -> Result<GroupChange, RegisterError> {
-        self.add(vec![(spec, Runner::Fn(run))])
+        let deadlines = self.exchange.deadlines().clone();
+        self.add(vec![(spec, Runner::Fn(run, deadlines))])
     }
 
     fn add(&self, tools: Vec<(ClientToolSpec, Runner)>) -> Result<GroupChange, RegisterError> {
@@ -185,14 +190,17 @@ impl ClientTools {
         };
         let mut sizes = self.sizes.lock().unwrap_or_else(|e| e.into_inner());
         let mut reasons = Vec::new();
-        let mut added_bytes = 0;
+        let mut named: Vec<(String, usize)> = Vec::with_capacity(tools.len());
         let mut built: Vec<Arc<dyn Tool>> = Vec::with_capacity(tools.len());
         for (spec, runner) in tools {
             if let Err(why) = check(&spec) {
                 reasons.push(format!("{}: {why}", shown_name(&spec.name)));
                 continue;
             }
-            added_bytes += spec.description.len() + spec.input_schema.to_string().len();
+            named.push((
+                spec.name.clone(),
+                spec.description.len() + spec.input_schema.to_string().len(),
+            ));
             let timeout = Duration::from_millis(
                 spec.timeout_ms
                     .unwrap_or(DEFAULT_TIMEOUT.as_millis() as u64),
@@ -213,19 +221,13 @@ impl ClientTools {
                 built.len()
             )]));
         }
+        let added_bytes: usize = named.iter().map(|(_, bytes)| bytes).sum();
         let total: usize = sizes.values().sum::<usize>() + added_bytes;
         if total > MAX_TOTAL_BYTES {
             return Err(refuse(vec![format!(
                 "the client tools' descriptions and schemas may hold at most {MAX_TOTAL_BYTES} bytes together; with these they would hold {total}"
             )]));
         }
-        let named: Vec<(String, usize)> = built
-            .iter()
-            .map(|t| {
-                let bytes = t.description().len() + t.input_schema().to_string().len();
-                (t.name().to_string(), bytes)
-            })
-            .collect();
         let change = self
             .registry
             .add_to_group(GROUP, built, Selected::Always)
@@ -467,7 +469,10 @@ mod tests {
                 ..spec("T")
             },
             timeout: DEFAULT_TIMEOUT,
-            runner: Runner::Fn(Arc::new(|_, _| Box::pin(async { ToolOutput::success("") }))),
+            runner: Runner::Fn(
+                Arc::new(|_, _| Box::pin(async { ToolOutput::success("") })),
+                Arc::default(),
+            ),
         };
         for (safe, read_only, expected) in [
             (None, false, false),

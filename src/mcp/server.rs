@@ -23,8 +23,9 @@ use tokio::sync::watch;
 use super::config::{Launch, Transport};
 use super::process::{self, ServerProcess};
 use crate::call::Input;
+use crate::deadlines::Deadlines;
 use crate::registry::GroupChange;
-use crate::tool::{ProgressSink, ToolContext, ToolOutput, ToolStatus};
+use crate::tool::{ProgressSink, ToolContext, ToolOutput};
 
 /// Where `mcp_server` events go (the client's `event` lines, or a library user's function).
 pub type EventSink = Arc<dyn Fn(Value) + Send + Sync>;
@@ -195,110 +196,6 @@ impl Drop for Route<'_> {
     }
 }
 
-/// The tool-call timeouts of one connection, kept by one task instead of a timer per call.
-///
-/// On a current-thread runtime, a timer that becomes the earliest one wakes the I/O driver (an
-/// `eventfd` write and one more `epoll_wait` turn); a timer per call did that on nearly every
-/// call. Here a call only records its deadline, and the sweeper task is woken only when a
-/// deadline is earlier than the one it already sleeps until, which the same timeout for every
-/// call makes rare.
-pub(crate) struct Deadlines {
-    state: Mutex<DeadlineState>,
-    wake: tokio::sync::Notify,
-}
-
-#[derive(Default)]
-struct DeadlineState {
-    next_id: u64,
-    calls: HashMap<u64, (Instant, tokio_util::sync::CancellationToken)>,
-    /// What the sweeper sleeps until (None: it waits for a call).
-    target: Option<Instant>,
-}
-
-/// A call's entry in [`Deadlines`]: its token is cancelled when the deadline passes; dropping it
-/// forgets the call.
-struct Deadline<'a> {
-    deadlines: &'a Deadlines,
-    id: u64,
-    expired: tokio_util::sync::CancellationToken,
-}
-
-impl Drop for Deadline<'_> {
-    fn drop(&mut self) {
-        self.deadlines
-            .state
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .calls
-            .remove(&self.id);
-    }
-}
-
-impl Deadlines {
-    fn new() -> Arc<Self> {
-        Arc::new(Self {
-            state: Mutex::new(DeadlineState::default()),
-            wake: tokio::sync::Notify::new(),
-        })
-    }
-
-    /// Records a call that must end within `timeout`.
-    fn start(&self, timeout: Duration) -> Deadline<'_> {
-        let at = Instant::now() + timeout;
-        let expired = tokio_util::sync::CancellationToken::new();
-        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        let id = state.next_id;
-        state.next_id += 1;
-        state.calls.insert(id, (at, expired.clone()));
-        let sooner = state.target.is_none_or(|target| at < target);
-        if sooner {
-            // Set here so that a burst of calls wakes the sweeper once.
-            state.target = Some(at);
-        }
-        drop(state);
-        if sooner {
-            self.wake.notify_one();
-        }
-        Deadline {
-            deadlines: self,
-            id,
-            expired,
-        }
-    }
-
-    /// Cancels the tokens of calls past their deadline; the earliest deadline left.
-    fn sweep(&self) -> Option<Instant> {
-        let now = Instant::now();
-        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        state.calls.retain(|_, (at, expired)| {
-            if *at <= now {
-                expired.cancel();
-                false
-            } else {
-                true
-            }
-        });
-        let next = state.calls.values().map(|(at, _)| *at).min();
-        state.target = next;
-        next
-    }
-
-    /// The sweeper: runs until aborted (when its connection is dropped).
-    async fn run(self: Arc<Self>) {
-        loop {
-            match self.sweep() {
-                Some(at) => {
-                    tokio::select! {
-                        _ = tokio::time::sleep_until(at.into()) => {}
-                        _ = self.wake.notified() => {}
-                    }
-                }
-                None => self.wake.notified().await,
-            }
-        }
-    }
-}
-
 /// One live session with the server.
 struct Connection {
     client: tokio::sync::Mutex<Option<RunningService<RoleClient, Handler>>>,
@@ -308,15 +205,8 @@ struct Connection {
     process: Option<ServerProcess>,
     /// Set when a call saw the transport fail.
     broken: AtomicBool,
-    /// Its calls' timeouts, and the task that keeps them.
-    deadlines: Arc<Deadlines>,
-    sweeper: tokio::task::AbortHandle,
-}
-
-impl Drop for Connection {
-    fn drop(&mut self) {
-        self.sweeper.abort();
-    }
+    /// Its calls' timeouts (kept by one task of their own, stopped with the connection).
+    deadlines: Deadlines,
 }
 
 impl Connection {
@@ -687,16 +577,13 @@ impl McpServer {
                 return Err(failure);
             }
         };
-        let deadlines = Deadlines::new();
-        let sweeper = tokio::spawn(deadlines.clone().run()).abort_handle();
         let conn = Arc::new(Connection {
             client: tokio::sync::Mutex::new(Some(client)),
             peer,
             shared,
             process,
             broken: AtomicBool::new(false),
-            deadlines,
-            sweeper,
+            deadlines: Deadlines::default(),
         });
         let generation = self.generation.fetch_add(1, Ordering::Relaxed) + 1;
         self.watch_exit(&conn, generation);
@@ -881,7 +768,7 @@ impl McpServer {
                     self.name
                 ))
             }
-            _ = deadline.expired.cancelled() => {
+            _ = deadline.expired() => {
                 let note = CancelledNotificationParam::new(Some(id), Some("request timeout".into()));
                 let _ = conn.peer.notify_cancelled(note).await;
                 self.call_error(&conn, tool, ServiceError::Timeout { timeout }).await
@@ -903,17 +790,11 @@ impl McpServer {
                 }
                 ToolOutput::failed(text)
             }
-            ServiceError::Timeout { timeout } => ToolOutput {
-                status: ToolStatus::TimedOut,
-                content: format!(
-                    "MCP tool {tool:?} of server {:?} did not answer within {} ms; the server was sent notifications/cancelled. (Set the server's \"timeout\" or MCP_TOOL_TIMEOUT for a longer limit.)",
-                    self.name,
-                    timeout.as_millis()
-                ),
-                full_output: None,
-                response: None,
-                attachments: None,
-            },
+            ServiceError::Timeout { timeout } => ToolOutput::timed_out(format!(
+                "MCP tool {tool:?} of server {:?} did not answer within {} ms; the server was sent notifications/cancelled. (Set the server's \"timeout\" or MCP_TOOL_TIMEOUT for a longer limit.)",
+                self.name,
+                timeout.as_millis()
+            )),
             ServiceError::Cancelled { reason } => ToolOutput::cancelled(format!(
                 "The call was cancelled ({}).",
                 reason.as_deref().unwrap_or("no reason given")
@@ -1030,39 +911,4 @@ fn http_transport(
     Ok(rmcp::transport::StreamableHttpClientTransport::with_client(
         client, config,
     ))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Waits (bounded) for a deadline's token.
-    async fn expires(deadline: &Deadline<'_>) -> bool {
-        tokio::time::timeout(Duration::from_secs(10), deadline.expired.cancelled())
-            .await
-            .is_ok()
-    }
-
-    #[tokio::test(flavor = "current_thread")]
-    async fn deadlines_expire_sooner_ones_first_and_dropped_ones_are_forgotten() {
-        let deadlines = Deadlines::new();
-        let sweeper = tokio::spawn(deadlines.clone().run());
-        // The sweeper sleeps until the hour-long deadline; a sooner one must still wake it.
-        let long = deadlines.start(Duration::from_secs(3600));
-        let short = deadlines.start(Duration::from_millis(20));
-        assert!(expires(&short).await, "the sooner deadline expired");
-        assert!(!long.expired.is_cancelled(), "the later one did not");
-        // A call that ended is no longer tracked; one past its deadline is removed by the sweep.
-        let ended = deadlines.start(Duration::from_millis(10));
-        drop(ended);
-        let state = || deadlines.state.lock().unwrap().calls.len();
-        assert_eq!(state(), 1, "only the hour-long call is left");
-        drop(short);
-        drop(long);
-        assert_eq!(state(), 0);
-        // Idle, then a new call: the sweeper wakes for it.
-        let again = deadlines.start(Duration::from_millis(10));
-        assert!(expires(&again).await);
-        sweeper.abort();
-    }
 }

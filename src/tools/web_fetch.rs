@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use super::str_field;
 use crate::call::Input;
 use crate::session::Session;
-use crate::tool::{Access, Subject, Tool, ToolContext, ToolOutput, ToolStatus, Verdict};
+use crate::tool::{Access, Subject, Tool, ToolContext, ToolOutput, Verdict};
 
 /// Whether this build can fetch `https` URLs.
 pub const TLS: bool = true;
@@ -132,10 +132,7 @@ impl Tool for WebFetch {
         };
         tokio::select! {
             out = fetch(client, url, &prompt, &ctx) => out,
-            _ = tokio::time::sleep(TIMEOUT) => ToolOutput {
-                status: ToolStatus::TimedOut,
-                ..ToolOutput::failed(format!("the fetch did not finish within {} s", TIMEOUT.as_secs()))
-            },
+            _ = tokio::time::sleep(TIMEOUT) => ToolOutput::timed_out(format!("the fetch did not finish within {} s", TIMEOUT.as_secs())),
             _ = ctx.cancel.cancelled() => ToolOutput::cancelled("cancelled"),
         }
     }
