@@ -177,14 +177,15 @@ pub struct Registry {
 #[derive(Default)]
 struct Group {
     entries: Vec<Arc<ToolEntry>>,
-    /// `--tools` does not apply (the client's own tools: registering them selects them).
-    unselected: bool,
+    /// Whether `--tools` applies to them.
+    selected: Selected,
 }
 
 /// Whether `--tools` applies to a group's tools.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub enum Selected {
     /// Only the tools `--tools` selects exist (MCP servers', a library user's).
+    #[default]
     BySelection,
     /// Every tool of the group exists (`--tools` names tools known at start-up; a client that
     /// registers a tool has chosen it). Bare-name deny rules still remove them.
@@ -396,7 +397,7 @@ impl Registry {
                 group.to_string(),
                 Group {
                     entries,
-                    unselected: false,
+                    selected: Selected::BySelection,
                 },
             );
         }
@@ -435,7 +436,7 @@ impl Registry {
         }
         let into = groups.entry(group.to_string()).or_insert_with(|| Group {
             entries: Vec::new(),
-            unselected: selected == Selected::Always,
+            selected,
         });
         into.entries.extend(entries);
         Ok(self.publish(&groups, group))
@@ -509,7 +510,7 @@ impl Registry {
         for g in groups.values() {
             for entry in &g.entries {
                 snapshot.known.insert(entry.name.to_string());
-                if (g.unselected || self.base.selection.allows(&entry.name))
+                if (g.selected == Selected::Always || self.base.selection.allows(&entry.name))
                     && !(self.base.removed)(&entry.name)
                 {
                     snapshot

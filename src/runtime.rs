@@ -470,6 +470,29 @@ fn explain_mcp(
         )),
     })
 }
+/// Where MCP servers' status events go: an `mcp_server` event each. A server's newer status
+/// replaces one the client has not read yet, so however often a server restarts or changes its
+/// tools, it holds at most one unwritten event.
+fn mcp_event_sink(events: Emitter) -> crate::mcp::EventSink {
+    let latest: std::sync::Mutex<std::collections::HashMap<String, Arc<crate::emit::Latest>>> =
+        Default::default();
+    Arc::new(move |event: serde_json::Value| {
+        if let serde_json::Value::Object(mut body) = event {
+            body.remove("event");
+            let server = body.get("server").and_then(|v| v.as_str()).unwrap_or("");
+            let stream = latest
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .entry(server.to_string())
+                .or_default()
+                .clone();
+            events.send_latest(
+                &stream,
+                ServerMessage::event("mcp_server", serde_json::Value::Object(body)),
+            );
+        }
+    })
+}
 
 /// The `limits` of the `hello` answer: what a client may send and what it gets back.
 fn limits_for_hello(config: &Config, limits: &crate::settings::Limits) -> serde_json::Value {
@@ -596,27 +619,7 @@ impl Runtime {
         );
         let (emitter, rx) = Emitter::channel();
         // Every MCP server answers or times out before the first call is read.
-        let events = emitter.clone();
-        // A server's newer status replaces one the client has not read yet: however often a
-        // server restarts or changes its tools, each holds at most one unwritten event.
-        let latest: std::sync::Mutex<std::collections::HashMap<String, Arc<crate::emit::Latest>>> =
-            Default::default();
-        let mcp_events: crate::mcp::EventSink = Arc::new(move |event: serde_json::Value| {
-            if let serde_json::Value::Object(mut body) = event {
-                body.remove("event");
-                let server = body.get("server").and_then(|v| v.as_str()).unwrap_or("");
-                let stream = latest
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .entry(server.to_string())
-                    .or_default()
-                    .clone();
-                events.send_latest(
-                    &stream,
-                    ServerMessage::event("mcp_server", serde_json::Value::Object(body)),
-                );
-            }
-        });
+        let mcp_events = mcp_event_sink(emitter.clone());
         let started = crate::mcp::McpServers::start(
             settings,
             &config.mcp,

@@ -6,7 +6,7 @@
 
 use serde_json::Value;
 
-use crate::tool::{Attachments, ToolOutput, ToolStatus};
+use crate::tool::{Attachments, ToolOutput};
 
 /// Maps a result object (`content`, `structuredContent`, `isError`) as the server sent it;
 /// with `for_hooks`, PostToolUse hooks are given the content blocks themselves as
@@ -46,16 +46,25 @@ pub fn map_result(result: &Value, for_hooks: bool) -> ToolOutput {
             structured: structured.cloned(),
         })
     });
+    let response = (for_hooks && !is_error).then(|| Value::Array(blocks.to_vec()));
+    output(is_error, content, response, attachments)
+}
+
+/// A result's output: `failed` when the server flagged it as an error, else `success`.
+fn output(
+    is_error: bool,
+    content: String,
+    response: Option<Value>,
+    attachments: Option<Box<Attachments>>,
+) -> ToolOutput {
+    let out = if is_error {
+        ToolOutput::failed(content)
+    } else {
+        ToolOutput::success(content)
+    };
     ToolOutput {
-        status: if is_error {
-            ToolStatus::Failed
-        } else {
-            ToolStatus::Success
-        },
-        content,
-        full_output: None,
-        response: (for_hooks && !is_error).then(|| Value::Array(blocks.to_vec())),
         attachments,
+        ..out.with_response(response)
     }
 }
 
@@ -88,22 +97,13 @@ pub fn map_typed(result: rmcp::model::CallToolResult, for_hooks: bool) -> ToolOu
         all
     });
     let structured = result.structured_content.filter(|v| !v.is_null());
-    ToolOutput {
-        status: if is_error {
-            ToolStatus::Failed
-        } else {
-            ToolStatus::Success
-        },
-        content,
-        full_output: None,
-        response,
-        attachments: structured.map(|structured| {
-            Box::new(Attachments {
-                blocks: Vec::new(),
-                structured: Some(structured),
-            })
-        }),
-    }
+    let attachments = structured.map(|structured| {
+        Box::new(Attachments {
+            blocks: Vec::new(),
+            structured: Some(structured),
+        })
+    });
+    output(is_error, content, response, attachments)
 }
 
 enum Part {
@@ -167,6 +167,7 @@ fn describe(block: &Value) -> Part {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tool::ToolStatus;
     use serde_json::json;
 
     #[test]
