@@ -52,23 +52,12 @@ fn with_no_rule_a_call_asks_even_when_read_only_and_runs_once_approved() {
 #[test]
 fn deny_and_ask_rules_with_a_specifier_cover_every_call_and_a_bare_deny_removes_the_tool() {
     let sb = Sandbox::new();
-    let settings = sb.dir.path().join("settings.json");
-    std::fs::write(
-        &settings,
-        json!({"permissions": {
-            "allow": ["Guarded", "Asked", "Gone"],
-            "deny": ["Guarded(anything at all)", "Gone"],
-            "ask": ["Asked(x)"]
-        }})
-        .to_string(),
-    )
-    .unwrap();
-    let mut server = sb.serve(&[
-        "--settings",
-        settings.to_str().unwrap(),
-        "--permission-prompt",
-        "none",
-    ]);
+    let settings = sb.settings_file(&json!({"permissions": {
+        "allow": ["Guarded", "Asked", "Gone"],
+        "deny": ["Guarded(anything at all)", "Gone"],
+        "ask": ["Asked(x)"]
+    }}));
+    let mut server = sb.serve(&["--settings", &settings, "--permission-prompt", "none"]);
     let changed = register(
         &mut server,
         json!([
@@ -122,28 +111,17 @@ fn hooks_see_the_call_before_and_after_the_client_runs_it() {
     let sb = Sandbox::new();
     let pre = sb.dir.path().join("pre.json");
     let post = sb.dir.path().join("post.json");
-    let settings = sb.dir.path().join("settings.json");
     let rewrite = json!({"hookSpecificOutput": {
         "hookEventName": "PreToolUse",
         "permissionDecision": "allow",
         "updatedInput": {"q": "rewritten"}
     }});
-    std::fs::write(
-        &settings,
-        json!({"hooks": {
-            "PreToolUse": [{"matcher": "Hooked", "hooks": [{"type": "command", "command": format!("cat > '{}'; echo '{}'", pre.display(), rewrite)}]}],
-            "PostToolUse": [{"matcher": "Hooked", "hooks": [{"type": "command", "command": format!("cat > '{}'", post.display())}]}]
-        }})
-        .to_string(),
-    )
-    .unwrap();
+    let settings = sb.settings_file(&json!({"hooks": {
+        "PreToolUse": [{"matcher": "Hooked", "hooks": [{"type": "command", "command": format!("cat > '{}'; echo '{}'", pre.display(), rewrite)}]}],
+        "PostToolUse": [{"matcher": "Hooked", "hooks": [{"type": "command", "command": format!("cat > '{}'", post.display())}]}]
+    }}));
     // No allow rule: the hook's allow lets the call run.
-    let mut server = sb.serve(&[
-        "--settings",
-        settings.to_str().unwrap(),
-        "--permission-prompt",
-        "none",
-    ]);
+    let mut server = sb.serve(&["--settings", &settings, "--permission-prompt", "none"]);
     register(&mut server, json!([tool("Hooked", json!({}))]));
     server.tool_use("h", "Hooked", json!({"q": "original"}));
     let execute = execute_of(&mut server, "h");

@@ -94,14 +94,8 @@ fn a_registered_tool_is_called_through_execute_and_answered_once() {
 #[test]
 fn a_refused_registration_names_each_tool_and_registers_none_of_them() {
     let sb = Sandbox::new();
-    let settings = sb.dir.path().join("settings.json");
-    std::fs::write(&settings, json!({"aliases": {"Shell": "Bash"}}).to_string()).unwrap();
-    let mut server = sb.serve(&[
-        "--settings",
-        settings.to_str().unwrap(),
-        "--allowed-tools",
-        "Good",
-    ]);
+    let settings = sb.settings_file(&json!({"aliases": {"Shell": "Bash"}}));
+    let mut server = sb.serve(&["--settings", &settings, "--allowed-tools", "Good"]);
     register(&mut server, json!([tool("Taken", json!({}))]));
     let bad_schema = json!({"name": "BadSchema", "input_schema": {"type": "object", "properties": {"a": {"type": 12}}}});
     for (tools, needles) in [

@@ -9,7 +9,7 @@ mod support;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
+use serde_json::json;
 use support::mcp::{self, everything, fixtures, probe, raw, status_event};
 use support::{Sandbox, pid_alive};
 
@@ -19,12 +19,6 @@ fn wait_gone(pid: i32) {
         assert!(Instant::now() < deadline, "process {pid} is still running");
         std::thread::sleep(Duration::from_millis(20));
     }
-}
-
-fn settings(sandbox: &Sandbox, value: Value) -> String {
-    let path = sandbox.dir.path().join("settings.json");
-    std::fs::write(&path, value.to_string()).unwrap();
-    path.display().to_string()
 }
 
 /// The probe server's own pid, from its `env` tool.
@@ -41,7 +35,7 @@ fn probe_pid(server: &mut support::Server, id: &str, tool: &str) -> i32 {
 #[test]
 fn failed_servers_are_reported_and_the_others_work() {
     let sandbox = Sandbox::new();
-    let settings = settings(&sandbox, json!({"env": {"MCP_TIMEOUT": "5000"}}));
+    let settings = sandbox.settings_file(&json!({"env": {"MCP_TIMEOUT": "5000"}}));
     let started = Instant::now();
     let mut server = mcp::serve(
         &sandbox,

@@ -45,6 +45,14 @@ impl Sandbox {
         p
     }
 
+    /// Writes `value` as a settings file beside the working folder (not in it, so the tool calls
+    /// under test never see it); its path, for `--settings`.
+    pub(crate) fn settings_file(&self, value: &Value) -> String {
+        let path = self.dir.path().join("settings.json");
+        std::fs::write(&path, value.to_string()).unwrap();
+        path.display().to_string()
+    }
+
     /// Starts `toolrt serve --cwd <cwd> --output-dir <out>` plus `args`.
     pub(crate) fn serve(&self, args: &[&str]) -> Server {
         let mut all = vec![
