@@ -9,22 +9,20 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::budget::Budget;
 use crate::client_tools::{ClientTools, Exchange, RegisterError};
 use crate::dispatch::{Dispatcher, Limits};
 use crate::emit::{Emitter, Outbox};
-use crate::execute::Executor;
-use crate::hooks::{HookConfig, HookEnv, HookRunner, Hooks};
-use crate::permission::{Permission, RuleFilter};
 use crate::protocol::{ClientMessage, ServerMessage};
-use crate::registry::{GroupChange, Registry, Selection};
+use crate::registry::{GroupChange, Registry};
 use crate::session::Session;
-use crate::supervisor::{Pipeline, PipelineOptions, Stages};
+use crate::supervisor::{Pipeline, PipelineOptions};
 use crate::tool::Tool;
 use crate::tools::ToolState;
-use crate::validate::Validator;
 
-use assemble::{build_policy_and_registry, limits_for_hello, mcp_event_sink, report_warnings};
+use assemble::{
+    build_policy_and_registry, hook_config, limits_for_hello, mcp_event_sink, output_limits,
+    report_warnings, spawn_hooks, spawn_stages, warn_unmatched_mcp_selection, working_dir,
+};
 use config::output_folder;
 pub use config::{Config, OutputDir, StartError, default_output_dir};
 pub use explain::{Explained, explain};
@@ -119,14 +117,7 @@ impl Runtime {
     /// ends once the runtime is shut down and every message is out. Read it steadily: a call's
     /// admission place is given back only when its result has been taken from the outbox.
     pub async fn start(config: Config) -> Result<(Self, Outbox), StartError> {
-        let cwd = std::fs::canonicalize(&config.cwd)
-            .map_err(|e| StartError::Io(format!("--cwd {}: {e}", config.cwd.display())))?;
-        if !cwd.is_dir() {
-            return Err(StartError::Io(format!(
-                "--cwd {}: not a directory",
-                cwd.display()
-            )));
-        }
+        let cwd = working_dir(&config)?;
         let mut session = Session::new(cwd.clone(), PathBuf::new());
         let (output_dir, temp_output) = output_folder(&config.output_dir, &session.id, &cwd)?;
         session.output_dir = output_dir.clone();
@@ -164,74 +155,13 @@ impl Runtime {
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
         session.guard = policy.clone();
-        let mut limits = settings.limits.clone();
-        if let Some(tokens) = crate::mcp::lookup_var(settings, "MAX_MCP_OUTPUT_TOKENS") {
-            match tokens.trim().parse::<usize>() {
-                // The reference counts four characters a token.
-                Ok(n) if n > 0 => limits.mcp_chars = n.saturating_mul(4),
-                _ => warnings.push(format!(
-                    "MAX_MCP_OUTPUT_TOKENS={tokens:?} is not a positive number of tokens; ignored"
-                )),
-            }
-        }
+        let limits = output_limits(settings, &mut warnings);
         let session = Arc::new(session);
 
-        let mut hook_config = HookConfig::new();
-        for (file, hooks) in settings.sections("hooks") {
-            hook_config.add_settings_file(file, hooks, &crate::permission::check_rule)?;
-        }
-        // Plugin data lives under the home directory, so it outlives the session.
-        let data_root = session.home.join(".toolrt").join("plugin-data");
-        for dir in &config.plugin_dirs {
-            let plugin = crate::hooks::plugin::load(dir, &data_root)?;
-            for file in &plugin.hooks {
-                hook_config.add_plugin_file(
-                    &file.file,
-                    &file.hooks,
-                    &crate::permission::check_rule,
-                    plugin.info.clone(),
-                )?;
-            }
-        }
-        for (event, matcher, timeout, hook) in &config.in_process_hooks {
-            hook_config.register_fn(*event, matcher, *timeout, hook.clone())?;
-        }
+        let hook_config = hook_config(&config, &session)?;
         warnings.extend(hook_config.warnings());
         report_warnings(config.strict_settings, &warnings)?;
-        let hooks = if hook_config.is_empty() {
-            Hooks::none()
-        } else {
-            let env = HookEnv {
-                cwd: session.cwd.clone(),
-                project_dir: session.cwd.clone(),
-                // The client's id for hooks; toolrt's own id still names its output folder, so a
-                // client-chosen id never becomes a path.
-                session_id: config
-                    .session_id
-                    .clone()
-                    .unwrap_or_else(|| session.id.clone()),
-                transcript_path: config.transcript_path.clone(),
-                env_scrub: settings.env_scrub.clone(),
-                env: session.env.clone(),
-                output_dir: session.output_dir.clone(),
-            };
-            let events = emitter.clone();
-            let emit = Arc::new(move |event: serde_json::Value| {
-                if let serde_json::Value::Object(mut body) = event {
-                    body.remove("type");
-                    events.send(ServerMessage::Event(crate::protocol::EventBody(body)));
-                }
-            });
-            let runner = HookRunner::new(
-                Arc::new(hook_config),
-                env,
-                Arc::new(RuleFilter(policy.clone())),
-                emit,
-            );
-            Hooks::spawn(Arc::new(runner))
-                .await
-                .map_err(|_| StartError::Spawn("hooks"))?
-        };
+        let hooks = spawn_hooks(hook_config, &config, &session, &policy, &emitter).await?;
         let hello_limits = limits_for_hello(&config, &limits);
         let registry = Arc::new(registry);
         // Weak: the registry holds the servers' tools, which hold their server.
@@ -241,39 +171,19 @@ impl Runtime {
                 .map(|r| r.set_group(group, tools))
                 .unwrap_or_default()
         }));
-        if let Selection::Only(names) = &config.selection {
-            let available = registry.available();
-            for name in names.iter().filter(|n| n.starts_with("mcp__")) {
-                if !available.iter().any(|a| {
-                    config.selection.allows(a)
-                        && (a == name
-                            || crate::mcp::names::server_of(a)
-                                == crate::mcp::names::server_of(name))
-                }) {
-                    tracing::warn!("--tools: {name:?} is no tool of a connected MCP server (yet)");
-                }
-            }
-        }
-        let (validator, _) = Validator::spawn(registry.clone(), session.clone())
-            .await
-            .map_err(|_| StartError::Spawn("validate"))?;
-        let (permission, _) = Permission::spawn(policy.clone())
-            .await
-            .map_err(|_| StartError::Spawn("permission"))?;
-        let (executor, _) = Executor::spawn()
-            .await
-            .map_err(|_| StartError::Spawn("execute"))?;
-        let (budget, _) = Budget::spawn(limits, output_dir, temp_output.is_some())
-            .await
-            .map_err(|_| StartError::Spawn("budget"))?;
+        warn_unmatched_mcp_selection(&config.selection, &registry);
+        let stages = spawn_stages(
+            &registry,
+            &session,
+            &policy,
+            hooks,
+            limits,
+            output_dir,
+            temp_output.is_some(),
+        )
+        .await?;
         let pipeline = Pipeline::new(
-            Stages {
-                validator,
-                hooks,
-                permission,
-                executor,
-                budget,
-            },
+            stages,
             session.clone(),
             emitter,
             PipelineOptions {

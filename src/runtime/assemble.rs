@@ -1,16 +1,23 @@
-//! The parts `Runtime::start` is assembled from, the policy and registry shared with
-//! `explain`.
+//! The steps `Runtime::start` is assembled from, in the order it takes them; the policy and
+//! registry are shared with `explain`.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::{Config, StartError};
+use crate::budget::Budget;
 use crate::emit::Emitter;
-use crate::permission::{Policy, PolicyBuilder};
+use crate::execute::Executor;
+use crate::hooks::{HookConfig, HookEnv, HookRunner, Hooks};
+use crate::permission::{Permission, Policy, PolicyBuilder, RuleFilter};
 use crate::protocol::ServerMessage;
-use crate::registry::{Naming, Registry};
+use crate::registry::{Naming, Registry, Selection};
+use crate::session::Session;
+use crate::settings::{Limits, Settings};
+use crate::supervisor::Stages;
 use crate::tool::Tool;
 use crate::tools::ToolState;
+use crate::validate::Validator;
 
 /// Start-up warnings (settings keys toolrt does not know or ignores): each printed once on
 /// stderr, or, with `strict`, refused all together.
@@ -116,7 +123,7 @@ pub(super) fn mcp_event_sink(events: Emitter) -> crate::mcp::EventSink {
 }
 
 /// The `limits` of the `hello` answer: what a client may send and what it gets back.
-pub(super) fn limits_for_hello(config: &Config, limits: &crate::settings::Limits) -> serde_json::Value {
+pub(super) fn limits_for_hello(config: &Config, limits: &Limits) -> serde_json::Value {
     serde_json::json!({
         "max_line_bytes": crate::server::MAX_LINE_BYTES,
         "max_in_flight": config.max_in_flight,
@@ -131,5 +138,152 @@ pub(super) fn limits_for_hello(config: &Config, limits: &crate::settings::Limits
         "per_tool": limits.per_tool,
         "read_lines": crate::tools::read::DEFAULT_LINES,
         "read_chars": crate::budget::success_limit_for("Read", crate::tool::BudgetClass::Other, limits),
+    })
+}
+
+/// The working directory, canonical, which must be a directory.
+pub(super) fn working_dir(config: &Config) -> Result<PathBuf, StartError> {
+    let cwd = std::fs::canonicalize(&config.cwd)
+        .map_err(|e| StartError::Io(format!("--cwd {}: {e}", config.cwd.display())))?;
+    if !cwd.is_dir() {
+        return Err(StartError::Io(format!(
+            "--cwd {}: not a directory",
+            cwd.display()
+        )));
+    }
+    Ok(cwd)
+}
+
+/// The settings' output limits, with `MAX_MCP_OUTPUT_TOKENS` applied (a warning when it is not
+/// a positive number).
+pub(super) fn output_limits(settings: &Settings, warnings: &mut Vec<String>) -> Limits {
+    let mut limits = settings.limits.clone();
+    if let Some(tokens) = crate::mcp::lookup_var(settings, "MAX_MCP_OUTPUT_TOKENS") {
+        match tokens.trim().parse::<usize>() {
+            // The reference counts four characters a token.
+            Ok(n) if n > 0 => limits.mcp_chars = n.saturating_mul(4),
+            _ => warnings.push(format!(
+                "MAX_MCP_OUTPUT_TOKENS={tokens:?} is not a positive number of tokens; ignored"
+            )),
+        }
+    }
+    limits
+}
+
+/// Every hook of the session: the settings files', the plugin directories', the library
+/// user's in-process ones.
+pub(super) fn hook_config(config: &Config, session: &Session) -> Result<HookConfig, StartError> {
+    let mut hook_config = HookConfig::new();
+    for (file, hooks) in config.settings.sections("hooks") {
+        hook_config.add_settings_file(file, hooks, &crate::permission::check_rule)?;
+    }
+    // Plugin data lives under the home directory, so it outlives the session.
+    let data_root = session.home.join(".toolrt").join("plugin-data");
+    for dir in &config.plugin_dirs {
+        let plugin = crate::hooks::plugin::load(dir, &data_root)?;
+        for file in &plugin.hooks {
+            hook_config.add_plugin_file(
+                &file.file,
+                &file.hooks,
+                &crate::permission::check_rule,
+                plugin.info.clone(),
+            )?;
+        }
+    }
+    for (event, matcher, timeout, hook) in &config.in_process_hooks {
+        hook_config.register_fn(*event, matcher, *timeout, hook.clone())?;
+    }
+    Ok(hook_config)
+}
+
+/// The hook stage: none at all without hooks, else a runner whose events go to the client.
+pub(super) async fn spawn_hooks(
+    hook_config: HookConfig,
+    config: &Config,
+    session: &Session,
+    policy: &Arc<Policy>,
+    emitter: &Emitter,
+) -> Result<Hooks, StartError> {
+    if hook_config.is_empty() {
+        return Ok(Hooks::none());
+    }
+    let env = HookEnv {
+        cwd: session.cwd.clone(),
+        project_dir: session.cwd.clone(),
+        // The client's id for hooks; toolrt's own id still names its output folder, so a
+        // client-chosen id never becomes a path.
+        session_id: config
+            .session_id
+            .clone()
+            .unwrap_or_else(|| session.id.clone()),
+        transcript_path: config.transcript_path.clone(),
+        env_scrub: config.settings.env_scrub.clone(),
+        env: session.env.clone(),
+        output_dir: session.output_dir.clone(),
+    };
+    let events = emitter.clone();
+    let emit = Arc::new(move |event: serde_json::Value| {
+        if let serde_json::Value::Object(mut body) = event {
+            body.remove("type");
+            events.send(ServerMessage::Event(crate::protocol::EventBody(body)));
+        }
+    });
+    let runner = HookRunner::new(
+        Arc::new(hook_config),
+        env,
+        Arc::new(RuleFilter(policy.clone())),
+        emit,
+    );
+    Hooks::spawn(Arc::new(runner))
+        .await
+        .map_err(|_| StartError::Spawn("hooks"))
+}
+
+/// Warns about each `--tools` name of an MCP tool that no connected server offers (its server
+/// may still add it later).
+pub(super) fn warn_unmatched_mcp_selection(selection: &Selection, registry: &Registry) {
+    let Selection::Only(names) = selection else {
+        return;
+    };
+    let available = registry.available();
+    for name in names.iter().filter(|n| n.starts_with("mcp__")) {
+        if !available.iter().any(|a| {
+            selection.allows(a)
+                && (a == name
+                    || crate::mcp::names::server_of(a) == crate::mcp::names::server_of(name))
+        }) {
+            tracing::warn!("--tools: {name:?} is no tool of a connected MCP server (yet)");
+        }
+    }
+}
+
+/// The stage actors, with the hook stage already running.
+pub(super) async fn spawn_stages(
+    registry: &Arc<Registry>,
+    session: &Arc<Session>,
+    policy: &Arc<Policy>,
+    hooks: Hooks,
+    limits: Limits,
+    output_dir: PathBuf,
+    temporary_output: bool,
+) -> Result<Stages, StartError> {
+    let (validator, _) = Validator::spawn(registry.clone(), session.clone())
+        .await
+        .map_err(|_| StartError::Spawn("validate"))?;
+    let (permission, _) = Permission::spawn(policy.clone())
+        .await
+        .map_err(|_| StartError::Spawn("permission"))?;
+    let (executor, _) = Executor::spawn()
+        .await
+        .map_err(|_| StartError::Spawn("execute"))?;
+    let (budget, _) = Budget::spawn(limits, output_dir, temporary_output)
+        .await
+        .map_err(|_| StartError::Spawn("budget"))?;
+    Ok(Stages {
+        validator,
+        hooks,
+        permission,
+        executor,
+        budget,
     })
 }
