@@ -164,35 +164,7 @@ async fn measure(options: &Options) -> Result<Report, String> {
     progress.step("decide: 1,000 rules");
     let (decide, decide_cases) = decide(&ws.cwd, sizes.decide_samples)?;
 
-    progress.step(&format!(
-        "latency: {} calls each, inline floor / actor floor / toolrt no-op, {} rounds",
-        sizes.latency_calls, sizes.rounds
-    ));
-    let inline = floors::Inline::new(&ws.cwd)?;
-    let mut actor = floors::ActorFloor::start().await?;
-    let mut noop = Driver::noop(&ws.cwd, None).await?;
-    // Warm up caches, the allocator and the schedulers before anything counts.
-    let warm = (sizes.latency_calls / 20).max(10);
-    inline.run(next_ids(warm), warm).await?;
-    actor.run(warm, floors::FLOOR_STAGES).await?;
-    actor.run(warm, floors::NOOP_HOPS).await?;
-    noop.latency(workload::noop_line, next_ids(warm), warm)
-        .await?;
-    let rounds = sizes.rounds.max(1);
-    let per_round = sizes.latency_calls.div_ceil(rounds);
-    let (mut inline_s, mut actor_s, mut noop_s) = (Vec::new(), Vec::new(), Vec::new());
-    let mut actor_hops_s = Vec::new();
-    for round in 0..rounds {
-        progress.step(&format!("  round {} of {rounds}", round + 1));
-        inline_s.extend(inline.run(next_ids(per_round), per_round).await?);
-        actor_s.extend(actor.run(per_round, floors::FLOOR_STAGES).await?);
-        actor_hops_s.extend(actor.run(per_round, floors::NOOP_HOPS).await?);
-        noop_s.extend(
-            noop.latency(workload::noop_line, next_ids(per_round), per_round)
-                .await?,
-        );
-    }
-    actor.stop();
+    let (latency, mut noop) = latency(&ws.cwd, &sizes, &progress, &mut next_ids).await?;
 
     progress.step(&format!(
         "throughput: {} calls at 16 and at 1,000 in flight",
@@ -211,25 +183,7 @@ async fn measure(options: &Options) -> Result<Report, String> {
         "stages: {} calls timed stage by stage",
         sizes.stage_calls
     ));
-    let clock = std::sync::Arc::new(pipeline::Clock::default());
-    let mut clocked = Driver::noop(&ws.cwd, Some(clock.clone())).await?;
-    clocked
-        .latency(workload::noop_line, next_ids(warm), warm)
-        .await?;
-    clock.take();
-    let clocked_total = clocked
-        .latency(
-            workload::noop_line,
-            next_ids(sizes.stage_calls),
-            sizes.stage_calls,
-        )
-        .await?;
-    let stages = crate::supervisor::Stage::ALL
-        .iter()
-        .zip(clock.take())
-        .map(|(stage, samples)| (stage.name(), Dist::new(samples)))
-        .collect();
-    clocked.shutdown().await;
+    let (stages, clocked_total) = stage_breakdown(&ws.cwd, &sizes, &mut next_ids).await?;
 
     progress.step(&format!(
         "bash: {} runs of `true` each, toolrt and direct, at 1 and 4 in flight",
@@ -244,7 +198,7 @@ async fn measure(options: &Options) -> Result<Report, String> {
     let client_tool = client::measure(
         &ws.cwd,
         (sizes.latency_calls / 10).max(20),
-        rounds,
+        sizes.rounds.max(1),
         &mut next_ids,
     )
     .await?;
@@ -266,14 +220,14 @@ async fn measure(options: &Options) -> Result<Report, String> {
     Ok(Report {
         mode,
         cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
-        inline: Dist::new(inline_s),
-        actor: Dist::new(actor_s),
-        actor_same_hops: Dist::new(actor_hops_s),
-        noop: Dist::new(noop_s),
+        inline: latency.inline,
+        actor: latency.actor,
+        actor_same_hops: latency.actor_same_hops,
+        noop: latency.noop,
         throughput_c16: n as f64 / c16.as_secs_f64(),
         throughput_c1000: n as f64 / c1000.as_secs_f64(),
         stages,
-        clocked_total: Dist::new(clocked_total),
+        clocked_total,
         bash,
         mcp,
         client_tool,
@@ -282,6 +236,96 @@ async fn measure(options: &Options) -> Result<Report, String> {
         memory,
         memory_calls: sizes.memory_calls,
     })
+}
+
+/// One call in flight: the inline floor, the actor floor (with its own stages and with
+/// toolrt's hops) and toolrt's no-op, interleaved round by round.
+struct Latency {
+    inline: Dist,
+    actor: Dist,
+    actor_same_hops: Dist,
+    noop: Dist,
+}
+
+/// The latency runs, each warmed up first; the no-op driver is handed back for the throughput
+/// runs.
+async fn latency(
+    cwd: &std::path::Path,
+    sizes: &Sizes,
+    progress: &Progress,
+    next_ids: &mut impl FnMut(usize) -> u64,
+) -> Result<(Latency, Driver), String> {
+    progress.step(&format!(
+        "latency: {} calls each, inline floor / actor floor / toolrt no-op, {} rounds",
+        sizes.latency_calls, sizes.rounds
+    ));
+    let inline = floors::Inline::new(cwd)?;
+    let mut actor = floors::ActorFloor::start().await?;
+    let mut noop = Driver::noop(cwd, None).await?;
+    // Warm up caches, the allocator and the schedulers before anything counts.
+    let warm = warm_up_calls(sizes);
+    inline.run(next_ids(warm), warm).await?;
+    actor.run(warm, floors::FLOOR_STAGES).await?;
+    actor.run(warm, floors::NOOP_HOPS).await?;
+    noop.latency(workload::noop_line, next_ids(warm), warm)
+        .await?;
+    let rounds = sizes.rounds.max(1);
+    let per_round = sizes.latency_calls.div_ceil(rounds);
+    let (mut inline_s, mut actor_s, mut noop_s) = (Vec::new(), Vec::new(), Vec::new());
+    let mut actor_hops_s = Vec::new();
+    for round in 0..rounds {
+        progress.step(&format!("  round {} of {rounds}", round + 1));
+        inline_s.extend(inline.run(next_ids(per_round), per_round).await?);
+        actor_s.extend(actor.run(per_round, floors::FLOOR_STAGES).await?);
+        actor_hops_s.extend(actor.run(per_round, floors::NOOP_HOPS).await?);
+        noop_s.extend(
+            noop.latency(workload::noop_line, next_ids(per_round), per_round)
+                .await?,
+        );
+    }
+    actor.stop();
+    let latency = Latency {
+        inline: Dist::new(inline_s),
+        actor: Dist::new(actor_s),
+        actor_same_hops: Dist::new(actor_hops_s),
+        noop: Dist::new(noop_s),
+    };
+    Ok((latency, noop))
+}
+
+/// Calls run before a latency run counts.
+fn warm_up_calls(sizes: &Sizes) -> usize {
+    (sizes.latency_calls / 20).max(10)
+}
+
+/// A no-op run timed stage by stage (`StageClock`): each stage's distribution, and the whole
+/// call's in the same run.
+async fn stage_breakdown(
+    cwd: &std::path::Path,
+    sizes: &Sizes,
+    next_ids: &mut impl FnMut(usize) -> u64,
+) -> Result<(Vec<(&'static str, Dist)>, Dist), String> {
+    let clock = std::sync::Arc::new(pipeline::Clock::default());
+    let mut clocked = Driver::noop(cwd, Some(clock.clone())).await?;
+    let warm = warm_up_calls(sizes);
+    clocked
+        .latency(workload::noop_line, next_ids(warm), warm)
+        .await?;
+    clock.take();
+    let clocked_total = clocked
+        .latency(
+            workload::noop_line,
+            next_ids(sizes.stage_calls),
+            sizes.stage_calls,
+        )
+        .await?;
+    let stages = crate::supervisor::Stage::ALL
+        .iter()
+        .zip(clock.take())
+        .map(|(stage, samples)| (stage.name(), Dist::new(samples)))
+        .collect();
+    clocked.shutdown().await;
+    Ok((stages, Dist::new(clocked_total)))
 }
 
 /// (case name, median µs) of each decision case.

@@ -8,6 +8,27 @@ use super::stats::{Dist, ratio};
 
 const MB: f64 = 1024.0 * 1024.0;
 
+/// The printed table: a row is a name, a value and a note.
+#[derive(Default)]
+struct Table(String);
+
+impl Table {
+    fn row(&mut self, name: &str, value: String, note: &str) {
+        self.0
+            .push_str(&format!("{name:<34} {value:>14}  {note}\n"));
+    }
+}
+
+/// Microseconds, as the table shows them.
+fn us(v: f64) -> String {
+    format!("{v:.2} µs")
+}
+
+/// A ratio, as the table shows it.
+fn x(v: f64) -> String {
+    format!("{v:.2}x")
+}
+
 /// Everything one `toolrt bench` run measured.
 pub struct Report {
     /// `full`, `quick` or `smoke`.
@@ -113,13 +134,8 @@ impl Report {
 
     /// The table printed on stdout.
     pub fn table(&self) -> String {
-        let mut t = String::new();
-        let mut row = |name: &str, value: String, note: &str| {
-            t.push_str(&format!("{name:<34} {value:>14}  {note}\n"));
-        };
-        let us = |v: f64| format!("{v:.2} µs");
-        let x = |v: f64| format!("{v:.2}x");
-        row(
+        let mut t = Table::default();
+        t.row(
             "toolrt bench",
             self.mode.to_string(),
             &format!(
@@ -127,7 +143,18 @@ impl Report {
                 self.cores
             ),
         );
-        row(
+        self.latency_rows(&mut t);
+        self.bash_rows(&mut t);
+        self.mcp_rows(&mut t);
+        self.client_tool_rows(&mut t);
+        self.decide_and_memory_rows(&mut t);
+        self.stage_rows(&mut t);
+        t.0
+    }
+
+    /// One call in flight against the floors, and throughput.
+    fn latency_rows(&self, t: &mut Table) {
+        t.row(
             "inline floor p50",
             us(self.inline.p50_us()),
             &format!(
@@ -136,7 +163,7 @@ impl Report {
                 self.inline.len()
             ),
         );
-        row(
+        t.row(
             "actor floor p50",
             us(self.actor.p50_us()),
             &format!(
@@ -145,7 +172,7 @@ impl Report {
                 super::floors::FLOOR_STAGES
             ),
         );
-        row(
+        t.row(
             &format!("actor floor p50, {} hops", super::floors::NOOP_HOPS),
             us(self.actor_same_hops.p50_us()),
             &format!(
@@ -153,90 +180,101 @@ impl Report {
                 self.actor_same_hops.p99_us()
             ),
         );
-        row(
+        t.row(
             "toolrt no-op p50",
             us(self.noop.p50_us()),
             &format!("{} calls, one in flight, 100 rules", self.noop.len()),
         );
-        row("toolrt no-op p99", us(self.noop.p99_us()), "");
-        row(
+        t.row("toolrt no-op p99", us(self.noop.p99_us()), "");
+        t.row(
             "ratio no-op / actor floor",
             x(self.ratio_noop_vs_actor_floor()),
             "goal ≤ 1.3",
         );
-        row(
+        t.row(
             &format!("ratio no-op / {}-hop floor", super::floors::NOOP_HOPS),
             x(self.ratio_noop_vs_actor_floor_same_hops()),
             "",
         );
-        row(
+        t.row(
             "ratio no-op / inline",
             x(self.ratio_noop_vs_inline()),
             "goal ≤ 5",
         );
-        row(
+        t.row(
             "no-op throughput, 16 in flight",
             format!("{:.0}/s", self.throughput_c16),
             "",
         );
-        row(
+        t.row(
             "no-op throughput, 1,000 in flight",
             format!("{:.0}/s", self.throughput_c1000),
             "goal ≥ 200,000/s",
         );
-        row(
+    }
+
+    /// Bash `true` through toolrt against a direct spawn.
+    fn bash_rows(&self, t: &mut Table) {
+        t.row(
             "bash true p50, toolrt, 1",
             us(self.bash.toolrt_c1.p50_us()),
             &format!("direct {:.2} µs", self.bash.direct_c1.p50_us()),
         );
-        row(
+        t.row(
             "bash ratio, 1 in flight",
             x(self.bash_ratio()),
             "goal ≤ 1.05",
         );
-        row(
+        t.row(
             "bash true p50, toolrt, 4",
             us(self.bash.toolrt_c4.p50_us()),
             &format!("direct {:.2} µs", self.bash.direct_c4.p50_us()),
         );
-        row("bash ratio, 4 in flight", x(self.bash_ratio_c4()), "");
-        match &self.mcp {
-            Some(m) => {
-                row(
-                    "mcp echo p50, toolrt, 1",
-                    us(m.toolrt.c1.p50_us()),
-                    &format!(
-                        "bare rmcp {:.2} µs; p99 {:.2} vs {:.2} µs",
-                        m.bare.c1.p50_us(),
-                        m.toolrt.c1.p99_us(),
-                        m.bare.c1.p99_us()
-                    ),
-                );
-                row("mcp ratio, 1 in flight", x(m.ratio_c1()), "goal ≤ 1.10");
-                row(
-                    "mcp cpu per call, toolrt, 1",
-                    us(m.toolrt.cpu_c1_us),
-                    &format!("bare rmcp {:.2} µs", m.bare.cpu_c1_us),
-                );
-                row(
-                    "mcp throughput, 16 in flight",
-                    format!("{:.0}/s", m.toolrt.c16),
-                    &format!(
-                        "bare rmcp {:.0}/s ({}); goal ≥ bare",
-                        m.bare.c16,
-                        x(m.throughput_ratio_c16())
-                    ),
-                );
-                row(
-                    "mcp cpu per call, toolrt, 16",
-                    us(m.toolrt.cpu_c16_us),
-                    &format!("bare rmcp {:.2} µs", m.bare.cpu_c16_us),
-                );
-            }
-            None => row("mcp", "skipped".into(), "no MCP server to measure"),
-        }
+        t.row("bash ratio, 4 in flight", x(self.bash_ratio_c4()), "");
+    }
+
+    /// An MCP echo through toolrt against a bare rmcp client.
+    fn mcp_rows(&self, t: &mut Table) {
+        let Some(m) = &self.mcp else {
+            t.row("mcp", "skipped".into(), "no MCP server to measure");
+            return;
+        };
+        t.row(
+            "mcp echo p50, toolrt, 1",
+            us(m.toolrt.c1.p50_us()),
+            &format!(
+                "bare rmcp {:.2} µs; p99 {:.2} vs {:.2} µs",
+                m.bare.c1.p50_us(),
+                m.toolrt.c1.p99_us(),
+                m.bare.c1.p99_us()
+            ),
+        );
+        t.row("mcp ratio, 1 in flight", x(m.ratio_c1()), "goal ≤ 1.10");
+        t.row(
+            "mcp cpu per call, toolrt, 1",
+            us(m.toolrt.cpu_c1_us),
+            &format!("bare rmcp {:.2} µs", m.bare.cpu_c1_us),
+        );
+        t.row(
+            "mcp throughput, 16 in flight",
+            format!("{:.0}/s", m.toolrt.c16),
+            &format!(
+                "bare rmcp {:.0}/s ({}); goal ≥ bare",
+                m.bare.c16,
+                x(m.throughput_ratio_c16())
+            ),
+        );
+        t.row(
+            "mcp cpu per call, toolrt, 16",
+            us(m.toolrt.cpu_c16_us),
+            &format!("bare rmcp {:.2} µs", m.bare.cpu_c16_us),
+        );
+    }
+
+    /// A client tool's round trip against the no-op call.
+    fn client_tool_rows(&self, t: &mut Table) {
         let c = &self.client_tool;
-        row(
+        t.row(
             "client tool p50, round trip",
             us(c.client_c1.p50_us()),
             &format!(
@@ -246,7 +284,7 @@ impl Report {
                 c.noop_c1.p99_us()
             ),
         );
-        row(
+        t.row(
             "client tool / no-op",
             x(c.ratio()),
             &format!(
@@ -255,17 +293,21 @@ impl Report {
                 c.lines.p50_us()
             ),
         );
+    }
+
+    /// One decision against 1,000 rules, and memory with many calls in flight.
+    fn decide_and_memory_rows(&self, t: &mut Table) {
         let cases: Vec<String> = self
             .decide_cases
             .iter()
             .map(|(n, v)| format!("{n} {v:.2}"))
             .collect();
-        row(
+        t.row(
             "decide, 1,000 rules, p50",
             us(self.decide.p50_us()),
             &format!("goal ≤ 2 µs; µs by case: {}", cases.join(", ")),
         );
-        row(
+        t.row(
             &format!("rss growth, {} in flight", self.memory_calls),
             format!("{:.1} MB", self.rss_growth_mb()),
             &format!(
@@ -279,24 +321,27 @@ impl Report {
                 }
             ),
         );
-        row(
+    }
+
+    /// The clocked no-op run, stage by stage.
+    fn stage_rows(&self, t: &mut Table) {
+        t.row(
             "stages (p50, clocked run)",
             us(self.clocked_total.p50_us()),
             "end to end with the clock on",
         );
         for (name, dist) in &self.stages {
-            row(
+            t.row(
                 &format!("  {name}"),
                 us(dist.p50_us()),
                 &format!("p99 {:.2} µs", dist.p99_us()),
             );
         }
-        row(
+        t.row(
             "  outside the stages (approx.)",
             us(self.outside_stages_us()),
             "parse, admission, result slot, output channel, serialise",
         );
-        t
     }
 
     /// The `--json` object.
