@@ -1,6 +1,7 @@
 //! The unit of work: one tool call in, exactly one result out.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -15,16 +16,48 @@ pub struct ToolCall {
     /// The input object.
     #[serde(default)]
     pub input: Value,
+    /// The agent whose call this is (the protocol's `agent_id`): the call belongs to that
+    /// agent's scope. None is the session's own, root scope.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "shared_str")]
+    pub agent_id: Option<Arc<str>>,
 }
 
 impl ToolCall {
-    /// A call with the given id, name and input.
+    /// A call with the given id, name and input, of the root scope.
     pub fn new(id: impl Into<String>, name: impl Into<String>, input: Value) -> Self {
         Self {
             id: id.into(),
             name: name.into(),
             input,
+            agent_id: None,
         }
+    }
+
+    /// The same call, made by agent `agent_id`.
+    pub fn with_agent(mut self, agent_id: impl Into<Arc<str>>) -> Self {
+        self.agent_id = Some(agent_id.into());
+        self
+    }
+}
+
+/// An optional shared string as an optional JSON string (serde's own impl for `Arc` needs the
+/// `rc` feature, which would make every serde type in the build pay for this one field).
+mod shared_str {
+    use std::sync::Arc;
+
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub(super) fn serialize<S: Serializer>(v: &Option<Arc<str>>, s: S) -> Result<S::Ok, S::Error> {
+        match v {
+            Some(v) => s.serialize_str(v),
+            None => s.serialize_none(),
+        }
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<Option<Arc<str>>, D::Error> {
+        Ok(Option::<String>::deserialize(d)?.map(Arc::from))
     }
 }
 
@@ -104,6 +137,9 @@ pub struct ToolResult {
     /// An MCP result's `structuredContent`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub structured_content: Option<Value>,
+    /// The call's `agent_id`, echoed when it had one.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "shared_str")]
+    pub agent_id: Option<Arc<str>>,
 }
 
 impl ToolResult {
@@ -122,6 +158,7 @@ impl ToolResult {
             duration_ms: None,
             content_blocks: None,
             structured_content: None,
+            agent_id: None,
         }
     }
 }

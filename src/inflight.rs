@@ -93,6 +93,8 @@ pub struct ResultSlot {
     active: Arc<InFlight>,
     done: Option<oneshot::Sender<()>>,
     admission: Option<OwnedSemaphorePermit>,
+    /// The call's `agent_id`, which its result echoes.
+    agent: Option<Arc<str>>,
     emitted: bool,
 }
 
@@ -103,6 +105,7 @@ impl ResultSlot {
         emitter: Emitter,
         active: Arc<InFlight>,
         admission: Option<OwnedSemaphorePermit>,
+        agent: Option<Arc<str>>,
     ) -> Self {
         Self {
             id,
@@ -112,6 +115,7 @@ impl ResultSlot {
             active,
             done: None,
             admission,
+            agent,
             emitted: false,
         }
     }
@@ -144,8 +148,8 @@ impl ResultSlot {
         rx
     }
 
-    /// Emits the result; `tool_use_id` (when empty), `is_error` and `duration_ms` are filled in
-    /// here, so a result always answers the slot's call.
+    /// Emits the result; `tool_use_id` (when empty), `is_error`, `duration_ms` and `agent_id`
+    /// are filled in here, so a result always answers the slot's call.
     pub fn emit(mut self, mut result: ToolResult) {
         if result.tool_use_id.as_str() != &*self.id {
             result.tool_use_id = self.id.to_string();
@@ -161,8 +165,9 @@ impl ResultSlot {
         self.emit(result)
     }
 
-    fn finish(&mut self, result: ToolResult) {
+    fn finish(&mut self, mut result: ToolResult) {
         self.emitted = true;
+        result.agent_id = self.agent.take();
         // The id is free for reuse from the moment the result is on its way; the admission place
         // travels with the result and is given back once the writer has written it.
         self.active.release(&self.id, self.seq);

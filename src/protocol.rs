@@ -2,6 +2,7 @@
 //! line becomes one message or a precise error.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -274,6 +275,7 @@ fn parse_any(line: &str) -> Result<ClientMessage, LineError> {
         "tool_use" => parse_call(&mut obj, "tool_use", None).map(ClientMessage::ToolUse),
         "batch" => {
             let id = string_field(&obj, "batch", "id", "")?;
+            let agent = agent_field(&mut obj, "batch", "agent_id")?;
             let calls = match obj.remove("calls") {
                 Some(Value::Array(items)) => items,
                 Some(other) => {
@@ -303,7 +305,7 @@ fn parse_any(line: &str) -> Result<ClientMessage, LineError> {
                         format!("expected a tool_use object, got {}", json_type(&call)),
                     ));
                 };
-                parsed.push(parse_call(&mut call, "batch", Some(i))?);
+                parsed.push(parse_call(&mut call, "batch", Some((i, &agent)))?);
             }
             Ok(ClientMessage::Batch { id, calls: parsed })
         }
@@ -464,16 +466,24 @@ fn plain_tool_use(line: &str) -> Option<ToolCall> {
         // Missing is an empty object; anything present, `null` included, goes on as is.
         #[serde(default = "empty_object", deserialize_with = "strict_input")]
         input: Value,
+        // Present means a string: `null` goes to the general parser, which refuses it.
+        #[serde(default, deserialize_with = "present_string")]
+        agent_id: Option<String>,
     }
     fn empty_object() -> Value {
         Value::Object(Map::new())
     }
     fn strict_input<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Value, D::Error> {
         use serde::de::DeserializeSeed;
-        // The line's object, `type`, `id` and `name` are values of the message too: counted
-        // here, the limit is the same as through the general parser.
-        let count = std::cell::Cell::new(4);
+        // The line's object, `type`, `id`, `name` and perhaps `agent_id` are values of the
+        // message too. Counting five whether or not `agent_id` is there, this path refuses at
+        // most one value sooner than the general parser, which then reads the line: the limit
+        // is the same either way.
+        let count = std::cell::Cell::new(5);
         json::Seed::new(&count, json::Where::Field("input")).deserialize(d)
+    }
+    fn present_string<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+        <String as serde::Deserialize>::deserialize(d).map(Some)
     }
     // A derived struct would also accept a JSON array of its fields.
     if !line.trim_start().starts_with('{') {
@@ -483,23 +493,46 @@ fn plain_tool_use(line: &str) -> Option<ToolCall> {
     if parsed.id.is_empty() || parsed.id.len() > MAX_ID_BYTES || parsed.name.len() > MAX_ID_BYTES {
         return None;
     }
+    let agent_id = match parsed.agent_id {
+        None => None,
+        Some(a) if agent_id_problem(&a).is_none() => Some(Arc::from(a)),
+        Some(_) => return None,
+    };
     Some(ToolCall {
         id: parsed.id,
         name: parsed.name,
         input: parsed.input,
+        agent_id,
     })
 }
 
 /// Takes a call's fields out of its object (no copies: a line is parsed once and its values
-/// move into the call). `index` is the call's place in a batch, for error paths.
+/// move into the call). `batch` is the call's place in a batch, for error paths, and the batch's
+/// `agent_id`, which is the call's.
 fn parse_call(
     obj: &mut Map<String, Value>,
     message: &'static str,
-    index: Option<usize>,
+    batch: Option<(usize, &Option<Arc<str>>)>,
 ) -> Result<ToolCall, LineError> {
-    let path = |field: &str| match index {
-        Some(i) => format!("calls[{i}].{field}"),
+    let path = |field: &str| match batch {
+        Some((i, _)) => format!("calls[{i}].{field}"),
         None => field.to_string(),
+    };
+    let agent_id = match batch {
+        None => agent_field(obj, message, "agent_id")?,
+        Some((_, agent)) => {
+            // A batch is one agent's turn: its calls are in the batch's scope. A call may
+            // repeat the batch's agent_id, never name another.
+            let own = agent_field(obj, message, &path("agent_id"))?;
+            if own.is_some() && own != *agent {
+                return Err(field_err(
+                    message,
+                    &path("agent_id"),
+                    "differs from the batch's: a batch's calls are all in the scope of the batch's `agent_id`".into(),
+                ));
+            }
+            agent.clone()
+        }
     };
     let mut take = |field: &str| match obj.remove(field) {
         Some(Value::String(s)) => Ok(s),
@@ -526,7 +559,51 @@ fn parse_call(
     let input = obj
         .remove("input")
         .unwrap_or_else(|| Value::Object(Map::new()));
-    Ok(ToolCall { id, name, input })
+    Ok(ToolCall {
+        id,
+        name,
+        input,
+        agent_id,
+    })
+}
+
+/// Takes an optional `agent_id` out of a message or call object (`field` is its path, for the
+/// error).
+fn agent_field(
+    obj: &mut Map<String, Value>,
+    message: &'static str,
+    field: &str,
+) -> Result<Option<Arc<str>>, LineError> {
+    match obj.remove("agent_id") {
+        None => Ok(None),
+        Some(Value::String(s)) => match agent_id_problem(&s) {
+            None => Ok(Some(Arc::from(s))),
+            Some(problem) => Err(field_err(message, field, problem)),
+        },
+        Some(other) => Err(field_err(
+            message,
+            field,
+            format!("expected a string, got {}", json_type(&other)),
+        )),
+    }
+}
+
+/// What is wrong with an agent id, if anything: like a call id it is non-empty and at most
+/// [`MAX_ID_BYTES`] long; it also holds no control characters, since it is echoed in results
+/// and written into logs.
+pub fn agent_id_problem(id: &str) -> Option<String> {
+    if id.is_empty() {
+        Some("must not be empty".into())
+    } else if id.len() > MAX_ID_BYTES {
+        Some(format!(
+            "longer than {MAX_ID_BYTES} bytes (got {})",
+            id.len()
+        ))
+    } else if id.chars().any(char::is_control) {
+        Some("must not contain control characters".into())
+    } else {
+        None
+    }
 }
 
 fn string_field(
@@ -615,6 +692,10 @@ mod tests {
             r#"{"type":"batch","id":"a","calls":[]}"#,
             r#"["tool_use","a","Read",{}]"#,
             r#"{"type":"tool_use","id":"a","name":"Read""#,
+            r#"{"type":"tool_use","id":"a","name":"Read","agent_id":"x"}"#,
+            r#"{"type":"tool_use","agent_id":"x","id":"a","name":"Read","input":{}}"#,
+            r#"{"type":"tool_use","id":"a","name":"Read","agent_id":""}"#,
+            r#"{"type":"tool_use","id":"a","name":"Read","agent_id":["x"]}"#,
         ];
         for line in lines {
             let general = parse_any(line);
@@ -638,6 +719,64 @@ mod tests {
     }
 
     use serde_json::json;
+
+    #[test]
+    fn agent_id_is_read_on_tool_use_and_batch_and_refused_with_the_field_named() {
+        let agent = |line: &str| match parse_line(line) {
+            Ok(ClientMessage::ToolUse(c)) => Ok(vec![c.agent_id]),
+            Ok(ClientMessage::Batch { calls, .. }) => {
+                Ok(calls.into_iter().map(|c| c.agent_id).collect())
+            }
+            Ok(m) => panic!("{m:?}"),
+            Err(e) => Err(e.to_string()),
+        };
+        let a = Some(Arc::<str>::from("a-1"));
+        let long = "x".repeat(MAX_ID_BYTES + 1);
+        for (line, want) in [
+            (r#"{"type":"tool_use","id":"c","name":"X"}"#.to_string(), Ok(vec![None])),
+            (r#"{"type":"tool_use","id":"c","name":"X","agent_id":"a-1"}"#.into(), Ok(vec![a.clone()])),
+            (r#"{"agent_id":"a-1","type":"tool_use","id":"c","name":"X","extra":1}"#.into(), Ok(vec![a.clone()])),
+            (r#"{"type":"batch","id":"b","agent_id":"a-1","calls":[{"id":"1","name":"X"},{"id":"2","name":"X","agent_id":"a-1"}]}"#.into(), Ok(vec![a.clone(), a.clone()])),
+            (r#"{"type":"batch","id":"b","calls":[{"id":"1","name":"X"}]}"#.into(), Ok(vec![None])),
+            (r#"{"type":"tool_use","id":"c","name":"X","agent_id":""}"#.into(), Err("tool_use: field `agent_id`: must not be empty")),
+            (r#"{"type":"tool_use","id":"c","name":"X","agent_id":null}"#.into(), Err("tool_use: field `agent_id`: expected a string, got null")),
+            (r#"{"type":"tool_use","id":"c","name":"X","agent_id":7}"#.into(), Err("tool_use: field `agent_id`: expected a string, got integer")),
+            (r#"{"type":"tool_use","id":"c","name":"X","agent_id":"a\nb"}"#.into(), Err("tool_use: field `agent_id`: must not contain control characters")),
+            (format!(r#"{{"type":"tool_use","id":"c","name":"X","agent_id":"{long}"}}"#), Err("tool_use: field `agent_id`: longer than 256 bytes (got 257)")),
+            (format!(r#"{{"type":"batch","id":"b","agent_id":"{long}","calls":[]}}"#), Err("batch: field `agent_id`: longer than 256 bytes (got 257)")),
+            (r#"{"type":"batch","id":"b","agent_id":"a-1","calls":[{"id":"1","name":"X","agent_id":"a-2"}]}"#.into(), Err("batch: field `calls[0].agent_id`: differs from the batch's")),
+            (r#"{"type":"batch","id":"b","calls":[{"id":"1","name":"X"},{"id":"2","name":"X","agent_id":"a-2"}]}"#.into(), Err("batch: field `calls[1].agent_id`: differs from the batch's")),
+            (r#"{"type":"batch","id":"b","calls":[{"id":"1","name":"X","agent_id":""}]}"#.into(), Err("batch: field `calls[0].agent_id`: must not be empty")),
+        ] {
+            match (agent(&line), want) {
+                (Ok(got), Ok(want)) => assert_eq!(got, want, "{line}"),
+                (Err(got), Err(want)) => assert!(got.starts_with(want), "{line}: {got}"),
+                (got, want) => panic!("{line}: got {got:?}, want {want:?}"),
+            }
+        }
+        // The fast path reads the common line with an agent; what it cannot take, it leaves to
+        // the general parser.
+        let call = plain_tool_use(r#"{"type":"tool_use","id":"c","name":"X","agent_id":"a-1"}"#);
+        assert_eq!(call.and_then(|c| c.agent_id), a);
+        for line in [
+            r#"{"type":"tool_use","id":"c","name":"X","agent_id":null}"#,
+            r#"{"type":"tool_use","id":"c","name":"X","agent_id":""}"#,
+            r#"{"type":"tool_use","id":"c","name":"X","agent_id":"a","agent_id":"b"}"#,
+        ] {
+            assert!(plain_tool_use(line).is_none(), "{line}");
+        }
+    }
+
+    #[test]
+    fn a_result_echoes_its_agent_only_when_there_is_one() {
+        let mut r = ToolResult::new("x", crate::call::Outcome::Success, "ok");
+        let v: Value =
+            serde_json::from_slice(&ServerMessage::ToolResult(r.clone()).to_line()).unwrap();
+        assert!(v.get("agent_id").is_none(), "{v}");
+        r.agent_id = Some("a-1".into());
+        let v: Value = serde_json::from_slice(&ServerMessage::ToolResult(r).to_line()).unwrap();
+        assert_eq!(v["agent_id"], "a-1");
+    }
 
     #[test]
     fn parses_every_message_type() {

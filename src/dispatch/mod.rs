@@ -268,6 +268,7 @@ impl Dispatcher {
             self.pipeline.emitter.clone(),
             self.active.clone(),
             place,
+            call.agent_id.clone(),
         );
         if admitted {
             drop(queue);
@@ -354,6 +355,7 @@ impl Dispatcher {
                 self.pipeline.emitter.clone(),
                 self.active.clone(),
                 None,
+                call.agent_id.clone(),
             );
             *entry.queued.lock().unwrap_or_else(|p| p.into_inner()) = Some(slot);
             accepted.push((Pending(entry), call));
