@@ -24,6 +24,7 @@
 //!   order.
 //! - [`dispatch`]: admission, batches, cancellation.
 //! - [`inflight`]: the calls in flight and each one's result slot (the one-result guarantee).
+//! - [`slots`]: execution slots (`--max-in-flight`), shared round-robin across scopes.
 //! - [`runtime`]: assembling all of it from a [`runtime::Config`].
 //! - [`server`]: the `serve` / `run` loops over stdin and stdout.
 //! - [`emit`]: the single writer of stdout.
@@ -67,6 +68,7 @@ pub mod server;
 pub mod session;
 pub mod settings;
 pub mod shell;
+pub mod slots;
 pub mod stage;
 pub mod supervisor;
 pub mod tool;

@@ -191,6 +191,8 @@ impl Runtime {
                 mode: policy.starting_mode(),
                 ask_policy: config.ask_policy,
                 clock: config.clock.clone(),
+                // No scope has a limit of its own until agent scopes exist.
+                scope_limits: Arc::new(|_| None),
             },
         );
         let pipeline = Arc::new(pipeline);

@@ -6,7 +6,7 @@ use std::time::Duration;
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWrite};
 use tokio::sync::{oneshot, watch};
 
-use crate::dispatch::Dispatcher;
+use crate::dispatch::{Dispatcher, Full, Unplaced};
 use crate::emit::Emitter;
 use crate::protocol::{ClientMessage, ServerMessage, parse_line};
 use crate::runtime::{Config, Runtime, StartError};
@@ -209,9 +209,24 @@ impl Reader<'_> {
         let mut msg = msg;
         loop {
             let room = self.dispatcher.parked_room();
-            match self.dispatcher.offer(msg, bytes) {
+            match self.dispatcher.place(msg, bytes) {
                 Ok(()) => return,
-                Err(back) => msg = *back,
+                // Waiting for one agent's room would stop every other agent's lines behind
+                // this one: refused, and the reader reads on.
+                Err(Unplaced {
+                    msg,
+                    full: Full::Agent(agent),
+                }) => {
+                    let parked = self.dispatcher.parked_calls_of(Some(&agent));
+                    return self.refuse(
+                        *msg,
+                        "busy",
+                        format!(
+                            "toolrt is busy: every admission place is taken and agent {agent:?} already has {parked} calls waiting for one (its share of --max-parked); read its results and send this again"
+                        ),
+                    );
+                }
+                Err(back) => msg = *back.msg,
             }
             let waits = *self.client_waits.borrow_and_update();
             if waits > 0 {

@@ -6,12 +6,13 @@
 //! *admitted* when it holds an admission place, one of `--max-in-flight` + `--max-queued`; its
 //! result carries the place to the writer, which gives it back once the line is written, so
 //! admission also bounds what waits for a slow reader. An accepted call that finds no free place
-//! is *parked*, in arrival order, in a queue bounded in calls and in bytes; one task admits the
-//! head of the queue as places free. Nothing client-driven reaches an actor mailbox before
+//! is *parked*, in a queue bounded in calls and in bytes: a queue per scope (the call's
+//! `agent_id`), in arrival order, the scopes taking turns (`parked`); one task admits the head
+//! of the scope in turn as places free. Nothing client-driven reaches an actor mailbox before
 //! admission.
 //!
-//! [`Dispatcher::offer`] never waits: when the parked queue is full too, it hands the message
-//! back and the caller decides. The server's reader then waits only if no admitted call waits
+//! [`Dispatcher::offer`] never waits: when the parked queue is full too (or the call's agent
+//! holds its share of it), it hands the message back and the caller decides. The server's reader then waits only if no admitted call waits
 //! for the client, and otherwise refuses the line as busy (server.rs), so control messages are
 //! always read while anything depends on them.
 //!
@@ -21,7 +22,7 @@
 //! entry, never the id: an id may be reused once its result is out, and a new call under the same
 //! id shares nothing with the old one.
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -32,58 +33,37 @@ use tokio_util::task::TaskTracker;
 
 use crate::call::{Outcome, ToolCall};
 use crate::inflight::{BatchEntry, CallEntry, InFlight, Pending, ResultSlot};
+pub use parked::{AGENT_SHARE, MAX_PARKED_BYTES};
+use parked::{Parked, ParkedItem, ParkedQueue};
+
+mod parked;
 use crate::protocol::{CancelTarget, ClientMessage, ServerMessage};
 use crate::supervisor::{self, BatchLink, Gate, Job, Pipeline};
 
 /// How many calls may be parked (accepted, waiting for an admission place) by default.
 pub const DEFAULT_MAX_PARKED: usize = 1024;
 
-/// How many bytes of input lines the parked calls may hold. A line longer than this is parked
-/// only into an empty queue.
-pub const MAX_PARKED_BYTES: usize = 64 << 20;
-
 /// Most ids one error line lists; the rest are counted.
 const IDS_IN_ONE_ERROR: usize = 100;
 
-/// What waits in the parked queue.
-enum Parked {
-    Call {
-        pending: Pending,
-        call: ToolCall,
-    },
-    Batch {
-        id: String,
-        seq: u64,
-        cancel: CancellationToken,
-        calls: Vec<(Pending, ToolCall)>,
-    },
+/// A call line the dispatcher could not take now: handed back untouched (nothing was
+/// registered), with the reason.
+#[derive(Debug)]
+pub struct Unplaced {
+    /// The message, as offered.
+    pub msg: Box<ClientMessage>,
+    /// What is full.
+    pub full: Full,
 }
 
-struct ParkedItem {
-    job: Parked,
-    /// Admission places it takes when admitted.
-    want: u32,
-    calls: usize,
-    bytes: usize,
-}
-
-impl ParkedItem {
-    /// A lone call cancelled while parked needs no place any more. (A batch always runs: its
-    /// `batch_end` is owed.)
-    fn is_dead(&self) -> bool {
-        match &self.job {
-            Parked::Call { pending, .. } => !pending.0.is_queued(),
-            Parked::Batch { .. } => false,
-        }
-    }
-}
-
-#[derive(Default)]
-struct ParkedQueue {
-    items: VecDeque<ParkedItem>,
-    calls: usize,
-    bytes: usize,
-    admitter: bool,
+/// What kept a call line out.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Full {
+    /// Every admission place is taken and the parked queue is full.
+    Queue,
+    /// Every admission place is taken and this agent already holds its share of the parked
+    /// queue (a quarter of it).
+    Agent(Arc<str>),
 }
 
 /// Admission, batches and cancellation for one runtime.
@@ -196,10 +176,19 @@ impl Dispatcher {
     /// call), the message is handed back untouched: nothing was registered. `bytes` is the size
     /// of its input line (what the parked queue counts).
     pub fn offer(&self, msg: ClientMessage, bytes: usize) -> Result<(), Box<ClientMessage>> {
+        self.place(msg, bytes).map_err(|u| u.msg)
+    }
+
+    /// [`Dispatcher::offer`], saying what was full when the message comes back: the whole
+    /// parked queue, or only the share of the call's agent. (Not a call: [`Full::Queue`].)
+    pub fn place(&self, msg: ClientMessage, bytes: usize) -> Result<(), Unplaced> {
         match msg {
             ClientMessage::ToolUse(call) => self.offer_call(call, bytes),
             ClientMessage::Batch { id, calls } => self.offer_batch(id, calls, bytes),
-            other => Err(Box::new(other)),
+            other => Err(Unplaced {
+                msg: Box::new(other),
+                full: Full::Queue,
+            }),
         }
     }
 
@@ -225,6 +214,11 @@ impl Dispatcher {
         self.lock_parked().calls
     }
 
+    /// How many calls of agent `agent` (None: the root scope) are parked.
+    pub fn parked_calls_of(&self, agent: Option<&str>) -> usize {
+        self.lock_parked().calls_of(agent)
+    }
+
     fn lock_parked(&self) -> std::sync::MutexGuard<'_, ParkedQueue> {
         self.parked.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -237,13 +231,17 @@ impl Dispatcher {
         self.admission.clone().try_acquire_many_owned(want).ok()
     }
 
-    fn offer_call(&self, call: ToolCall, bytes: usize) -> Result<(), Box<ClientMessage>> {
+    fn offer_call(&self, call: ToolCall, bytes: usize) -> Result<(), Unplaced> {
         let place = self.try_admit(1);
         let mut queue = None;
         if place.is_none() {
             let q = self.lock_parked();
-            if !self.has_room(&q, 1, bytes) {
-                return Err(Box::new(ClientMessage::ToolUse(call)));
+            if let Err(full) = q.room(call.agent_id.as_deref(), 1, bytes, self.max_parked) {
+                let full = full_reason(full, call.agent_id.as_ref());
+                return Err(Unplaced {
+                    msg: Box::new(ClientMessage::ToolUse(call)),
+                    full,
+                });
             }
             queue = Some(q);
         }
@@ -285,6 +283,7 @@ impl Dispatcher {
         }
         tracing::debug!(id = %slot.id(), tool = %call.name, "call parked: no admission place free");
         *entry.queued.lock().unwrap_or_else(|p| p.into_inner()) = Some(slot);
+        let scope = call.agent_id.clone();
         let item = ParkedItem {
             job: Parked::Call {
                 pending: Pending(entry),
@@ -295,7 +294,7 @@ impl Dispatcher {
             bytes,
         };
         if let Some(q) = queue {
-            self.park(q, item);
+            self.park(q, scope.as_ref(), item);
         }
         Ok(())
     }
@@ -305,7 +304,7 @@ impl Dispatcher {
         batch_id: String,
         calls: Vec<ToolCall>,
         bytes: usize,
-    ) -> Result<(), Box<ClientMessage>> {
+    ) -> Result<(), Unplaced> {
         if self.active.batches.contains_key(&batch_id) {
             let ids = calls.iter().map(|c| c.id.clone()).collect::<Vec<_>>();
             self.pipeline.emitter.send_reply(ServerMessage::Error {
@@ -324,13 +323,19 @@ impl Dispatcher {
         let most = calls.len().clamp(1, self.capacity) as u32;
         let mut pool = self.try_admit(most);
         let mut queue = None;
+        // A batch is one agent's turn (the protocol gives it one agent_id).
+        let scope = calls.first().and_then(|c| c.agent_id.clone());
         if pool.is_none() {
             let q = self.lock_parked();
-            if !self.has_room(&q, calls.len().max(1), bytes) {
-                return Err(Box::new(ClientMessage::Batch {
-                    id: batch_id,
-                    calls,
-                }));
+            if let Err(full) = q.room(scope.as_deref(), calls.len().max(1), bytes, self.max_parked)
+            {
+                return Err(Unplaced {
+                    msg: Box::new(ClientMessage::Batch {
+                        id: batch_id,
+                        calls,
+                    }),
+                    full: full_reason(full, scope.as_ref()),
+                });
             }
             queue = Some(q);
         }
@@ -408,26 +413,21 @@ impl Dispatcher {
                     want,
                     bytes,
                 };
-                self.park(q, item);
+                self.park(q, scope.as_ref(), item);
             }
             (None, None) => {}
         }
         Ok(())
     }
 
-    /// Whether an item of `calls` calls and `bytes` bytes fits in the parked queue. An empty
-    /// queue takes anything: a batch larger than the bound, or a line longer than the byte
-    /// bound, is parked alone.
-    fn has_room(&self, q: &ParkedQueue, calls: usize, bytes: usize) -> bool {
-        q.items.is_empty()
-            || (q.calls + calls <= self.max_parked && q.bytes + bytes <= MAX_PARKED_BYTES)
-    }
-
-    fn park(&self, mut q: std::sync::MutexGuard<'_, ParkedQueue>, item: ParkedItem) {
-        q.calls += item.calls;
-        q.bytes += item.bytes;
-        q.items.push_back(item);
-        self.parked_len.store(q.items.len(), Ordering::Release);
+    fn park(
+        &self,
+        mut q: std::sync::MutexGuard<'_, ParkedQueue>,
+        scope: Option<&Arc<str>>,
+        item: ParkedItem,
+    ) {
+        q.push(scope, item);
+        self.parked_len.store(q.items, Ordering::Release);
         if !q.admitter {
             q.admitter = true;
             let this = self.clone();
@@ -435,26 +435,19 @@ impl Dispatcher {
         }
     }
 
-    /// Admits the parked queue's head whenever places free, until the queue is empty.
+    /// Admits the parked items, a scope's head at a time in turn, whenever places free, until
+    /// nothing is parked.
     async fn admit_parked(self) {
         loop {
             let mut dead = Vec::new();
             let want = {
                 let mut q = self.lock_parked();
-                loop {
-                    match q.items.front() {
-                        None => {
-                            q.admitter = false;
-                            break None;
-                        }
-                        Some(head) if head.is_dead() => {
-                            if let Some(item) = self.pop(&mut q) {
-                                dead.push(item);
-                            }
-                        }
-                        Some(head) => break Some(head.want),
-                    }
+                let want = q.next_want(&mut dead);
+                self.parked_len.store(q.items, Ordering::Release);
+                if want.is_none() {
+                    q.admitter = false;
                 }
+                want
             };
             if !dead.is_empty() {
                 drop(dead);
@@ -466,25 +459,17 @@ impl Dispatcher {
             };
             let item = {
                 let mut q = self.lock_parked();
-                self.pop(&mut q)
+                let item = q.pop();
+                self.parked_len.store(q.items, Ordering::Release);
+                item
             };
             self.parked_room.notify_waiters();
+            // Only this task takes items out, so the item in turn is the one the places were
+            // taken for.
             if let Some(item) = item {
                 self.start(item.job, places);
             }
         }
-    }
-
-    fn pop(&self, q: &mut ParkedQueue) -> Option<ParkedItem> {
-        let item = q.items.pop_front()?;
-        q.calls -= item.calls;
-        q.bytes -= item.bytes;
-        self.parked_len.store(q.items.len(), Ordering::Release);
-        if q.items.is_empty() {
-            // A burst may have grown it far; do not keep that much for good.
-            q.items.shrink_to(64);
-        }
-        Some(item)
     }
 
     /// Starts a parked call or batch that now holds its places.
@@ -725,10 +710,7 @@ impl Dispatcher {
         self.active.calls.shrink_to_fit();
         self.active.batches.shrink_to_fit();
         self.pipeline.shrink();
-        let mut q = self.lock_parked();
-        if q.items.is_empty() {
-            q.items.shrink_to_fit();
-        }
+        self.lock_parked().shrink();
     }
 
     /// Waits until every accepted call has its result written (or handed to the library user)
@@ -740,6 +722,13 @@ impl Dispatcher {
         let _all = self.admission.acquire_many(self.capacity as u32).await;
         self.runners.reopen();
         self.shrink();
+    }
+}
+
+fn full_reason(full: parked::Full, agent: Option<&Arc<str>>) -> Full {
+    match (full, agent) {
+        (parked::Full::Scope, Some(agent)) => Full::Agent(agent.clone()),
+        _ => Full::Queue,
     }
 }
 

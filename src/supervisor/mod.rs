@@ -34,7 +34,6 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use tokio::sync::OwnedSemaphorePermit;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
@@ -48,6 +47,7 @@ use crate::hooks::{BatchCallRecord, HookEvent, HookPermission};
 use crate::inflight::ResultSlot;
 use crate::permission::{HookVerdict, Mode};
 use crate::protocol::ServerMessage;
+use crate::slots::ExecSlot;
 use crate::tool::{BudgetClass, ProgressSink, Tool, ToolContext, ToolOutput, ToolStatus};
 use crate::validate::{Checks, Prepared};
 use clock::Lap;
@@ -96,8 +96,10 @@ pub(super) struct Call<'a> {
     /// Hooks' additional context and feedback, added beside whatever the result is.
     notes: Vec<String>,
     lap: Lap<'a>,
+    /// The call's scope (its `agent_id`), which execution slots are shared across.
+    agent: Option<Arc<str>>,
     /// The execution slot, once taken (given back while the client is asked).
-    slot: Option<OwnedSemaphorePermit>,
+    slot: Option<ExecSlot>,
     /// What PreToolUse hooks said of the permission, and an ask's reason.
     hook: Option<HookVerdict>,
     hook_reason: Option<String>,
@@ -122,14 +124,15 @@ impl Call<'_> {
         Ok(())
     }
 
-    /// Takes an execution slot (`--max-in-flight`), unless the call is cancelled first.
+    /// Takes an execution slot (`--max-in-flight`, and the scope's own limit; in turn with
+    /// other scopes' calls), unless the call is cancelled first.
     async fn take_slot(&mut self, p: &Pipeline) -> Result<(), Rejection> {
-        let permit = tokio::select! {
+        let slot = tokio::select! {
             biased;
-            permit = p.exec_slots.clone().acquire_owned() => permit.ok(),
+            slot = p.exec_slots.acquire(self.agent.as_ref()) => Some(slot),
             _ = self.cancel.cancelled() => None,
         };
-        self.slot = Some(permit.ok_or_else(Rejection::cancelled)?);
+        self.slot = Some(slot.ok_or_else(Rejection::cancelled)?);
         Ok(())
     }
 }
@@ -153,6 +156,7 @@ pub async fn run(job: Job) {
         gate,
         notes: Vec::new(),
         lap: Lap::new(pipeline.clock.as_ref(), pipeline.debug_log, slot.started()),
+        agent: call.agent_id.clone(),
         slot: None,
         hook: None,
         hook_reason: None,

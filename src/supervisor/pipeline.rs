@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use dashmap::DashMap;
-use tokio::sync::{Semaphore, oneshot, watch};
+use tokio::sync::{oneshot, watch};
 
 use super::StageClock;
 use crate::budget::Budget;
@@ -15,6 +15,7 @@ use crate::hooks::Hooks;
 use crate::permission::{Mode, Permission};
 use crate::protocol::PermissionResponse;
 use crate::session::Session;
+use crate::slots::{ExecSlots, ScopeLimits};
 use crate::validate::Validator;
 
 /// What to do when the decision is *ask*.
@@ -51,6 +52,8 @@ pub struct PipelineOptions {
     pub ask_policy: AskPolicy,
     /// Where stage timings go, when someone measures (`toolrt bench`).
     pub clock: Option<Arc<dyn StageClock>>,
+    /// Each scope's own limit of execution slots (its agent type's `maxInFlight`).
+    pub scope_limits: ScopeLimits,
 }
 
 /// Everything a supervisor needs: the stage handles and the session-wide state. Shared by all
@@ -72,8 +75,8 @@ pub struct Pipeline {
     pub emitter: Emitter,
     /// Where tools' progress updates go (the way out, as `progress` events).
     pub progress: Arc<dyn crate::tool::ProgressTarget>,
-    /// Execution slots (`--max-in-flight`).
-    pub exec_slots: Arc<Semaphore>,
+    /// Execution slots (`--max-in-flight`), shared round-robin across scopes.
+    pub exec_slots: Arc<ExecSlots>,
     /// The permission mode in force.
     pub mode: Mode,
     /// What an ask becomes.
@@ -120,7 +123,7 @@ impl Pipeline {
             session,
             progress: Arc::new(emitter.clone()),
             emitter,
-            exec_slots: Arc::new(Semaphore::new(options.max_in_flight.max(1))),
+            exec_slots: ExecSlots::new(options.max_in_flight, options.scope_limits),
             mode: options.mode,
             ask_policy: options.ask_policy,
             clock: options.clock,
