@@ -28,6 +28,7 @@ fn bench(c: &mut Criterion) {
         tool_input: &input,
         tool_use_id: "t1",
         permission_mode: "default",
+        agent: None,
     };
     let read = ToolHookCall {
         tool_name: "Read",

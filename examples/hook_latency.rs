@@ -41,6 +41,7 @@ async fn main() {
         tool_input: &input,
         tool_use_id: "t1",
         permission_mode: "default",
+        agent: None,
     };
     let cancel = CancellationToken::new();
     let unmatched = ToolHookCall {

@@ -23,6 +23,8 @@
 //! - [`supervisor`]: the per-call supervisor (a task of its own), the only owner of the stage
 //!   order.
 //! - [`dispatch`]: admission, batches, cancellation.
+//! - [`scope`]: agent scopes (`agent_start` / `agent_end`): each agent's tools, rules and mode,
+//!   narrowed from its parent's once when it starts, and its cancellation.
 //! - [`inflight`]: the calls in flight and each one's result slot (the one-result guarantee).
 //! - [`slots`]: execution slots (`--max-in-flight`), shared round-robin across scopes.
 //! - [`runtime`]: assembling all of it from a [`runtime::Config`].
@@ -64,6 +66,7 @@ pub mod process;
 pub mod protocol;
 pub mod registry;
 pub mod runtime;
+pub mod scope;
 pub mod server;
 pub mod session;
 pub mod settings;

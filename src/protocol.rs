@@ -9,9 +9,11 @@ use serde_json::{Map, Value};
 
 use crate::call::{ToolCall, ToolResult};
 
+pub mod agents;
 pub mod client_tools;
 pub mod json;
 
+pub use agents::AgentStart;
 pub use client_tools::{ClientToolSpec, ExecuteContent, ExecuteResult};
 
 /// Longest id (a call's, a batch's, a request's) and tool name a message may carry, in bytes.
@@ -73,6 +75,13 @@ pub enum ClientMessage {
     },
     /// The answer to an `execute`.
     ExecuteResult(ExecuteResult),
+    /// Start an agent's scope.
+    AgentStart(AgentStart),
+    /// End an agent's scope, and every scope below it.
+    AgentEnd {
+        /// The agent.
+        agent_id: String,
+    },
 }
 
 /// What a `cancel` names.
@@ -262,7 +271,7 @@ fn parse_any(line: &str) -> Result<ClientMessage, LineError> {
     };
     let Some(kind) = obj.get("type") else {
         return Err(LineError::Type(
-            "missing field `type` (expected one of tool_use, batch, cancel, permission_response, rewind, session, shutdown, hello, register_tools, unregister_tools, execute_result)".into(),
+            "missing field `type` (expected one of tool_use, batch, cancel, permission_response, rewind, session, shutdown, hello, register_tools, unregister_tools, execute_result, agent_start, agent_end)".into(),
         ));
     };
     let Some(kind) = kind.as_str() else {
@@ -424,6 +433,8 @@ fn parse_any(line: &str) -> Result<ClientMessage, LineError> {
             names: client_tools::parse_unregister(&obj)?,
         }),
         "execute_result" => client_tools::parse_result(&mut obj).map(ClientMessage::ExecuteResult),
+        "agent_start" => agents::parse_start(&obj).map(ClientMessage::AgentStart),
+        "agent_end" => agents::parse_end(&obj).map(|agent_id| ClientMessage::AgentEnd { agent_id }),
         "hello" => match obj.get("client") {
             None | Some(Value::Null) => Ok(ClientMessage::Hello { client: None }),
             Some(Value::String(c)) => {
@@ -439,7 +450,7 @@ fn parse_any(line: &str) -> Result<ClientMessage, LineError> {
             )),
         },
         other => Err(LineError::Type(format!(
-            "unknown message type {other:?} (expected one of tool_use, batch, cancel, permission_response, rewind, session, shutdown, hello, register_tools, unregister_tools, execute_result)"
+            "unknown message type {other:?} (expected one of tool_use, batch, cancel, permission_response, rewind, session, shutdown, hello, register_tools, unregister_tools, execute_result, agent_start, agent_end)"
         ))),
     }
 }

@@ -21,7 +21,8 @@ use crate::tools::ToolState;
 
 use assemble::{
     build_policy_and_registry, hook_config, limits_for_hello, mcp_event_sink, output_limits,
-    report_warnings, spawn_hooks, spawn_stages, warn_unmatched_mcp_selection, working_dir,
+    report_warnings, scope_table, spawn_hooks, spawn_stages, warn_unmatched_mcp_selection,
+    working_dir,
 };
 use config::output_folder;
 pub use config::{Config, OutputDir, StartError, default_output_dir};
@@ -147,6 +148,7 @@ impl Runtime {
             started.tools,
         )?;
         warnings.extend(started.warnings);
+        let scopes = scope_table(settings, &cwd, &output_dir, &policy, &mut warnings)?;
 
         session.env_remove = crate::process::scrubbed_names(&settings.env_scrub);
         session.env = settings
@@ -191,8 +193,12 @@ impl Runtime {
                 mode: policy.starting_mode(),
                 ask_policy: config.ask_policy,
                 clock: config.clock.clone(),
-                // No scope has a limit of its own until agent scopes exist.
-                scope_limits: Arc::new(|_| None),
+                // Each agent's own limit: its scope's maxInFlight, narrowed along its chain.
+                scope_limits: {
+                    let table = scopes.clone();
+                    Arc::new(move |agent: &str| table.resolve(agent).and_then(|s| s.max_in_flight))
+                },
+                scopes,
             },
         );
         let pipeline = Arc::new(pipeline);
@@ -252,7 +258,29 @@ impl Runtime {
                 self.report_tools_change(answer);
             }
             ClientMessage::ExecuteResult(result) => self.answer_execute(result),
+            msg @ (ClientMessage::AgentStart(_) | ClientMessage::AgentEnd { .. }) => {
+                self.agents(msg)
+            }
             msg => self.dispatcher.submit(msg).await,
+        }
+    }
+
+    /// Starts or ends an agent scope (`agent_start`, `agent_end`), answering with an
+    /// `agent_started` / `agent_ended` event or an error line. Never waits.
+    pub fn agents(&self, msg: ClientMessage) {
+        let pipeline = self.dispatcher.pipeline();
+        match msg {
+            ClientMessage::AgentStart(start) => {
+                let (scopes, out, hooks) = (&pipeline.scopes, &pipeline.emitter, &pipeline.hooks);
+                crate::scope::control::start(scopes, out, hooks, start, |id| {
+                    self.dispatcher.call_cancel(id)
+                });
+            }
+            ClientMessage::AgentEnd { agent_id } => {
+                let (scopes, out, hooks) = (&pipeline.scopes, &pipeline.emitter, &pipeline.hooks);
+                crate::scope::control::end(scopes, out, hooks, &agent_id);
+            }
+            _ => {}
         }
     }
 

@@ -170,6 +170,8 @@ async fn read_loop<R: AsyncBufRead + Unpin>(
             | ClientMessage::Session { .. } => dispatcher.control(msg),
             // A client tool's answer never waits either: calls holding places wait for it.
             ClientMessage::ExecuteResult(result) => runtime.answer_execute(result),
+            // Ending an agent is like a cancel: read and done at once, even while shutting down.
+            msg @ ClientMessage::AgentEnd { .. } => runtime.agents(msg),
             msg if reader.shutting_down => reader.refuse(
                 msg,
                 "shutting_down",
@@ -179,6 +181,7 @@ async fn read_loop<R: AsyncBufRead + Unpin>(
             | ClientMessage::Hello { .. }
             | ClientMessage::RegisterTools { .. }
             | ClientMessage::UnregisterTools { .. }) => runtime.submit(msg).await,
+            msg @ ClientMessage::AgentStart(_) => runtime.agents(msg),
             msg => reader.accept(msg, len).await,
         }
     }

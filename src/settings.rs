@@ -146,7 +146,12 @@ pub const KNOWN_KEYS: Known = Known::Object(&[
     ),
     // Variable names → values: any name is a variable, not a key.
     ("env", Known::Value),
-    ("toolrt", Known::Object(&[("envScrub", Known::Value)])),
+    (
+        "toolrt",
+        Known::Object(&[("envScrub", Known::Value), ("maxAgentDepth", Known::Value)]),
+    ),
+    // Agent types → their definitions (`scope::types` checks each type's keys).
+    ("agents", Known::Value),
     (
         "tools",
         Known::Object(&[("requireReadBeforeEdit", Known::Value)]),
@@ -502,7 +507,8 @@ fn string_list(path: &Path, key: &str, v: &Value) -> Result<Vec<String>, Setting
         .collect()
 }
 
-fn key_err(path: &Path, key: &str, expected: &str, got: &Value) -> SettingsError {
+/// A key of the wrong type or value: the file, the key, what was expected and what was found.
+pub(crate) fn key_err(path: &Path, key: &str, expected: &str, got: &Value) -> SettingsError {
     SettingsError::Key {
         file: path.to_path_buf(),
         key: key.to_string(),

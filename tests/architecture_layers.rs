@@ -90,6 +90,25 @@ const NEVER: &[(&str, &[&str])] = &[
         "client_tools",
         &["supervisor", "dispatch", "runtime", "server", "inflight"],
     ),
+    // Agent scopes sit above the permission engine and the hooks (which never know them) and
+    // below whoever drives calls: the supervisor, the dispatcher and the runtime use the scope
+    // table, never the reverse.
+    (
+        "scope",
+        &[
+            "supervisor",
+            "dispatch",
+            "runtime",
+            "server",
+            "inflight",
+            "tools",
+            "validate",
+            "execute",
+            "budget",
+        ],
+    ),
+    ("permission", &["scope"]),
+    ("hooks", &["scope"]),
     // The supervisor is below the dispatcher and the runtime.
     ("supervisor", &["dispatch", "runtime", "server", "tools"]),
     ("dispatch", &["runtime", "server", "tools"]),

@@ -65,6 +65,7 @@ fn fifty_megabytes_of_hook_output_stay_bounded() {
         tool_input: &input,
         tool_use_id: "t1",
         permission_mode: "default",
+        agent: None,
     };
     let (hwm_before, rss_before) = memory_kib();
     let r = rt.block_on(runner.post_tool_use(&call, &json!("x"), 1, &CancellationToken::new()));

@@ -122,6 +122,7 @@ fn call<'a>(input: &'a Map<String, Value>) -> ToolHookCall<'a> {
         tool_input: input,
         tool_use_id: "t1",
         permission_mode: "default",
+        agent: None,
     }
 }
 
@@ -455,6 +456,7 @@ async fn no_matching_hook_returns_at_once_without_events() {
         tool_input: &input,
         tool_use_id: "m1",
         permission_mode: "default",
+        agent: None,
     };
     h.runner.pre_tool_use(&mcp, &CancellationToken::new()).await;
     assert!(h.events().is_empty());

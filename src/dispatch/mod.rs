@@ -119,6 +119,12 @@ impl Dispatcher {
         &self.pipeline
     }
 
+    /// The cancellation token of the call in flight with this id (an agent scope opened by the
+    /// call becomes its child).
+    pub fn call_cancel(&self, id: &str) -> Option<CancellationToken> {
+        self.active.calls.get(id).map(|e| e.cancel.clone())
+    }
+
     /// Handles one client message, waiting while the parked queue is full (library users; the
     /// server's reader uses [`Dispatcher::offer`] and decides itself). `rewind` and `hello` are
     /// the runtime's (`Runtime::submit`).
@@ -167,7 +173,10 @@ impl Dispatcher {
             | ClientMessage::Hello { .. }
             | ClientMessage::RegisterTools { .. }
             | ClientMessage::UnregisterTools { .. }
-            | ClientMessage::ExecuteResult(_) => {}
+            | ClientMessage::ExecuteResult(_)
+            // Agent scopes are the runtime's.
+            | ClientMessage::AgentStart(_)
+            | ClientMessage::AgentEnd { .. } => {}
         }
     }
 

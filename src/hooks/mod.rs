@@ -35,5 +35,7 @@ pub use merge::{
     PreToolUseResult, UpdatedInput,
 };
 pub use protocol::{HookOutput, HookPermission, HookStatus, InProcessHook};
-pub use runner::{BatchCallRecord, HookEnv, HookRunner, IfFilter, MAX_INLINE_CHARS, ToolHookCall};
+pub use runner::{
+    BatchCallRecord, HookEnv, HookRunner, IfFilter, MAX_INLINE_CHARS, SubagentFacts, ToolHookCall,
+};
 pub use stage::{HookMsg, HookStageActor, Hooks};

@@ -31,6 +31,8 @@ pub struct CallFacts {
     pub mode: &'static str,
     /// The call's cancellation.
     pub cancel: CancellationToken,
+    /// The agent the call belongs to: its id and type.
+    pub agent: Option<(Arc<str>, Arc<str>)>,
 }
 
 /// The call a tool event is about, as its supervisor holds it: borrowed, and made into
@@ -45,6 +47,8 @@ pub struct About<'a> {
     pub mode: &'static str,
     /// The call's cancellation.
     pub cancel: &'a CancellationToken,
+    /// The agent the call belongs to (its scope's id and type).
+    pub agent: Option<(&'a Arc<str>, &'a Arc<str>)>,
 }
 
 impl About<'_> {
@@ -55,6 +59,7 @@ impl About<'_> {
             id: self.id.clone(),
             mode: self.mode,
             cancel: self.cancel.clone(),
+            agent: self.agent.map(|(id, ty)| (id.clone(), ty.clone())),
         }
     }
 }
@@ -154,6 +159,7 @@ fn call(f: &CallFacts) -> ToolHookCall<'_> {
         tool_input: &f.input,
         tool_use_id: &f.id,
         permission_mode: f.mode,
+        agent: f.agent.as_ref().map(|(id, ty)| (&**id, &**ty)),
     }
 }
 
@@ -299,6 +305,20 @@ impl Hooks {
         if let Some(r) = &self.runner {
             r.session_end(mode).await;
             r.drain_background(grace).await;
+        }
+    }
+
+    /// Starts SubagentStart or SubagentStop hooks in the background (never waits).
+    pub fn subagent(
+        &self,
+        event: HookEvent,
+        agent: &crate::hooks::SubagentFacts<'_>,
+        mode: &'static str,
+    ) {
+        if let Some(r) = &self.runner
+            && r.config().has(event)
+        {
+            r.subagent_event(event, agent, mode);
         }
     }
 

@@ -204,6 +204,9 @@ pub struct Decision {
     pub subcommands: Vec<SubcommandVerdict>,
     /// The mode the call was decided in (dontAsk explains why an ask became a deny).
     pub mode: Mode,
+    /// For a call in an agent scope: which level of the scope's chain decided (the session's
+    /// rules, or an agent type's), in words; `None` for a call outside any scope.
+    pub level: Option<std::sync::Arc<str>>,
 }
 
 impl Decision {
@@ -213,12 +216,24 @@ impl Decision {
             decided_by,
             subcommands: Vec::new(),
             mode,
+            level: None,
         }
     }
 
     /// Model-facing text for a deny or ask: what was denied and why (the rule and its file, the
     /// mode, or that it would need approval). Never echoes the input, which may hold secrets.
     pub fn message(&self, tool: &str) -> String {
+        let words = self.words(tool);
+        match &self.level {
+            // A scoped call: say whose rules decided, so the model knows which agent lacks it.
+            Some(level) if self.behavior != Behavior::Allow => {
+                format!("{words} (decided at {level})")
+            }
+            _ => words,
+        }
+    }
+
+    fn words(&self, tool: &str) -> String {
         match (self.behavior, &self.decided_by) {
             (Behavior::Allow, _) => format!("{tool} is allowed by {}", self.decided_by.describe()),
             (Behavior::Deny, DecidedBy::Hook { reason }) => match reason {
@@ -269,6 +284,9 @@ impl Decision {
         ));
         if let DecidedBy::NotUnderstood { why } = &self.decided_by {
             out.push_str(&format!("why: {why}\n"));
+        }
+        if let Some(level) = &self.level {
+            out.push_str(&format!("level: {level}\n"));
         }
         out.push_str(&format!("mode: {}\n", self.mode));
         if !self.subcommands.is_empty() {

@@ -10,8 +10,10 @@
 //! - `domain`: `WebFetch(domain:…)`.
 //! - `policy`: settings intake ([`PolicyBuilder`]) and the decision order ([`Policy::decide`]).
 //! - `decision`: [`Decision`] and the words the model and humans get.
+//! - `chain`: a call in an agent scope, decided at every level of the scope's [`Chain`].
 
 mod bash;
+mod chain;
 mod decision;
 mod domain;
 mod path_rule;
@@ -24,6 +26,7 @@ mod stage;
 #[rustfmt::skip] // one table row per line
 mod tests;
 
+pub use chain::{Chain, Level, narrow_mode};
 pub use decision::{
     Behavior, DecidedBy, Decision, HookVerdict, Mode, RuleKind, SubcommandVerdict, UnknownMode,
 };

@@ -43,6 +43,9 @@ pub struct Query {
     pub hook: Option<HookVerdict>,
     /// Only re-check deny and ask rules (an input updated after an ask).
     pub recheck: bool,
+    /// The call's agent scope's chain of levels, for a call made in a scope: every level
+    /// decides ([`super::Chain`]); `None` decides by the session's policy alone.
+    pub chain: Option<Arc<super::Chain>>,
 }
 
 /// Messages of the permission stage.
@@ -74,7 +77,13 @@ impl Actor for PermissionActor {
         policy: &mut Arc<Policy>,
     ) -> Result<(), ActorProcessingErr> {
         let PermissionMsg::Decide(q, reply) = msg;
-        let decision = if q.recheck {
+        let decision = if let Some(chain) = &q.chain {
+            if q.recheck {
+                chain.recheck(q.tool.name(), q.tool.access(), &q.input)
+            } else {
+                chain.decide(q.tool.name(), q.tool.access(), &q.input, q.hook)
+            }
+        } else if q.recheck {
             policy.recheck_updated(q.tool.name(), q.tool.access(), &q.input, q.mode)
         } else {
             policy.decide(&DecisionRequest {

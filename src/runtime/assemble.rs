@@ -141,6 +141,35 @@ pub(super) fn limits_for_hello(config: &Config, limits: &Limits) -> serde_json::
     })
 }
 
+/// The agent types of the settings, compiled against the session's rules, in an empty table of
+/// agent scopes.
+pub(super) fn scope_table(
+    settings: &Settings,
+    cwd: &Path,
+    output_dir: &Path,
+    policy: &Arc<Policy>,
+    warnings: &mut Vec<String>,
+) -> Result<Arc<crate::scope::ScopeTable>, StartError> {
+    let home = crate::paths::home_dir();
+    let base = crate::scope::types::Base {
+        cwd,
+        home: &home,
+        workspace: policy.workspace(),
+        output_dir: Some(output_dir),
+    };
+    let (types, more) = crate::scope::AgentTypes::compile(settings, &base)?;
+    warnings.extend(more);
+    let session = crate::permission::Level {
+        policy: policy.clone(),
+        mode: policy.starting_mode(),
+        label: Arc::from("the session's rules"),
+    };
+    Ok(Arc::new(crate::scope::ScopeTable::new(
+        Arc::new(types),
+        session,
+    )))
+}
+
 /// The working directory, canonical, which must be a directory.
 pub(super) fn working_dir(config: &Config) -> Result<PathBuf, StartError> {
     let cwd = std::fs::canonicalize(&config.cwd)

@@ -158,6 +158,9 @@ pub enum StartError {
     /// MCP server configuration (a wrong type, an unset `${VAR}`).
     #[error(transparent)]
     Mcp(#[from] crate::mcp::config::McpConfigError),
+    /// Agent types (`agents`, `toolrt.maxAgentDepth`).
+    #[error(transparent)]
+    Agents(#[from] crate::scope::AgentsError),
     /// The working or output directory.
     #[error("{0}")]
     Io(String),

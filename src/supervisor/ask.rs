@@ -39,9 +39,10 @@ pub(super) async fn decide(
         let query = |input| Query {
             tool,
             input,
-            mode: p.mode,
+            mode: c.mode(p),
             hook: c.hook.clone(),
             recheck,
+            chain: c.scope.as_ref().map(|s| s.chain.clone()),
         };
         let decision = super::lend(&mut prepared.input, |input| {
             p.permission.decide(query(input))

@@ -47,6 +47,7 @@ use crate::hooks::{BatchCallRecord, HookEvent, HookPermission};
 use crate::inflight::ResultSlot;
 use crate::permission::{HookVerdict, Mode};
 use crate::protocol::ServerMessage;
+use crate::scope::Scope;
 use crate::slots::ExecSlot;
 use crate::tool::{BudgetClass, ProgressSink, Tool, ToolContext, ToolOutput, ToolStatus};
 use crate::validate::{Checks, Prepared};
@@ -103,6 +104,8 @@ pub(super) struct Call<'a> {
     /// What PreToolUse hooks said of the permission, and an ask's reason.
     hook: Option<HookVerdict>,
     hook_reason: Option<String>,
+    /// The agent scope the call belongs to (its `agent_id`), resolved once.
+    scope: Option<Arc<Scope>>,
 }
 
 impl Call<'_> {
@@ -111,9 +114,15 @@ impl Call<'_> {
         About {
             tool,
             id: self.id,
-            mode: mode_name(p.mode),
+            mode: mode_name(self.mode(p)),
             cancel: self.cancel,
+            agent: self.scope.as_ref().map(|s| (&s.id, &s.agent_type)),
         }
+    }
+
+    /// The mode the call is decided in: its scope's, else the session's.
+    fn mode(&self, p: &Pipeline) -> Mode {
+        self.scope.as_ref().map_or(p.mode, |s| s.mode())
     }
 
     /// Fails with `cancelled` once the call was cancelled.
@@ -160,6 +169,7 @@ pub async fn run(job: Job) {
         slot: None,
         hook: None,
         hook_reason: None,
+        scope: None,
     };
     // Boxed: the pipeline's state machine is large; unboxed, it would be copied into the task
     // at spawn and every call would cost about 1.5 µs more.

@@ -14,6 +14,7 @@ use crate::execute::Executor;
 use crate::hooks::Hooks;
 use crate::permission::{Mode, Permission};
 use crate::protocol::PermissionResponse;
+use crate::scope::ScopeTable;
 use crate::session::Session;
 use crate::slots::{ExecSlots, ScopeLimits};
 use crate::validate::Validator;
@@ -54,6 +55,8 @@ pub struct PipelineOptions {
     pub clock: Option<Arc<dyn StageClock>>,
     /// Each scope's own limit of execution slots (its agent type's `maxInFlight`).
     pub scope_limits: ScopeLimits,
+    /// The live agent scopes.
+    pub scopes: Arc<ScopeTable>,
 }
 
 /// Everything a supervisor needs: the stage handles and the session-wide state. Shared by all
@@ -86,6 +89,8 @@ pub struct Pipeline {
     /// Whether debug logging was on when the pipeline was built: each call then logs its stage
     /// timings. Decided once, so a call without it pays one branch.
     pub debug_log: bool,
+    /// The live agent scopes: a call with an `agent_id` is decided in its scope.
+    pub scopes: Arc<ScopeTable>,
     pub(super) asks: Asks,
 }
 
@@ -128,6 +133,7 @@ impl Pipeline {
             ask_policy: options.ask_policy,
             clock: options.clock,
             debug_log: tracing::enabled!(tracing::Level::DEBUG),
+            scopes: options.scopes,
             asks: Asks {
                 waiting: DashMap::new(),
                 closed: AtomicBool::new(false),

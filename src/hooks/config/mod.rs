@@ -38,11 +38,16 @@ pub enum HookEvent {
     SessionStart,
     /// Once, when the runtime shuts down.
     SessionEnd,
+    /// When an agent scope starts (`agent_start`, or the `Agent` tool); the matcher matches
+    /// the agent type.
+    SubagentStart,
+    /// When an agent scope ends; the matcher matches the agent type.
+    SubagentStop,
 }
 
 impl HookEvent {
     /// Every event, in index order.
-    pub const ALL: [HookEvent; 8] = [
+    pub const ALL: [HookEvent; 10] = [
         HookEvent::PreToolUse,
         HookEvent::PermissionRequest,
         HookEvent::PostToolUse,
@@ -51,6 +56,8 @@ impl HookEvent {
         HookEvent::PermissionDenied,
         HookEvent::SessionStart,
         HookEvent::SessionEnd,
+        HookEvent::SubagentStart,
+        HookEvent::SubagentStop,
     ];
 
     /// The name used in settings files, hook input (`hook_event_name`) and wire events.
@@ -64,6 +71,8 @@ impl HookEvent {
             HookEvent::PermissionDenied => "PermissionDenied",
             HookEvent::SessionStart => "SessionStart",
             HookEvent::SessionEnd => "SessionEnd",
+            HookEvent::SubagentStart => "SubagentStart",
+            HookEvent::SubagentStop => "SubagentStop",
         }
     }
 
@@ -76,7 +85,11 @@ impl HookEvent {
     pub fn is_tool_event(self) -> bool {
         !matches!(
             self,
-            HookEvent::PostToolBatch | HookEvent::SessionStart | HookEvent::SessionEnd
+            HookEvent::PostToolBatch
+                | HookEvent::SessionStart
+                | HookEvent::SessionEnd
+                | HookEvent::SubagentStart
+                | HookEvent::SubagentStop
         )
     }
 
@@ -93,7 +106,7 @@ impl fmt::Display for HookEvent {
 
 /// Every hook event of the reference CLI. All of them load; toolrt fires the ones in
 /// [`HookEvent`] and reports the others once as not applicable (they concern a conversation,
-/// subagents, compaction, … which toolrt does not have).
+/// compaction, … which toolrt does not have).
 pub const REFERENCE_EVENTS: &[&str] = &[
     "PreToolUse",
     "PostToolUse",
@@ -325,7 +338,7 @@ pub struct HookConfigError {
 /// `updatedInput` wins when several hooks rewrite a call.
 #[derive(Debug, Default)]
 pub struct HookConfig {
-    handlers: [Vec<Handler>; 8],
+    handlers: [Vec<Handler>; HookEvent::ALL.len()],
     warnings: Vec<String>,
     /// Reference events toolrt does not fire, with the files that configure them.
     not_applicable: BTreeMap<String, Vec<String>>,

@@ -90,6 +90,19 @@ pub struct ToolHookCall<'a> {
     pub tool_use_id: &'a str,
     /// The session's current permission mode.
     pub permission_mode: &'a str,
+    /// The agent the call belongs to (`agent_id`, `agent_type`), for a call in an agent scope.
+    pub agent: Option<(&'a str, &'a str)>,
+}
+
+/// The agent a SubagentStart or SubagentStop event is about.
+#[derive(Debug, Clone, Copy)]
+pub struct SubagentFacts<'a> {
+    /// Its id.
+    pub agent_id: &'a str,
+    /// Its type (what the hooks' matchers match).
+    pub agent_type: &'a str,
+    /// The call that opened it (an `Agent` call), for the wire events.
+    pub tool_use_id: Option<&'a str>,
 }
 
 /// One finished call of a batch, for PostToolBatch input.
@@ -318,6 +331,47 @@ impl HookRunner {
             .await;
     }
 
+    /// Runs SubagentStart or SubagentStop hooks whose matcher matches the agent's type, in the
+    /// background: an agent's start or end never waits for them (nothing they answer can change
+    /// it), and they are bounded as async hooks are. The input has the reference CLI's fields:
+    /// `agent_id`, `agent_type`, and for SubagentStop `agent_transcript_path` (toolrt keeps no
+    /// transcript: null) and `stop_hook_active` (false).
+    pub fn subagent_event(&self, event: HookEvent, agent: &SubagentFacts<'_>, mode: &str) {
+        let selected: Vec<Selected<'_>> = self
+            .shared
+            .config
+            .handlers(event)
+            .iter()
+            .filter(|h| h.matcher.matches(agent.agent_type) && h.claim())
+            .map(|h| Selected {
+                handler: h,
+                timeout: h.timeout,
+            })
+            .collect();
+        if selected.is_empty() {
+            return;
+        }
+        let mut input = self.base(mode, event);
+        input.insert("agent_id".into(), agent.agent_id.into());
+        input.insert("agent_type".into(), agent.agent_type.into());
+        if event == HookEvent::SubagentStop {
+            input.insert("agent_transcript_path".into(), Value::Null);
+            input.insert("stop_hook_active".into(), Value::Bool(false));
+        }
+        let input = Value::Object(input);
+        let mut bytes = serde_json::to_vec(&input).unwrap_or_default();
+        bytes.push(b'\n');
+        let bytes: Arc<[u8]> = bytes.into();
+        let subject = Subject {
+            tool_use_id: agent.tool_use_id.map(Arc::from),
+            batch: None,
+        };
+        for s in &selected {
+            let job = s.job(event, &input, &bytes, &subject);
+            Shared::spawn_background(&self.shared, job);
+        }
+    }
+
     async fn session_event(&self, event: HookEvent, mode: &str, key: &str, value: &str) {
         let selected = self.select(event, None);
         if selected.is_empty() {
@@ -479,14 +533,7 @@ impl HookRunner {
             Arc::from(Vec::new())
         };
         let runs = selected.iter().map(|s| {
-            let job = Job {
-                event,
-                handler: s.handler.clone(),
-                timeout: s.timeout,
-                input: &input,
-                bytes: Arc::clone(&bytes),
-                subject: subject.clone(),
-            };
+            let job = s.job(event, &input, &bytes, &subject);
             if s.handler.is_async {
                 Shared::spawn_background(&self.shared, job);
                 futures::future::ready(HookOutput::none()).boxed()
@@ -502,6 +549,26 @@ impl HookRunner {
 struct Selected<'a> {
     handler: &'a Handler,
     timeout: Duration,
+}
+
+impl Selected<'_> {
+    /// One run of this hook with this input.
+    fn job<'i>(
+        &self,
+        event: HookEvent,
+        input: &'i Value,
+        bytes: &Arc<[u8]>,
+        subject: &Subject,
+    ) -> Job<'i> {
+        Job {
+            event,
+            handler: self.handler.clone(),
+            timeout: self.timeout,
+            input,
+            bytes: Arc::clone(bytes),
+            subject: subject.clone(),
+        }
+    }
 }
 
 fn same_hook(a: &Handler, b: &Handler) -> bool {
@@ -521,6 +588,10 @@ fn add_tool(input: &mut Map<String, Value>, call: &ToolHookCall<'_>, with_id: bo
     input.insert("tool_input".into(), Value::Object(call.tool_input.clone()));
     if with_id {
         input.insert("tool_use_id".into(), call.tool_use_id.into());
+    }
+    if let Some((id, ty)) = call.agent {
+        input.insert("agent_id".into(), id.into());
+        input.insert("agent_type".into(), ty.into());
     }
 }
 

@@ -1,0 +1,101 @@
+//! `agent_start` and `agent_end` as the client sees them: the table changes, and the client
+//! gets an `agent_started` / `agent_ended` event or an `error` line saying why not.
+
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use super::{Scope, ScopeTable, StartRequest};
+use crate::emit::Emitter;
+use crate::hooks::{HookEvent, Hooks, SubagentFacts};
+use crate::protocol::{AgentStart, ServerMessage};
+
+/// What an agent message changed, for the hooks that fire on it.
+pub enum Change {
+    /// A scope started.
+    Started(Arc<Scope>),
+    /// These scopes ended (deepest first).
+    Ended(Vec<Arc<Scope>>),
+}
+
+/// Starts a scope and answers the client. `opener` finds the token of an in-flight call by id
+/// (`parent_tool_use_id`).
+pub fn start(
+    table: &ScopeTable,
+    emitter: &Emitter,
+    hooks: &Hooks,
+    msg: AgentStart,
+    opener: impl FnOnce(&str) -> Option<CancellationToken>,
+) -> Option<Change> {
+    let token = msg.parent_tool_use_id.as_deref().and_then(opener);
+    let req = StartRequest {
+        agent_id: msg.agent_id,
+        agent_type: msg.agent_type,
+        parent: msg.parent,
+        parent_tool_use_id: msg.parent_tool_use_id,
+    };
+    match table.start(req, token.as_ref()) {
+        Ok(scope) => {
+            emitter.send_reply(started_event(&scope));
+            fire(hooks, HookEvent::SubagentStart, &scope);
+            Some(Change::Started(scope))
+        }
+        Err(e) => {
+            emitter.send_reply(ServerMessage::error(e.to_string(), None));
+            None
+        }
+    }
+}
+
+/// The `agent_started` event: the scope as it was narrowed.
+pub fn started_event(scope: &Scope) -> ServerMessage {
+    let tools = scope
+        .tools
+        .as_ref()
+        .map_or(Value::Null, |t| json!(t.sorted()));
+    ServerMessage::event(
+        "agent_started",
+        json!({
+            "agent_id": &*scope.id,
+            "agent_type": &*scope.agent_type,
+            "parent": scope.parent.as_ref().map(|p| &*p.id),
+            "depth": scope.depth,
+            "permission_mode": scope.mode().as_str(),
+            "tools": tools,
+        }),
+    )
+}
+
+/// Ends a scope (and its subtree) and answers the client.
+pub fn end(table: &ScopeTable, emitter: &Emitter, hooks: &Hooks, agent_id: &str) -> Option<Change> {
+    let scopes: Vec<Arc<Scope>> = {
+        // Resolved before they leave the table, for the hooks.
+        match table.end_scopes(agent_id) {
+            Ok(s) => s,
+            Err(e) => {
+                emitter.send_reply(ServerMessage::error(e.to_string(), None));
+                return None;
+            }
+        }
+    };
+    let ended: Vec<&str> = scopes.iter().map(|s| &*s.id).collect();
+    emitter.send_reply(ServerMessage::event(
+        "agent_ended",
+        json!({"agent_id": agent_id, "ended": ended}),
+    ));
+    for scope in &scopes {
+        fire(hooks, HookEvent::SubagentStop, scope);
+    }
+    Some(Change::Ended(scopes))
+}
+
+/// SubagentStart / SubagentStop hooks of a scope, in the background.
+pub fn fire(hooks: &Hooks, event: HookEvent, scope: &Scope) {
+    let facts = SubagentFacts {
+        agent_id: &scope.id,
+        agent_type: &scope.agent_type,
+        tool_use_id: scope.parent_tool_use_id.as_deref(),
+    };
+    hooks.subagent(event, &facts, scope.mode().as_str());
+}

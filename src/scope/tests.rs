@@ -1,0 +1,224 @@
+use super::*;
+use crate::permission::{Policy, PolicyBuilder};
+use crate::settings::Settings;
+use serde_json::json;
+
+fn policy(rules: Value) -> Arc<Policy> {
+    let dir = std::env::temp_dir();
+    let mut b = PolicyBuilder::new(dir.clone(), dir.clone());
+    b.add_settings_file(&dir.join("s.json"), &rules).unwrap();
+    Arc::new(b.build().unwrap())
+}
+
+fn table(session_rules: Value, agents: Value) -> ScopeTable {
+    let dir = std::env::temp_dir();
+    let mut settings = Settings::default();
+    settings
+        .merge_text(
+            &dir.join("s.json"),
+            &json!({ "agents": agents }).to_string(),
+        )
+        .unwrap();
+    let ws = [dir.clone()];
+    let base = types::Base {
+        cwd: &dir,
+        home: &dir,
+        workspace: &ws,
+        output_dir: None,
+    };
+    let (types, _) = AgentTypes::compile(&settings, &base).unwrap();
+    ScopeTable::new(
+        Arc::new(types),
+        Level {
+            policy: policy(session_rules),
+            mode: Mode::Default,
+            label: Arc::from("the session's rules"),
+        },
+    )
+}
+
+fn req(id: &str, ty: &str, parent: Option<&str>) -> StartRequest {
+    StartRequest {
+        agent_id: id.into(),
+        agent_type: ty.into(),
+        parent: parent.map(String::from),
+        parent_tool_use_id: None,
+    }
+}
+
+#[test]
+fn start_is_refused_with_a_reason_and_changes_nothing() {
+    let t = table(
+        json!({"deny": ["Agent(deployer)"], "ask": ["Agent(auditor)"]}),
+        json!({"lead": {"permissions": {"deny": ["Agent(helper)"]}}}),
+    );
+    t.start(req("a", "lead", None), None).unwrap();
+    let rows = [
+        (req("a", "lead", None), "already exists"),
+        (req("b", "lead", Some("b")), "names itself as its parent"),
+        (
+            req("b", "lead", Some("nobody")),
+            "unknown parent agent \"nobody\"",
+        ),
+        (req("b", "deployer", None), "Agent(deployer)"),
+        (req("b", "auditor", None), "would need approval"),
+        // The parent's own deny of a type refuses it for the parent's children only.
+        (req("b", "helper", Some("a")), "agent type \"lead\""),
+    ];
+    for (r, needle) in rows {
+        let err = t.start(r.clone(), None).unwrap_err().to_string();
+        assert!(err.contains(needle), "{r:?}: {err}");
+    }
+    assert_eq!(t.len(), 1);
+    t.start(req("b", "helper", None), None).unwrap();
+    assert_eq!(t.len(), 2);
+}
+
+#[test]
+fn depth_is_limited_by_the_setting() {
+    let t = table(json!({}), json!({}));
+    t.start(req("d1", "x", None), None).unwrap();
+    for depth in 2..=types::DEFAULT_MAX_DEPTH {
+        let (id, parent) = (format!("d{depth}"), format!("d{}", depth - 1));
+        let s = t.start(req(&id, "x", Some(&parent)), None).unwrap();
+        assert_eq!(s.depth, depth);
+    }
+    let err = t
+        .start(req("d6", "x", Some("d5")), None)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("6 levels deep; at most 5"), "{err}");
+    assert!(err.contains("toolrt.maxAgentDepth"), "{err}");
+}
+
+#[test]
+fn the_number_of_live_scopes_is_capped() {
+    let t = table(json!({}), json!({})).with_max_scopes(3);
+    for i in 0..3 {
+        t.start(req(&format!("a{i}"), "x", None), None).unwrap();
+    }
+    let err = t.start(req("a3", "x", None), None).unwrap_err();
+    assert!(matches!(err, ScopeError::TooMany { max: 3, .. }), "{err}");
+    t.end("a0").unwrap();
+    t.start(req("a3", "x", None), None).unwrap();
+    assert_eq!(t.len(), 3);
+}
+
+#[test]
+fn ending_a_parent_ends_its_subtree_and_cancels_it() {
+    let t = table(json!({}), json!({}));
+    let root_call = CancellationToken::new();
+    let a = t.start(req("a", "x", None), Some(&root_call)).unwrap();
+    let b = t.start(req("b", "x", Some("a")), None).unwrap();
+    let c = t.start(req("c", "x", Some("b")), None).unwrap();
+    let other = t.start(req("o", "x", None), None).unwrap();
+    let ended = t.end("a").unwrap();
+    let ended: Vec<&str> = ended.iter().map(|s| &**s).collect();
+    assert_eq!(ended, ["c", "b", "a"]);
+    assert!(a.cancel.is_cancelled() && b.cancel.is_cancelled() && c.cancel.is_cancelled());
+    assert!(c.has_ended() && !other.has_ended() && !other.cancel.is_cancelled());
+    assert!(t.resolve("b").is_none() && t.resolve("o").is_some());
+    assert_eq!(t.len(), 1);
+    // An ended agent is unknown; its id may be used again, as a new scope.
+    assert_eq!(t.end("a").unwrap_err(), ScopeError::Unknown("a".into()));
+    let err = t.start(req("d", "x", Some("a")), None).unwrap_err();
+    assert!(matches!(err, ScopeError::UnknownParent { .. }), "{err}");
+    let again = t.start(req("a", "x", None), None).unwrap();
+    assert_ne!(again.key, a.key);
+}
+
+#[test]
+fn the_opening_call_and_the_parent_own_the_token() {
+    let t = table(json!({}), json!({}));
+    let call = CancellationToken::new();
+    let a = t.start(req("a", "x", None), None).unwrap();
+    let b = t.start(req("b", "x", Some("a")), Some(&call)).unwrap();
+    call.cancel();
+    assert!(b.cancel.is_cancelled() && !a.cancel.is_cancelled());
+    let c = t.start(req("c", "x", Some("a")), None).unwrap();
+    t.cancel_all();
+    assert!(a.cancel.is_cancelled() && c.cancel.is_cancelled());
+}
+
+#[test]
+fn a_child_narrows_and_inherits() {
+    let t = table(
+        json!({"allow": ["Bash(cargo *)"]}),
+        json!({
+            "lead": {"tools": ["Read", "Bash", "Edit"], "permissionMode": "acceptEdits", "maxInFlight": 4},
+            "tester": {"tools": ["Read", "Bash", "Write"], "permissions": {"allow": ["Bash(make *)", "Bash(cargo test)"]}, "maxInFlight": 8},
+            "bypasser": {"permissionMode": "bypassPermissions"}
+        }),
+    );
+    let lead = t.start(req("lead", "lead", None), None).unwrap();
+    // acceptEdits is wider than the session's default: not gained.
+    assert_eq!(lead.mode(), Mode::Default);
+    let tester = t.start(req("t", "tester", Some("lead")), None).unwrap();
+    assert!(tester.may_use("Read") && tester.may_use("Bash"));
+    assert!(!tester.may_use("Write") && !tester.may_use("Edit") && !tester.may_use("Glob"));
+    assert_eq!(tester.max_in_flight, Some(4));
+    // A type the settings do not define, and a type without tools or rules: the parent's.
+    let plain = t.start(req("p", "undefined", Some("t")), None).unwrap();
+    assert_eq!(plain.tools, tester.tools);
+    assert!(Arc::ptr_eq(&plain.chain, &tester.chain));
+    let by = t.start(req("b", "bypasser", Some("t")), None).unwrap();
+    assert_eq!(by.mode(), Mode::Default);
+    assert_eq!(by.chain.levels().len(), tester.chain.levels().len());
+    let bash = |s: &Scope, cmd: &str| {
+        let input = json!({ "command": cmd });
+        let access = Access {
+            subject: Subject::Command { field: "command" },
+            allowed_by_default: false,
+        };
+        s.chain
+            .decide("Bash", access, input.as_object().unwrap(), None)
+            .behavior
+    };
+    assert_eq!(bash(&tester, "cargo test"), Behavior::Allow);
+    assert_eq!(bash(&tester, "make all"), Behavior::Ask);
+    assert_eq!(bash(&tester, "cargo build"), Behavior::Ask);
+    assert_eq!(bash(&lead, "cargo build"), Behavior::Allow);
+}
+
+#[test]
+fn racing_starts_and_ends_leave_the_table_consistent() {
+    let t = Arc::new(table(json!({}), json!({})).with_max_scopes(64));
+    t.start(req("root", "x", None), None).unwrap();
+    let threads: Vec<_> = (0..4)
+        .map(|n| {
+            let t = t.clone();
+            std::thread::spawn(move || {
+                for i in 0..200 {
+                    let id = format!("c{n}-{i}");
+                    let _ = t.start(req(&id, "x", Some("root")), None);
+                    if i % 2 == 0 {
+                        let _ = t.end(&id);
+                    }
+                }
+            })
+        })
+        .collect();
+    let ender = {
+        let t = t.clone();
+        std::thread::spawn(move || {
+            let _ = t.end("root");
+        })
+    };
+    for th in threads {
+        th.join().unwrap();
+    }
+    ender.join().unwrap();
+    // Whatever interleaving: every live scope's parent is live, and the count agrees.
+    let live: Vec<Arc<Scope>> = t.scopes.iter().map(|e| e.value().clone()).collect();
+    assert_eq!(live.len(), t.len());
+    for s in &live {
+        assert!(!s.has_ended());
+        if let Some(p) = &s.parent {
+            assert!(
+                t.resolve(&p.id).is_some_and(|q| q.key == p.key),
+                "{} orphaned",
+                s.id
+            );
+        }
+    }
+}
