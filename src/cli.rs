@@ -41,6 +41,10 @@ pub enum Command {
         tool: String,
         /// The input object, as JSON.
         input: String,
+        /// Decide as a call of an agent of this type (repeat for nested agents, outermost
+        /// first): its tools and rules narrowed from its parents', as `agent_start` would.
+        #[arg(long = "agent-type", value_name = "TYPE")]
+        agent_types: Vec<String>,
         /// Settings and permission flags, as for `serve`.
         #[command(flatten)]
         args: RuntimeArgs,

@@ -33,8 +33,14 @@ fn main() -> ExitCode {
     if let Command::Watchdog = cli.command {
         return ExitCode::from(toolrt::process::watchdog::run() as u8);
     }
-    if let Command::Explain { tool, input, args } = cli.command {
-        return explain(&tool, &input, args);
+    if let Command::Explain {
+        tool,
+        input,
+        agent_types,
+        args,
+    } = cli.command
+    {
+        return explain(&tool, &input, &agent_types, args);
     }
     // Every command from here on may start processes: none of them may outlive toolrt.
     // The binary by its path, so the watchdog shows as toolrt in `ps`; /proc/self/exe if that
@@ -121,7 +127,12 @@ fn main() -> ExitCode {
 }
 
 /// `toolrt explain`: decide one call and print why.
-fn explain(tool: &str, input: &str, args: toolrt::cli::RuntimeArgs) -> ExitCode {
+fn explain(
+    tool: &str,
+    input: &str,
+    agent_types: &[String],
+    args: toolrt::cli::RuntimeArgs,
+) -> ExitCode {
     let input: serde_json::Value = match serde_json::from_str(input) {
         Ok(v) => v,
         Err(e) => {
@@ -147,7 +158,12 @@ fn explain(tool: &str, input: &str, args: toolrt::cli::RuntimeArgs) -> ExitCode 
             return ExitCode::from(1);
         }
     };
-    match runtime.block_on(toolrt::runtime::explain(&config, tool, input)) {
+    match runtime.block_on(toolrt::runtime::explain_as(
+        &config,
+        agent_types,
+        tool,
+        input,
+    )) {
         Err(e) => {
             eprintln!("toolrt: {e}");
             ExitCode::from(2)
@@ -164,6 +180,9 @@ fn explain(tool: &str, input: &str, args: toolrt::cli::RuntimeArgs) -> ExitCode 
         }) => {
             println!("tool: {tool}");
             println!("input: {}", serde_json::Value::Object(input));
+            if !agent_types.is_empty() {
+                println!("agent types: {}", agent_types.join(" > "));
+            }
             print!("{}", decision.explain());
             if let Some(check) = at_run_time {
                 println!(

@@ -138,6 +138,9 @@ pub enum ServerMessage {
         name: String,
         /// The input, as checked, hooked and approved.
         input: Value,
+        /// The agent whose call it is (for the `Agent` tool: the new subagent's id).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        agent_id: Option<String>,
     },
     /// toolrt no longer waits for this `execute` (the call was cancelled or timed out): stop
     /// working on it; an answer now gets an `error` line.

@@ -26,7 +26,7 @@ use assemble::{
 };
 use config::output_folder;
 pub use config::{Config, OutputDir, StartError, default_output_dir};
-pub use explain::{Explained, explain};
+pub use explain::{Explained, explain, explain_as};
 
 /// At shutdown, how long async hooks still running may take before they are killed.
 const ASYNC_HOOK_GRACE: Duration = Duration::from_secs(5);
@@ -140,11 +140,13 @@ impl Runtime {
         )
         .await?;
         let mcp = started.servers;
+        let agent_tool = crate::scope::agent_tool::AgentTool::new();
         let (policy, registry, mut warnings) = build_policy_and_registry(
             &config,
             &cwd,
             Some(&output_dir),
             &tool_state,
+            &agent_tool,
             started.tools,
         )?;
         warnings.extend(started.warnings);
@@ -203,7 +205,14 @@ impl Runtime {
         );
         let pipeline = Arc::new(pipeline);
         let exchange = Exchange::new(pipeline.emitter.clone(), pipeline.client_waits_counter());
-        let client_tools = Arc::new(ClientTools::new(registry.clone(), Arc::new(exchange)));
+        let exchange = Arc::new(exchange);
+        agent_tool.connect(
+            pipeline.scopes.clone(),
+            exchange.clone(),
+            pipeline.hooks.clone(),
+            pipeline.emitter.clone(),
+        );
+        let client_tools = Arc::new(ClientTools::new(registry.clone(), exchange));
         // Before any call is accepted, as the reference runs SessionStart before the first turn.
         pipeline
             .hooks

@@ -280,6 +280,8 @@ pub struct ToolContext {
     pub progress: ProgressSink,
     /// State shared by every call of this server session (cwd, output dir, …).
     pub session: Arc<Session>,
+    /// The agent whose call this is (its `agent_id`), for a call made in an agent scope.
+    pub agent: Option<Arc<str>>,
     /// The most characters of this call's output the result shows inline on success (its output
     /// budget, docs/SEMANTICS.md §6): a tool that bounds its own output keeps within it, so the
     /// budget never has to cut what the tool chose to return.

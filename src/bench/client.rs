@@ -47,6 +47,7 @@ fn lines_once(id: u64) -> Result<u64, String> {
         tool_use_id: format!("r{id}"),
         name: TOOL.into(),
         input: Value::Object(input),
+        agent_id: None,
     };
     let out = execute.to_line();
     let read: Value =
@@ -58,26 +59,48 @@ fn lines_once(id: u64) -> Result<u64, String> {
     Ok(elapsed_ns(start))
 }
 
-/// A runtime with the no-op tool and a client tool of the same schema, both allowed.
-struct Bench {
-    runtime: Runtime,
+/// A runtime with the no-op tool and a client tool of the same schema, both allowed; calls
+/// one at a time, from line to result line.
+pub(super) struct Bench {
+    pub(super) runtime: Runtime,
     rx: crate::emit::Outbox,
 }
 
 impl Bench {
     async fn start(cwd: &std::path::Path) -> Result<Self, String> {
         let config = workload::config(cwd, vec![Arc::new(Noop::new())], &["Noop", TOOL], false, 64);
-        let (runtime, rx) = Runtime::start(config)
-            .await
-            .map_err(|e| format!("the runtime did not start: {e}"))?;
+        let bench = Self::with(config).await?;
         let schema = json!({"type": "object", "properties": {"value": {"type": "integer"}}, "additionalProperties": false});
-        runtime
+        bench
+            .runtime
             .register_tools(vec![ClientToolSpec {
                 concurrency_safe: Some(true),
                 ..ClientToolSpec::new(TOOL, schema)
             }])
             .map_err(|e| e.to_string())?;
+        Ok(bench)
+    }
+
+    /// A runtime of this configuration.
+    pub(super) async fn with(config: crate::runtime::Config) -> Result<Self, String> {
+        let (runtime, rx) = Runtime::start(config)
+            .await
+            .map_err(|e| format!("the runtime did not start: {e}"))?;
         Ok(Self { runtime, rx })
+    }
+
+    /// Submits a control line and waits for the event `name` it is answered with.
+    pub(super) async fn control(&mut self, line: &str, name: &str) -> Result<(), String> {
+        let msg = protocol::parse_line(line).map_err(|e| format!("bench line: {e}"))?;
+        self.runtime.submit(msg).await;
+        while let Some(msg) = self.rx.recv().await {
+            match &msg {
+                ServerMessage::Error { message, .. } => return Err(format!("{line}: {message}")),
+                m if m.event_name() == Some(name) => return Ok(()),
+                _ => {}
+            }
+        }
+        Err("the runtime closed its output".into())
     }
 
     /// One call from its line to its result line; an `execute` on the way is read and answered
@@ -119,7 +142,7 @@ impl Bench {
         Err("the runtime closed its output".into())
     }
 
-    async fn latency(
+    pub(super) async fn latency(
         &mut self,
         line: fn(u64) -> String,
         first_id: u64,

@@ -84,6 +84,7 @@ impl Inline {
             cancel: CancellationToken::new(),
             progress: ProgressSink::discard(),
             session: self.session.clone(),
+            agent: None,
             hook_response: false,
             output_chars: self.limits.tool_chars,
         };

@@ -20,6 +20,7 @@ pub mod mcp;
 pub mod pipeline;
 pub mod plot;
 pub mod report;
+pub mod scopes;
 pub mod stats;
 pub mod workload;
 
@@ -203,6 +204,18 @@ async fn measure(options: &Options) -> Result<Report, String> {
     )
     .await?;
 
+    progress.step(&format!(
+        "scopes: {} no-op calls each, three agents deep and the session's own",
+        sizes.latency_calls / 10
+    ));
+    let scopes = scopes::measure(
+        &ws.cwd,
+        (sizes.latency_calls / 10).max(20),
+        rounds,
+        &mut next_ids,
+    )
+    .await?;
+
     let mcp = match mcp::ServerCommand::pick(options.mcp_server.as_deref()) {
         Some(server) => {
             let calls = sizes.bash_calls * 5;
@@ -231,6 +244,7 @@ async fn measure(options: &Options) -> Result<Report, String> {
         bash,
         mcp,
         client_tool,
+        scopes,
         decide,
         decide_cases,
         memory,

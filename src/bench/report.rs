@@ -57,6 +57,8 @@ pub struct Report {
     pub mcp: Option<super::mcp::McpFigures>,
     /// A client tool's round trip against the no-op call.
     pub client_tool: super::client::ClientFigures,
+    /// A no-op call three agent scopes deep against the session's own (docs/BENCH.md).
+    pub scopes: super::scopes::ScopeFigures,
     /// One decision against 1,000 rules, cases mixed.
     pub decide: Dist,
     /// Median µs of each decision case alone.
@@ -293,6 +295,17 @@ impl Report {
                 c.lines.p50_us()
             ),
         );
+        let sc = &self.scopes;
+        t.row(
+            "scope 3 deep / no-op",
+            x(sc.ratio()),
+            &format!(
+                "+{:.2} µs at p50 ({:.2} vs {:.2} µs)",
+                sc.extra_us(),
+                sc.scoped_c1.p50_us(),
+                sc.noop_c1.p50_us()
+            ),
+        );
     }
 
     /// One decision against 1,000 rules, and memory with many calls in flight.
@@ -361,7 +374,7 @@ impl Report {
             .iter()
             .map(|(name, v)| (name.to_string(), json!(v)))
             .collect();
-        json!({
+        let mut all = json!({
             "mode": self.mode,
             "runtime": "current_thread",
             "cores": self.cores,
@@ -403,6 +416,9 @@ impl Report {
             "stages_outside_p50_us": self.outside_stages_us(),
             "mcp": self.mcp_json(),
             "client_tool": self.client_tool.json(),
-        })
+        });
+        // Apart: one more key in the macro passes its recursion limit.
+        all["scopes"] = self.scopes.json();
+        all
     }
 }

@@ -138,6 +138,7 @@ impl Exchange {
             tool_use_id: ctx.tool_use_id.to_string(),
             name: name.to_string(),
             input: Value::Object(input),
+            agent_id: ctx.agent.as_deref().map(String::from),
         });
         // Closing can race the insert above; check again so the wait cannot outlive the client.
         if self.closed.load(Ordering::SeqCst) {
@@ -257,6 +258,7 @@ mod tests {
                 std::env::temp_dir(),
                 std::env::temp_dir(),
             )),
+            agent: None,
             output_chars: 1000,
             hook_response: false,
         }

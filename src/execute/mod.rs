@@ -205,6 +205,7 @@ mod tests {
             cancel: CancellationToken::new(),
             progress: ProgressSink::discard(),
             session: Arc::new(Session::new(std::env::temp_dir(), std::env::temp_dir())),
+            agent: None,
             hook_response: false,
             output_chars: 50_000,
         }

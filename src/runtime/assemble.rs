@@ -47,6 +47,7 @@ pub(super) fn build_policy_and_registry(
     cwd: &Path,
     output_dir: Option<&Path>,
     tool_state: &ToolState,
+    agent_tool: &Arc<crate::scope::agent_tool::AgentTool>,
     mcp_tools: Vec<Arc<dyn Tool>>,
 ) -> Result<(Arc<Policy>, Registry, Vec<String>), StartError> {
     let settings = &config.settings;
@@ -79,6 +80,16 @@ pub(super) fn build_policy_and_registry(
     } else {
         Vec::new()
     };
+    // The Agent tool is built in, but needs the runtime (scopes, the client): it comes in with
+    // the tools made at start-up, connected once the runtime exists.
+    let mut aliases = settings.aliases.clone();
+    if config.builtins {
+        tools.push(agent_tool.clone());
+        // `Task` is the reference CLI's former name of `Agent`.
+        aliases
+            .entry("Task".into())
+            .or_insert_with(|| "Agent".into());
+    }
     tools.extend(config.extra_tools.iter().cloned());
     tools.extend(mcp_tools);
     // MCP tools join while running (a server's group): `--tools` and aliases may name them.
@@ -89,7 +100,7 @@ pub(super) fn build_policy_and_registry(
         tools,
         Naming {
             selection: &config.selection,
-            aliases: &settings.aliases,
+            aliases: &aliases,
             alias_files: &settings.alias_files,
             late_prefixes: &late_prefixes,
         },

@@ -2,12 +2,14 @@
 
 use std::path::Path;
 
-use super::assemble::{build_policy_and_registry, report_warnings};
+use super::assemble::{build_policy_and_registry, report_warnings, scope_table};
 use super::{Config, OutputDir, StartError};
+use crate::call::Outcome;
 use crate::permission::Policy;
 use crate::registry::Selection;
 use crate::session::Session;
 use crate::tools::ToolState;
+use crate::validate::Rejection;
 
 /// What `toolrt explain` found.
 #[derive(Debug)]
@@ -38,6 +40,19 @@ pub async fn explain(
     tool: &str,
     input: serde_json::Value,
 ) -> Result<Explained, StartError> {
+    explain_as(config, &[], tool, input).await
+}
+
+/// [`explain`] for a call made in an agent scope: `agent_types` are the types of the agents
+/// from the top-level one down to the caller (`toolrt explain --agent-type lead --agent-type
+/// tester`), each started under the one before as `agent_start` would. The decision names the
+/// level of the chain that decided.
+pub async fn explain_as(
+    config: &Config,
+    agent_types: &[String],
+    tool: &str,
+    input: serde_json::Value,
+) -> Result<Explained, StartError> {
     let cwd = std::fs::canonicalize(&config.cwd)
         .map_err(|e| StartError::Io(format!("--cwd {}: {e}", config.cwd.display())))?;
     // Only a folder given by name is known before a session starts.
@@ -50,37 +65,74 @@ pub async fn explain(
         config.settings.require_read_before_edit,
         std::env::temp_dir(),
     );
-    let (policy, registry, warnings) =
-        build_policy_and_registry(config, &cwd, output_dir.as_deref(), &tool_state, Vec::new())?;
+    let agent_tool = crate::scope::agent_tool::AgentTool::new();
+    let (policy, registry, mut warnings) = build_policy_and_registry(
+        config,
+        &cwd,
+        output_dir.as_deref(),
+        &tool_state,
+        &agent_tool,
+        Vec::new(),
+    )?;
+    let scope = if agent_types.is_empty() {
+        None
+    } else {
+        let out = output_dir.clone().unwrap_or_else(std::env::temp_dir);
+        let table = scope_table(&config.settings, &cwd, &out, &policy, &mut warnings)?;
+        Some(crate::scope::control::explain_chain(&table, agent_types))
+    };
     report_warnings(config.strict_settings, &warnings)?;
-    if tool.starts_with("mcp__") {
-        return explain_mcp(config, &cwd, &policy, tool, input);
-    }
+    let refused = |content: String| {
+        Ok(Explained::Rejected(Rejection {
+            outcome: Outcome::Denied,
+            content,
+        }))
+    };
+    let scope = match scope {
+        None if tool.starts_with("mcp__") => {
+            return explain_mcp(config, &cwd, &policy, tool, input);
+        }
+        Some(_) if tool.starts_with("mcp__") => {
+            return refused("explain --agent-type does not decide MCP tools yet: explain starts no MCP server, and without it a scope's narrowing of the server's tools is not known".into());
+        }
+        None => None,
+        Some(Err(why)) => return refused(why),
+        Some(Ok(scope)) => Some(scope),
+    };
     let mut session = Session::new(cwd, std::env::temp_dir());
     session.guard = policy.clone();
     let call = crate::call::ToolCall::new("explain", tool, input);
-    match crate::validate::check(&registry, &session, call) {
-        Err(rejection) => Ok(Explained::Rejected(rejection)),
-        Ok(prepared) => {
-            let at_run_time = crate::validate::validate_tool(&prepared, &session)
-                .await
-                .err()
-                .map(|r| r.content);
-            let decision = policy.decide(&crate::permission::DecisionRequest {
-                tool: prepared.tool_name(),
-                access: prepared.entry.tool.access(),
-                input: &prepared.input,
-                mode: policy.starting_mode(),
-                hook: None,
-            });
-            Ok(Explained::Decision {
-                tool: prepared.tool_name().to_string(),
-                input: prepared.input,
-                decision,
-                at_run_time,
-            })
+    let prepared = match crate::validate::check(&registry, &session, call) {
+        Err(rejection) => return Ok(Explained::Rejected(rejection)),
+        Ok(prepared) => prepared,
+    };
+    let at_run_time = crate::validate::validate_tool(&prepared, &session)
+        .await
+        .err()
+        .map(|r| r.content);
+    let (name, access) = (prepared.tool_name(), prepared.entry.tool.access());
+    let decision = match &scope {
+        Some(scope) if !scope.may_use(name) => {
+            return Ok(Explained::Rejected(Rejection {
+                outcome: Outcome::Unavailable,
+                content: scope.unavailable(name),
+            }));
         }
-    }
+        Some(scope) => scope.chain.decide(name, access, &prepared.input, None),
+        None => policy.decide(&crate::permission::DecisionRequest {
+            tool: name,
+            access,
+            input: &prepared.input,
+            mode: policy.starting_mode(),
+            hook: None,
+        }),
+    };
+    Ok(Explained::Decision {
+        tool: prepared.tool_name().to_string(),
+        input: prepared.input,
+        decision,
+        at_run_time,
+    })
 }
 
 /// `explain` for an MCP tool. MCP servers are not started (explain runs nothing), so the tool
@@ -93,9 +145,7 @@ fn explain_mcp(
     tool: &str,
     input: serde_json::Value,
 ) -> Result<Explained, StartError> {
-    use crate::call::Outcome;
     use crate::mcp::config::Approval;
-    use crate::validate::Rejection;
     let unavailable = |content: String| {
         Ok(Explained::Rejected(Rejection {
             outcome: Outcome::Unavailable,

@@ -34,6 +34,7 @@ pub fn start(
         agent_type: msg.agent_type,
         parent: msg.parent,
         parent_tool_use_id: msg.parent_tool_use_id,
+        decided: false,
     };
     match table.start(req, token.as_ref()) {
         Ok(scope) => {
@@ -69,25 +70,40 @@ pub fn started_event(scope: &Scope) -> ServerMessage {
 
 /// Ends a scope (and its subtree) and answers the client.
 pub fn end(table: &ScopeTable, emitter: &Emitter, hooks: &Hooks, agent_id: &str) -> Option<Change> {
-    let scopes: Vec<Arc<Scope>> = {
-        // Resolved before they leave the table, for the hooks.
-        match table.end_scopes(agent_id) {
-            Ok(s) => s,
-            Err(e) => {
-                emitter.send_reply(ServerMessage::error(e.to_string(), None));
-                return None;
+    match table.end_scopes(agent_id) {
+        Ok(scopes) => {
+            emitter.send_reply(ended_event(agent_id, &scopes));
+            for scope in &scopes {
+                fire(hooks, HookEvent::SubagentStop, scope);
             }
+            Some(Change::Ended(scopes))
         }
-    };
-    let ended: Vec<&str> = scopes.iter().map(|s| &*s.id).collect();
-    emitter.send_reply(ServerMessage::event(
-        "agent_ended",
-        json!({"agent_id": agent_id, "ended": ended}),
-    ));
-    for scope in &scopes {
-        fire(hooks, HookEvent::SubagentStop, scope);
+        Err(e) => {
+            emitter.send_reply(ServerMessage::error(e.to_string(), None));
+            None
+        }
     }
-    Some(Change::Ended(scopes))
+}
+
+/// Ends the scope an `Agent` call opened, as that call ends. The client may have ended it
+/// already (`agent_end`): then there is nothing left to say.
+pub fn close(table: &ScopeTable, emitter: &Emitter, hooks: &Hooks, scope: &Scope) {
+    // Only this scope, not a newer one that reuses its id.
+    if table.resolve(&scope.id).is_none_or(|s| s.key != scope.key) {
+        return;
+    }
+    if let Ok(scopes) = table.end_scopes(&scope.id) {
+        emitter.send(ended_event(&scope.id, &scopes));
+        for s in &scopes {
+            fire(hooks, HookEvent::SubagentStop, s);
+        }
+    }
+}
+
+/// The `agent_ended` event.
+fn ended_event(agent_id: &str, scopes: &[Arc<Scope>]) -> ServerMessage {
+    let ended: Vec<&str> = scopes.iter().map(|s| &*s.id).collect();
+    ServerMessage::event("agent_ended", json!({"agent_id": agent_id, "ended": ended}))
 }
 
 /// SubagentStart / SubagentStop hooks of a scope, in the background.
@@ -98,4 +114,24 @@ pub fn fire(hooks: &Hooks, event: HookEvent, scope: &Scope) {
         tool_use_id: scope.parent_tool_use_id.as_deref(),
     };
     hooks.subagent(event, &facts, scope.mode().as_str());
+}
+
+/// The scope `toolrt explain --agent-type` decides in: one agent per type, each started under
+/// the one before (the first at the top level). Refused as `agent_start` would be: the words
+/// say which agent and why.
+pub fn explain_chain(table: &ScopeTable, agent_types: &[String]) -> Result<Arc<Scope>, String> {
+    let mut parent: Option<String> = None;
+    let mut last = None;
+    for (i, ty) in agent_types.iter().enumerate() {
+        let id = format!("explain-{}", i + 1);
+        let req = StartRequest {
+            agent_id: id.clone(),
+            agent_type: ty.clone(),
+            parent: parent.replace(id),
+            parent_tool_use_id: None,
+            decided: false,
+        };
+        last = Some(table.start(req, None).map_err(|e| e.to_string())?);
+    }
+    last.ok_or_else(|| "no agent type given".to_string())
 }

@@ -12,9 +12,12 @@
 //!
 //! # Layout
 //! - `types`: the settings' `agents` (agent types) and `toolrt.maxAgentDepth`, compiled once.
+//! - `agent_tool`: the built-in `Agent` tool (alias `Task`), which opens a child scope and has
+//!   the orchestrator run the subagent through the client tools' `execute`.
 //! - `control`: `agent_start` / `agent_end` as the client sees them (events, error lines).
 //! - this module: [`Scope`], [`ScopeTable`] (start, end, resolve) and [`ScopeError`].
 
+pub mod agent_tool;
 pub mod control;
 pub mod types;
 
@@ -108,6 +111,9 @@ pub struct StartRequest {
     pub parent: Option<String>,
     /// The call that opens it.
     pub parent_tool_use_id: Option<String>,
+    /// The start was already decided by the permission stage (an `Agent` call, which may have
+    /// been asked about and approved): `Agent(<type>)` rules are not consulted again.
+    pub decided: bool,
 }
 
 /// Why `agent_start` or `agent_end` was refused. Display is the `error` line's message.
@@ -295,7 +301,9 @@ impl ScopeTable {
                 max: self.types.max_depth,
             });
         }
-        self.gate(parent.as_deref(), &agent, &req.agent_type)?;
+        if !req.decided {
+            self.gate(parent.as_deref(), &agent, &req.agent_type)?;
+        }
         let (chain, tools, max_in_flight) = self.narrowed(parent.as_deref(), &req.agent_type);
         let cancel = match (opener, &parent) {
             (Some(call), _) => call.child_token(),

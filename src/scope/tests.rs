@@ -43,6 +43,7 @@ fn req(id: &str, ty: &str, parent: Option<&str>) -> StartRequest {
         agent_type: ty.into(),
         parent: parent.map(String::from),
         parent_tool_use_id: None,
+        decided: false,
     }
 }
 

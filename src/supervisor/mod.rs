@@ -208,15 +208,41 @@ type Checked = Result<Prepared, Rejection>;
 async fn validate(p: &Pipeline, c: &mut Call<'_>, call: ToolCall) -> Result<Checked, Rejection> {
     c.check_cancelled()?;
     c.lap.mark(Stage::Queue);
+    if let Some(agent) = &call.agent_id {
+        // Resolved once; a refusal here is the call's answer at its turn, like a schema error.
+        match p.scopes.resolve(agent) {
+            Some(scope) if !scope.has_ended() => c.scope = Some(scope),
+            _ => return Ok(Err(unknown_agent(agent))),
+        }
+    }
     let checks = if c.gate.is_some() {
         Checks::Input
     } else {
         Checks::All
     };
-    let checked = p.validator.prepare(call, checks).await?;
+    let mut checked = p.validator.prepare(call, checks).await?;
+    // A tool outside the scope's selection does not exist for the agent.
+    if let (Some(scope), Ok(prepared)) = (&c.scope, &checked)
+        && !scope.may_use(&prepared.entry.name)
+    {
+        checked = Err(Rejection::new(
+            Outcome::Unavailable,
+            scope.unavailable(&prepared.entry.name),
+        ));
+    }
     c.check_cancelled()?;
     c.lap.mark(Stage::Validate);
     Ok(checked)
+}
+
+/// A call naming an agent that has no live scope does not run.
+fn unknown_agent(agent: &str) -> Rejection {
+    Rejection::new(
+        Outcome::Denied,
+        format!(
+            "The call was not run: it names agent {agent:?}, which is unknown (never started with agent_start, or already ended)."
+        ),
+    )
 }
 
 /// A batch call waits for its turn: what it does may depend on every earlier call that is not
@@ -330,6 +356,7 @@ async fn execute(p: &Pipeline, c: &mut Call<'_>, prepared: Prepared) -> Result<R
         cancel: c.cancel.clone(),
         progress: ProgressSink::to(p.progress.clone(), c.id.clone()),
         session: p.session.clone(),
+        agent: c.scope.as_ref().map(|s| s.id.clone()),
         hook_response: post_hooks,
         output_chars: p.budget.success_limit(&name, class),
     };

@@ -91,6 +91,7 @@ pub(crate) fn ctx(
         cancel,
         progress,
         session: session.clone(),
+        agent: None,
         hook_response: false,
         output_chars: 50_000,
     }
