@@ -18,6 +18,8 @@ fn every_result_of_an_agents_call_repeats_its_agent_id() {
         &sb,
         &["--permission-mode", "bypassPermissions"],
         &[
+            json!({"type": "agent_start", "agent_id": "a-1", "agent_type": "any"}),
+            json!({"type": "agent_start", "agent_id": "a-2", "agent_type": "any"}),
             json!({"type": "tool_use", "id": "plain", "name": "Read", "input": {"file_path": "f.txt"}}),
             json!({"type": "tool_use", "id": "one", "name": "Read", "input": {"file_path": "f.txt"}, "agent_id": "a-1"}),
             // The general parser's path (an extra field) reads it the same way.
@@ -57,6 +59,9 @@ fn a_cancelled_agents_call_repeats_its_agent_id() {
         "--max-in-flight",
         "1",
     ]);
+    for agent in ["runner", "other"] {
+        server.send(json!({"type": "agent_start", "agent_id": agent, "agent_type": "any"}));
+    }
     server.send(json!({"type": "tool_use", "id": "long", "name": "Bash", "input": {"command": "touch started; sleep 30"}, "agent_id": "runner"}));
     wait_file(&sb.path("started"));
     // Waits for the only slot: cancelled before it runs.

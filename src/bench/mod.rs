@@ -211,7 +211,7 @@ async fn measure(options: &Options) -> Result<Report, String> {
     let scopes = scopes::measure(
         &ws.cwd,
         (sizes.latency_calls / 10).max(20),
-        rounds,
+        sizes.rounds.max(1),
         &mut next_ids,
     )
     .await?;

@@ -60,6 +60,12 @@ fn optional(
         Some(Value::String(s)) if s.is_empty() => {
             Err(field_err(message, field, "must not be empty".into()))
         }
+        // Ids are echoed in events and logs.
+        Some(Value::String(s)) if s.chars().any(char::is_control) => Err(field_err(
+            message,
+            field,
+            "must not contain control characters".into(),
+        )),
         Some(Value::String(s)) => {
             check_len(message, field, s, MAX_ID_BYTES)?;
             Ok(Some(s.clone()))
@@ -138,6 +144,10 @@ mod tests {
             (
                 r#"{"type":"agent_end","agent_id":[]}"#.to_string(),
                 "expected a string, got array",
+            ),
+            (
+                r#"{"type":"agent_end","agent_id":"a\u001b[31m"}"#.to_string(),
+                "agent_end: field `agent_id`: must not contain control characters",
             ),
         ] {
             let err = parse_line(&line).unwrap_err().to_string();
