@@ -9,13 +9,14 @@
 //! levels above allow. The chain is built once, when the scope starts; a call walks its levels
 //! (usually one or two: levels that add nothing are left out) and nothing else.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, RwLock};
 
 use serde_json::{Map, Value};
 
 use super::decision::{Behavior, Decision, HookVerdict, Mode};
 use super::policy::{DecisionRequest, Policy};
-use crate::tool::Access;
+use crate::tool::{Access, Subject};
 
 /// One level of a scope's chain: whose rules, in which mode.
 #[derive(Debug, Clone)]
@@ -30,10 +31,19 @@ pub struct Level {
 }
 
 /// The levels a scoped call is decided by, outermost first; never empty.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct Chain {
     levels: Box<[Level]>,
+    /// Decisions of tools matched by their name only, by name: such a decision depends on
+    /// nothing but the tool and the rules, so each is made once per chain (bounded).
+    by_name: RwLock<HashMap<NameKey, Decision>>,
 }
+
+/// A tool matched by name only: its name, and whether it needs no permission.
+type NameKey = (Box<str>, bool);
+
+/// The most name-only decisions a chain keeps (past it, they are made per call).
+const MAX_BY_NAME: usize = 16;
 
 impl Chain {
     /// A chain of these levels, outermost first. A level deciding exactly as the one above it
@@ -49,6 +59,7 @@ impl Chain {
         }
         Self {
             levels: levels.into_boxed_slice(),
+            by_name: RwLock::new(HashMap::new()),
         }
     }
 
@@ -73,6 +84,35 @@ impl Chain {
     /// Decides one call at every level: the first deny (outermost first) wins, else the first
     /// ask, else the innermost allow. The decision names the level that decided.
     pub fn decide(
+        &self,
+        tool: &str,
+        access: Access<'_>,
+        input: &Map<String, Value>,
+        hook: Option<HookVerdict>,
+    ) -> Decision {
+        // A tool with nothing in its input for rules to look into (and no hook verdict) is
+        // decided the same way every time: once per chain.
+        let by_name = hook.is_none() && access.subject == Subject::Name;
+        if by_name {
+            let key = (Box::from(tool), access.allowed_by_default);
+            if let Some(d) = self.read_by_name().get(&key) {
+                return d.clone();
+            }
+            let d = self.decide_levels(tool, access, input, None);
+            let mut cache = self.by_name.write().unwrap_or_else(|p| p.into_inner());
+            if cache.len() < MAX_BY_NAME {
+                cache.insert(key, d.clone());
+            }
+            return d;
+        }
+        self.decide_levels(tool, access, input, hook)
+    }
+
+    fn read_by_name(&self) -> std::sync::RwLockReadGuard<'_, HashMap<NameKey, Decision>> {
+        self.by_name.read().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn decide_levels(
         &self,
         tool: &str,
         access: Access<'_>,
@@ -145,7 +185,6 @@ pub fn narrow_mode(parent: Mode, own: Option<Mode>) -> Mode {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tool::Subject;
     use serde_json::json;
 
     fn policy(rules: Value) -> Arc<Policy> {
@@ -203,6 +242,39 @@ mod tests {
         for (cmd, want, by) in rows {
             assert_eq!(bash(&chain, cmd), (want, by.map(String::from)), "{cmd}");
         }
+    }
+
+    #[test]
+    fn a_name_only_tool_is_decided_once_per_chain_and_the_same_way() {
+        let root = policy(json!({"allow": ["Lookup"], "deny": ["Secret"]}));
+        let child = policy(json!({"allow": ["Lookup", "Other"]}));
+        let chain = Chain::new(
+            level(&root, Mode::Default, "session"),
+            [level(&child, Mode::Default, "child")],
+        );
+        let none = Map::new();
+        let name = |allowed_by_default| Access {
+            subject: Subject::Name,
+            allowed_by_default,
+        };
+        for _ in 0..2 {
+            for (tool, by_default, want) in [
+                ("Lookup", false, Behavior::Allow),
+                ("Secret", false, Behavior::Deny),
+                ("Other", false, Behavior::Ask),
+                ("Other", true, Behavior::Allow),
+            ] {
+                let cached = chain.decide(tool, name(by_default), &none, None);
+                let fresh = chain.decide_levels(tool, name(by_default), &none, None);
+                assert_eq!(cached, fresh, "{tool}");
+                assert_eq!(cached.behavior, want, "{tool} {by_default}");
+            }
+        }
+        assert_eq!(chain.read_by_name().len(), 4);
+        // A hook's verdict is never cached.
+        let hooked = chain.decide("Other", name(false), &none, Some(HookVerdict::Allow));
+        assert_eq!(hooked.behavior, Behavior::Allow);
+        assert_eq!(chain.read_by_name().len(), 4);
     }
 
     #[test]
