@@ -18,7 +18,7 @@ fn unknown_tools_are_unavailable_and_list_what_exists() {
     assert_eq!(r["outcome"], "unavailable");
     assert_eq!(r["is_error"], true);
     let text = r["content"].as_str().unwrap();
-    assert!(text.contains("Teleport") && text.contains("Available tools: Bash, Edit, Glob, Grep, Read, TaskOutput, TaskStop, WebFetch, Write"), "{text}");
+    assert!(text.contains("Teleport") && text.contains("Available tools: Agent, Bash, Edit, Glob, Grep, Read, TaskOutput, TaskStop, WebFetch, Write"), "{text}");
 }
 
 #[test]
