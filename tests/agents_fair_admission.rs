@@ -65,6 +65,12 @@ fn one_agents_flood_of_ten_thousand_calls_delays_another_agents_call_by_turns_no
         "Work",
     ]);
     register(&mut server, json!([tool("Work", json!({}))]));
+    for agent in ["flood", "single"] {
+        server.send(json!({"type": "agent_start", "agent_id": agent, "agent_type": "worker"}));
+        server.wait_for("agent_started", Duration::from_secs(20), |v| {
+            v["event"] == "agent_started" && v["agent_id"] == agent
+        });
+    }
     // The flood, then the single call, then `hello`, whose answer says every line before it
     // was read and taken, parked or refused.
     let mut lines = String::new();
@@ -168,6 +174,7 @@ async fn parked_calls_are_admitted_a_scope_at_a_time_and_one_agent_holds_a_quart
     config.max_queued = 0;
     config.max_parked = 8;
     let (runtime, mut rx) = Runtime::start(config).await.unwrap();
+    start_agents(&runtime, ["a", "b", "c", "d"]);
     let dispatcher = runtime.dispatcher();
     // One admitted; then agent a parks its share (2 of 8), b two, the root three.
     for (id, agent) in [
@@ -221,6 +228,7 @@ async fn many_agents_parking_stay_within_the_queues_bounds() {
     config.max_queued = 2;
     config.max_parked = 64;
     let (runtime, mut rx) = Runtime::start(config).await.unwrap();
+    start_agents(&runtime, (0..1_000).map(|i| format!("agent-{i}")));
     let dispatcher = runtime.dispatcher();
     let mut accepted = 0;
     for i in 0..5_000 {
@@ -241,6 +249,18 @@ async fn many_agents_parking_stay_within_the_queues_bounds() {
     }
     assert_eq!(dispatcher.parked_calls(), 0);
     runtime.shutdown().await;
+}
+
+/// Starts an agent scope for each id (calls naming an agent that was never started are denied).
+fn start_agents<S: Into<String>>(runtime: &Runtime, ids: impl IntoIterator<Item = S>) {
+    for id in ids {
+        runtime.agents(ClientMessage::AgentStart(toolrt::protocol::AgentStart {
+            agent_id: id.into(),
+            agent_type: "worker".into(),
+            parent: None,
+            parent_tool_use_id: None,
+        }));
+    }
 }
 
 async fn next_result(rx: &mut toolrt::emit::Outbox) -> String {
