@@ -276,3 +276,55 @@ fn the_scanner_sees_groups_and_paths() {
     let found: Vec<_> = named_modules(code).into_iter().collect();
     assert_eq!(found, ["call", "paths", "tool"]);
 }
+
+/// The longest a source file under `src/` may be: a file that grows past it holds more than one
+/// idea and is split. Test-only files (a `tests.rs`, or any file in a `tests/` folder under
+/// `src/`) are exempt: table tests grow with their tables.
+const MAX_LINES: usize = 800;
+
+/// Whether a file under `src/` holds only test code.
+fn test_only(rel: &Path) -> bool {
+    rel.file_name().is_some_and(|n| n == "tests.rs")
+        || rel
+            .parent()
+            .is_some_and(|dir| dir.components().any(|c| c.as_os_str() == "tests"))
+}
+
+#[test]
+fn no_source_file_is_over_800_lines() {
+    let root = src();
+    let mut files = Vec::new();
+    walk(&root, &mut files);
+    assert!(files.len() > 50, "the walk found the sources");
+    let mut long: Vec<String> = files
+        .iter()
+        .filter_map(|file| {
+            let rel = file.strip_prefix(&root).unwrap();
+            if test_only(rel) {
+                return None;
+            }
+            let lines = std::fs::read_to_string(file).unwrap().lines().count();
+            (lines > MAX_LINES).then(|| format!("src/{} ({lines} lines)", rel.display()))
+        })
+        .collect();
+    long.sort();
+    assert!(
+        long.is_empty(),
+        "over {MAX_LINES} lines, split them: {}",
+        long.join(", ")
+    );
+}
+
+#[test]
+fn test_only_files_are_told_apart() {
+    for (path, exempt) in [
+        ("protocol/tests.rs", true),
+        ("permission/tests/paths.rs", true),
+        ("shell/programs/tests.rs", true),
+        ("protocol.rs", false),
+        ("hooks/config/mod.rs", false),
+        ("tests_helper.rs", false),
+    ] {
+        assert_eq!(test_only(Path::new(path)), exempt, "{path}");
+    }
+}
