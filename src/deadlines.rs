@@ -15,7 +15,7 @@ use tokio_util::sync::CancellationToken;
 /// Deadlines of calls in flight and the task that expires them. The task starts with the first
 /// deadline (on the caller's runtime) and is aborted when this is dropped.
 #[derive(Default)]
-pub struct Deadlines {
+pub(crate) struct Deadlines {
     shared: Arc<Shared>,
     sweeper: OnceLock<tokio::task::AbortHandle>,
 }
@@ -36,7 +36,7 @@ struct State {
 
 /// A call's entry in [`Deadlines`]: [`Deadline::expired`] completes when the deadline passes;
 /// dropping it forgets the call.
-pub struct Deadline<'a> {
+pub(crate) struct Deadline<'a> {
     shared: &'a Shared,
     id: u64,
     expired: CancellationToken,
@@ -53,7 +53,7 @@ impl std::fmt::Debug for Deadlines {
 impl Deadlines {
     /// Records a call that must end within `timeout`. Must be called on a tokio runtime (the
     /// first call starts the sweeper there).
-    pub fn start(&self, timeout: Duration) -> Deadline<'_> {
+    pub(crate) fn start(&self, timeout: Duration) -> Deadline<'_> {
         self.sweeper
             .get_or_init(|| tokio::spawn(self.shared.clone().run()).abort_handle());
         let at = Instant::now() + timeout;
@@ -89,7 +89,7 @@ impl Drop for Deadlines {
 
 impl Deadline<'_> {
     /// Completes when the deadline has passed.
-    pub async fn expired(&self) {
+    pub(crate) async fn expired(&self) {
         self.expired.cancelled().await
     }
 }

@@ -16,9 +16,9 @@
 //! - [`validate`]: the validate stage: resolve, coerce, schema, the tool's own checks.
 //! - [`hooks`]: the hook stage.
 //! - [`permission`]: the permission stage: allow / deny / ask.
-//! - [`shell`]: shell analysis: what a Bash command runs, reads and writes, and whether every
+//! - `shell`: shell analysis: what a Bash command runs, reads and writes, and whether every
 //!   part of it is understood (used by the permission stage and the Bash tool).
-//! - [`execute`]: the execute stage: runs tools on their own tasks, catches panics.
+//! - `execute`: the execute stage: runs tools on their own tasks, catches panics.
 //! - [`budget`]: the output-budget stage: truncation and externalized outputs.
 //! - [`supervisor`]: the per-call supervisor (a task of its own), the only owner of the stage
 //!   order.
@@ -30,13 +30,13 @@
 //! - [`runtime`]: assembling all of it from a [`runtime::Config`].
 //! - [`server`]: the `serve` / `run` loops over stdin and stdout.
 //! - [`emit`]: the single writer of stdout.
-//! - [`memory`]: giving memory back to the system once a burst of calls is over.
+//! - `memory`: giving memory back to the system once a burst of calls is over.
 //! - [`tools`]: the built-in tools, one file each.
 //! - [`mcp`]: MCP servers (through the official SDK `rmcp`) and their tools.
 //! - [`client_tools`]: tools the orchestrator defines and runs (`register_tools`, `execute`),
 //!   or a library user's async functions.
-//! - [`deadlines`]: many calls' time limits kept by one task (MCP connections, client tools).
-//! - [`session`], [`paths`], [`stage`]: shared session state, path normalisation, stage plumbing.
+//! - `deadlines`: many calls' time limits kept by one task (MCP connections, client tools).
+//! - [`session`], `paths`, `stage`: shared session state, path normalisation, stage plumbing.
 //! - [`process`]: every process toolrt starts (Bash, background tasks, hooks): own process
 //!   group, environment, kill; its `watchdog` kills every group toolrt started if toolrt dies,
 //!   even by SIGKILL.
@@ -52,15 +52,15 @@ pub mod call;
 #[cfg(feature = "cli")]
 pub mod cli;
 pub mod client_tools;
-pub mod deadlines;
+pub(crate) mod deadlines;
 pub mod dispatch;
 pub mod emit;
-pub mod execute;
+pub(crate) mod execute;
 pub mod hooks;
 pub mod inflight;
 pub mod mcp;
-pub mod memory;
-pub mod paths;
+pub(crate) mod memory;
+pub(crate) mod paths;
 pub mod permission;
 pub mod process;
 pub mod protocol;
@@ -70,9 +70,9 @@ pub mod scope;
 pub mod server;
 pub mod session;
 pub mod settings;
-pub mod shell;
+pub(crate) mod shell;
 pub mod slots;
-pub mod stage;
+pub(crate) mod stage;
 pub mod supervisor;
 pub mod tool;
 pub mod tools;

@@ -22,7 +22,7 @@ const QUIET_NUDGES: u32 = 8;
 /// Runs until aborted: once no result was sent for [`IDLE`] after a burst, shrinks the
 /// dispatcher's maps, then nudges the allocator once per quiet [`IDLE`] period,
 /// [`QUIET_NUDGES`] times. Calls still running (a long command) do not hold this back.
-pub async fn give_back_when_idle(dispatcher: Dispatcher) {
+pub(crate) async fn give_back_when_idle(dispatcher: Dispatcher) {
     let emitter = dispatcher.pipeline().emitter.clone();
     let mut seen = emitter.results_sent();
     let mut quiet = QUIET_NUDGES;
@@ -49,7 +49,7 @@ pub async fn give_back_when_idle(dispatcher: Dispatcher) {
 /// Makes mimalloc take its slow path once: allocating and freeing one huge block (address space
 /// only, never touched) frees a page, and freeing a page is when mimalloc gives back what it has
 /// held past its purge delay.
-pub fn nudge_allocator() {
+pub(crate) fn nudge_allocator() {
     let mut block: Vec<u8> = Vec::new();
     // Under an address-space limit the allocation may fail: then there is nothing to nudge
     // with, and nothing lost.

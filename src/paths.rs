@@ -5,7 +5,7 @@ use std::path::{Component, Path, PathBuf};
 /// Makes `raw` absolute and normal: relative paths are joined to `cwd`, a leading `~` or `~/` is
 /// the home directory, and `.`, `..` and repeated separators are folded away lexically (no file
 /// system access, so a path that does not exist yet normalises too).
-pub fn absolutize(raw: &str, cwd: &Path, home: &Path) -> PathBuf {
+pub(crate) fn absolutize(raw: &str, cwd: &Path, home: &Path) -> PathBuf {
     let joined = if raw == "~" {
         home.to_path_buf()
     } else if let Some(rest) = raw.strip_prefix("~/") {
@@ -20,7 +20,7 @@ pub fn absolutize(raw: &str, cwd: &Path, home: &Path) -> PathBuf {
 
 /// Folds `.`, `..` and repeated separators out of a path lexically. `..` at the root stays at the
 /// root.
-pub fn normalize(path: &Path) -> PathBuf {
+pub(crate) fn normalize(path: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for component in path.components() {
         match component {
@@ -41,7 +41,7 @@ pub fn normalize(path: &Path) -> PathBuf {
 
 /// Creates `dir` and any missing parents, readable by their owner only (mode 700; folders that
 /// exist are left as they are). Output folders: what toolrt saves may hold secrets.
-pub fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+pub(crate) fn create_private_dir(dir: &Path) -> std::io::Result<()> {
     use std::os::unix::fs::DirBuilderExt;
     std::fs::DirBuilder::new()
         .recursive(true)
@@ -49,7 +49,7 @@ pub fn create_private_dir(dir: &Path) -> std::io::Result<()> {
         .create(dir)
 }
 
-pub use crate::session::home_dir;
+pub(crate) use crate::session::home_dir;
 
 #[cfg(test)]
 mod tests {

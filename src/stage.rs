@@ -31,7 +31,7 @@ impl From<StageFault> for crate::call::Rejection {
 
 /// Sends a request built by `build` to `actor` and awaits the reply. No timer: stages answer or
 /// drop the port, and a dropped port is a fault.
-pub async fn request<M, R>(
+pub(crate) async fn request<M, R>(
     stage: &'static str,
     actor: &ActorRef<M>,
     build: impl FnOnce(RpcReplyPort<R>) -> M,
@@ -54,7 +54,7 @@ where
 }
 
 /// Work a stage runs for a call, owning everything it needs so it can move to a task.
-pub type Work<T> = Pin<Box<dyn Future<Output = T> + Send>>;
+pub(crate) type Work<T> = Pin<Box<dyn Future<Output = T> + Send>>;
 
 /// Runs `work` for a stage actor and hands its output to `reply`: with `first_poll_here`, the
 /// first poll happens here, in the actor's handler, and work done by then (the common case: a
@@ -62,7 +62,7 @@ pub type Work<T> = Pin<Box<dyn Future<Output = T> + Send>>;
 /// finishes on a task of its own, so the actor is free for the next message at once. A future
 /// that was not done has registered this handler's waker; that wake-up is spurious and harmless
 /// once its own task has polled it again.
-pub async fn finish_here_or_on_task<T: Send + 'static>(
+pub(crate) async fn finish_here_or_on_task<T: Send + 'static>(
     mut work: Work<T>,
     first_poll_here: bool,
     reply: impl FnOnce(T) + Send + 'static,

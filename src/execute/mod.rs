@@ -13,7 +13,7 @@ use crate::stage::{StageFault, request};
 use crate::tool::{Tool, ToolContext, ToolOutput};
 
 /// Messages of the execute stage.
-pub enum ExecuteMsg {
+pub(crate) enum ExecuteMsg {
     /// Run one call.
     Run {
         /// The tool.
@@ -28,11 +28,11 @@ pub enum ExecuteMsg {
 }
 
 /// The execute stage actor.
-pub struct ExecuteActor;
+pub(crate) struct ExecuteActor;
 
 /// Whether tools get their first poll on the stage's own task: true on a current-thread runtime,
 /// where a task of its own would buy a tool no parallelism, only a spawn and a wake-up.
-pub struct ExecuteState {
+pub(crate) struct ExecuteState {
     first_poll_here: bool,
 }
 
@@ -83,7 +83,7 @@ impl Actor for ExecuteActor {
 /// Runs a call on the caller's own task, without the stage's hop: for tools that only await
 /// I/O (an MCP tool awaits its server), where the hop buys nothing. A panic still becomes a
 /// `failed` output.
-pub async fn run_here(tool: Arc<dyn Tool>, input: Input, ctx: ToolContext) -> ToolOutput {
+pub(crate) async fn run_here(tool: Arc<dyn Tool>, input: Input, ctx: ToolContext) -> ToolOutput {
     let result = AssertUnwindSafe(async { tool.call(input, ctx).await })
         .catch_unwind()
         .await;
@@ -102,7 +102,7 @@ fn output_of(tool: &dyn Tool, result: std::thread::Result<ToolOutput>) -> ToolOu
 }
 
 /// The text of a panic payload.
-pub fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+pub(crate) fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
     if let Some(s) = panic.downcast_ref::<&str>() {
         format!("panicked: {s}")
     } else if let Some(s) = panic.downcast_ref::<String>() {

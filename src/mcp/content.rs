@@ -11,7 +11,7 @@ use crate::tool::{Attachments, ToolOutput};
 /// Maps a result object (`content`, `structuredContent`, `isError`) as the server sent it;
 /// with `for_hooks`, PostToolUse hooks are given the content blocks themselves as
 /// `tool_response` (the reference CLI's MCP output shape).
-pub fn map_result(result: &Value, for_hooks: bool) -> ToolOutput {
+pub(crate) fn map_result(result: &Value, for_hooks: bool) -> ToolOutput {
     let blocks: &[Value] = result
         .get("content")
         .and_then(Value::as_array)
@@ -71,7 +71,7 @@ fn output(
 /// Maps a typed result as rmcp decoded it. Text-only results (the common case) are mapped
 /// without building a JSON tree of the result: the text is moved, not copied. Anything else
 /// goes through [`map_result`] as JSON, so both paths give the same output.
-pub fn map_typed(result: rmcp::model::CallToolResult, for_hooks: bool) -> ToolOutput {
+pub(crate) fn map_typed(result: rmcp::model::CallToolResult, for_hooks: bool) -> ToolOutput {
     use rmcp::model::ContentBlock;
     let only_text = result
         .content

@@ -19,13 +19,13 @@
 //! (an `mcp_server` event) and its tools are absent; toolrt itself never fails for it.
 
 pub mod config;
-pub mod content;
-pub mod names;
-pub mod process;
-pub mod resources;
-pub mod server;
-pub mod tool;
-pub mod transport;
+pub(crate) mod content;
+pub(crate) mod names;
+pub(crate) mod process;
+pub(crate) mod resources;
+pub(crate) mod server;
+pub(crate) mod tool;
+pub(crate) mod transport;
 
 use std::path::Path;
 use std::sync::Arc;

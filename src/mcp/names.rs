@@ -3,7 +3,7 @@
 //! no length cut).
 
 /// `name` with every character outside `[A-Za-z0-9_-]` replaced by `_`.
-pub fn normalize(name: &str) -> String {
+pub(crate) fn normalize(name: &str) -> String {
     name.chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
@@ -16,20 +16,20 @@ pub fn normalize(name: &str) -> String {
 }
 
 /// The registry name of `tool` of `server`.
-pub fn tool_name(server: &str, tool: &str) -> String {
+pub(crate) fn tool_name(server: &str, tool: &str) -> String {
     format!("mcp__{}__{}", normalize(server), normalize(tool))
 }
 
 /// The server part of an MCP name: `mcp__srv__tool` and `mcp__srv` both give `srv`; the server
 /// ends at the first `__` after the prefix (a tool name may itself hold `__`).
-pub fn server_of(name: &str) -> Option<&str> {
+pub(crate) fn server_of(name: &str) -> Option<&str> {
     let rest = name.strip_prefix("mcp__")?;
     let server = rest.split_once("__").map_or(rest, |(s, _)| s);
     (!server.is_empty()).then_some(server)
 }
 
 /// Whether two server names name the same server (equal, or equal once normalised).
-pub fn same_server(a: &str, b: &str) -> bool {
+pub(crate) fn same_server(a: &str, b: &str) -> bool {
     a == b || normalize(a) == normalize(b)
 }
 

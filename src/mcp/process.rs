@@ -17,17 +17,17 @@ use crate::process::Group;
 
 /// Variables a stdio server inherits from toolrt's environment, when set (and not scrubbed):
 /// what a program needs to find its interpreter and behave, nothing that could be a secret.
-pub const BASE_ENV: &[&str] = &[
+pub(crate) const BASE_ENV: &[&str] = &[
     "PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR",
     "TZ",
 ];
 
 /// How many bytes of a server's stderr are kept (the last ones).
-pub const STDERR_KEPT: usize = 16 * 1024;
+pub(crate) const STDERR_KEPT: usize = 16 * 1024;
 
 /// The environment of a stdio server: [`BASE_ENV`] from toolrt's own environment minus names
 /// `scrub` matches, then the settings' `env`, then the server's own `env`.
-pub fn server_env(
+pub(crate) fn server_env(
     scrub: &[String],
     settings_env: &[(String, String)],
     server_env: &[(String, String)],
@@ -47,14 +47,14 @@ pub fn server_env(
 
 /// The last bytes a server wrote to stderr, and how many it wrote in all.
 #[derive(Debug, Default)]
-pub struct Tail {
+pub(crate) struct Tail {
     buf: Vec<u8>,
     total: u64,
 }
 
 impl Tail {
     /// Appends `bytes`, keeping only the last [`STDERR_KEPT`].
-    pub fn push(&mut self, bytes: &[u8]) {
+    pub(crate) fn push(&mut self, bytes: &[u8]) {
         self.total += bytes.len() as u64;
         if bytes.len() >= STDERR_KEPT {
             self.buf.clear();
@@ -68,7 +68,7 @@ impl Tail {
     }
 
     /// The last `n` lines (each cut at 300 characters), or None if nothing was written.
-    pub fn last_lines(&self, n: usize) -> Option<String> {
+    pub(crate) fn last_lines(&self, n: usize) -> Option<String> {
         let text = String::from_utf8_lossy(&self.buf);
         let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
         if lines.is_empty() {
@@ -83,7 +83,7 @@ impl Tail {
 }
 
 /// A running stdio server process.
-pub struct ServerProcess {
+pub(crate) struct ServerProcess {
     /// Its pid (and process group).
     pub pid: u32,
     /// Its exit, described ("exit status 3", "killed by signal 9"), once it has exited.
@@ -104,7 +104,7 @@ impl std::fmt::Debug for ServerProcess {
 }
 
 /// What [`spawn`] hands back besides the process: its pipes for the MCP transport.
-pub struct Pipes {
+pub(crate) struct Pipes {
     /// The server's stdout, cut off at the message cap.
     pub stdout: LineCap<ChildStdout>,
     /// The server's stdin.
@@ -113,7 +113,7 @@ pub struct Pipes {
 
 /// Starts `command args` in `cwd` with exactly `env`, in a process group of its own recorded
 /// with the watchdog; stdout over `line_cap` bytes without a newline fails the pipe.
-pub async fn spawn(
+pub(crate) async fn spawn(
     command: &str,
     args: &[String],
     env: &[(OsString, OsString)],
@@ -202,19 +202,19 @@ fn describe_exit(status: std::process::ExitStatus) -> String {
 
 impl ServerProcess {
     /// How it exited, if it has.
-    pub fn exited(&self) -> Option<String> {
+    pub(crate) fn exited(&self) -> Option<String> {
         self.exit.borrow().clone()
     }
 
     /// Waits up to `limit` for it to exit; its exit, if it did.
-    pub async fn wait_exit(&self, limit: std::time::Duration) -> Option<String> {
+    pub(crate) async fn wait_exit(&self, limit: std::time::Duration) -> Option<String> {
         let mut exit = self.exit.clone();
         let _ = tokio::time::timeout(limit, exit.wait_for(Option::is_some)).await;
         self.exited()
     }
 
     /// The last lines of its stderr.
-    pub fn stderr_lines(&self, n: usize) -> Option<String> {
+    pub(crate) fn stderr_lines(&self, n: usize) -> Option<String> {
         self.stderr
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -222,7 +222,7 @@ impl ServerProcess {
     }
 
     /// Sends `signal` to its whole group (not after [`ServerProcess::kill`]).
-    pub fn signal(&self, signal: nix::sys::signal::Signal) {
+    pub(crate) fn signal(&self, signal: nix::sys::signal::Signal) {
         let guard = self.guard.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(pgid) = guard.as_ref().and_then(Group::pgid)
             && let Ok(raw) = i32::try_from(pgid)
@@ -233,7 +233,7 @@ impl ServerProcess {
     }
 
     /// Kills its whole group with SIGKILL; the watchdog then forgets it.
-    pub fn kill(&self) {
+    pub(crate) fn kill(&self) {
         if let Some(mut guard) = self.guard.lock().unwrap_or_else(|e| e.into_inner()).take() {
             guard.kill();
         }
@@ -243,7 +243,7 @@ impl ServerProcess {
 /// A reader that fails once a line grows past `cap` bytes: rmcp would drop such a line
 /// silently and leave its call waiting, so the pipe is failed instead and every call in flight
 /// ends at once (docs/SEMANTICS.md, "MCP servers").
-pub struct LineCap<R> {
+pub(crate) struct LineCap<R> {
     inner: R,
     since_newline: usize,
     cap: usize,

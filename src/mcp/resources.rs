@@ -16,26 +16,26 @@ use crate::call::Input;
 use crate::tool::{BudgetClass, Tool, ToolContext, ToolOutput};
 
 /// `ListMcpResourcesTool`: the resources of every server, or of one (`server`).
-pub struct ListMcpResources {
+pub(crate) struct ListMcpResources {
     servers: Arc<McpServers>,
 }
 
 impl ListMcpResources {
     /// The tool over `servers`.
-    pub fn new(servers: Arc<McpServers>) -> Self {
+    pub(crate) fn new(servers: Arc<McpServers>) -> Self {
         Self { servers }
     }
 }
 
 /// `ReadMcpResourceTool`: one resource of one server.
-pub struct ReadMcpResource {
+pub(crate) struct ReadMcpResource {
     servers: Arc<McpServers>,
     seq: AtomicU64,
 }
 
 impl ReadMcpResource {
     /// The tool over `servers`.
-    pub fn new(servers: Arc<McpServers>) -> Self {
+    pub(crate) fn new(servers: Arc<McpServers>) -> Self {
         Self {
             servers,
             seq: AtomicU64::new(0),

@@ -27,10 +27,10 @@ pub type ToolsSink =
     Arc<dyn Fn(&str, Vec<Arc<dyn crate::tool::Tool>>) -> GroupChange + Send + Sync>;
 
 /// The longest message a stdio server may write on one line (its stdout fails past it).
-pub const MAX_MESSAGE_BYTES: usize = 64 << 20;
+pub(crate) const MAX_MESSAGE_BYTES: usize = 64 << 20;
 
 /// Consecutive failed restarts after which toolrt stops restarting a server for the session.
-pub const MAX_RESTART_FAILURES: u32 = 5;
+pub(crate) const MAX_RESTART_FAILURES: u32 = 5;
 
 /// How long a server may take to exit after its stdin closes at shutdown, then after SIGTERM.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);

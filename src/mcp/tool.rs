@@ -12,7 +12,7 @@ use crate::call::Input;
 use crate::tool::{BudgetClass, Tool, ToolContext, ToolOutput};
 
 /// One tool of one MCP server.
-pub struct McpTool {
+pub(crate) struct McpTool {
     name: String,
     remote: RemoteTool,
     server: Arc<McpServer>,
@@ -20,17 +20,12 @@ pub struct McpTool {
 
 impl McpTool {
     /// The tool `remote` of `server`, under its registry name.
-    pub fn new(server: Arc<McpServer>, remote: RemoteTool) -> Self {
+    pub(crate) fn new(server: Arc<McpServer>, remote: RemoteTool) -> Self {
         Self {
             name: super::names::tool_name(server.name(), &remote.name),
             remote,
             server,
         }
-    }
-
-    /// The server it belongs to.
-    pub fn server(&self) -> &Arc<McpServer> {
-        &self.server
     }
 }
 

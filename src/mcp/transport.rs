@@ -27,7 +27,7 @@ use tokio_util::codec::Decoder;
 
 /// A stdio connection to a server: lines in from `R`, messages out to `W` by rmcp's writer.
 /// Lines are not capped here: `R` fails a line past its cap (`process::LineCap`).
-pub struct Stdio<R, W: AsyncWrite> {
+pub(crate) struct Stdio<R, W: AsyncWrite> {
     read: BufReader<R>,
     /// The line being read; kept when `receive` is dropped midway (rmcp polls it in a
     /// `select!`), so the next call resumes it.
@@ -42,7 +42,7 @@ where
     W: AsyncWrite + Send + Unpin + 'static,
 {
     /// A connection reading `read` and writing `write`.
-    pub fn new(read: R, write: W) -> Self {
+    pub(crate) fn new(read: R, write: W) -> Self {
         Self {
             read: BufReader::new(read),
             line: BytesMut::new(),

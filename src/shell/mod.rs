@@ -25,22 +25,22 @@
 //!   command would run code from configuration.
 //! - [`paths`]: special paths (`/dev/null`, `/dev/tcp`, `/proc/self/cwd`, …) and glob expansion.
 
-pub mod git;
-pub mod gitconfig;
+pub(crate) mod git;
+pub(crate) mod gitconfig;
 mod jq;
 mod options;
 mod parse;
-pub mod paths;
-pub mod programs;
+pub(crate) mod paths;
+pub(crate) mod programs;
 mod word;
-pub mod wrappers;
+pub(crate) mod wrappers;
 
 #[cfg(test)]
 mod tests;
 
 /// Where the working directory of a command may be, relative to the session's.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub enum Cwd {
+pub(crate) enum Cwd {
     /// The session's working directory.
     #[default]
     Session,
@@ -121,7 +121,7 @@ impl Cwd {
     }
 
     /// The directories as strings ("." for the session's own); empty for unknown.
-    pub fn dirs(&self) -> Vec<String> {
+    pub(crate) fn dirs(&self) -> Vec<String> {
         match self {
             Cwd::Session => vec![".".into()],
             Cwd::OneOf(v) => v.clone(),
@@ -132,7 +132,7 @@ impl Cwd {
 
 /// A path a command touches, as written.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Target {
+pub(crate) struct Target {
     /// The path after quote removal (may start with `~/`, hold glob characters, or show an
     /// expansion as written when not exact).
     pub path: String,
@@ -148,7 +148,7 @@ pub struct Target {
 
 /// A network endpoint a command opens through the shell itself (`/dev/tcp/host/port`).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Endpoint {
+pub(crate) struct Endpoint {
     /// The host, or `None` when it is only known when the command runs.
     pub host: Option<String>,
     /// `tcp` or `udp`.
@@ -159,7 +159,7 @@ pub struct Endpoint {
 
 /// Where a read-only git command runs, for the configuration check at decision time.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct GitRun {
+pub(crate) struct GitRun {
     /// The directories git starts in (the command's cwd with `-C` applied).
     pub dirs: Cwd,
     /// The subcommand shows file contents (diffs, blobs, blame, grep): with Read deny rules the
@@ -171,7 +171,7 @@ pub struct GitRun {
 
 /// What a command does with the file system and the network, as far as toolrt can tell.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Effects {
+pub(crate) struct Effects {
     /// Files whose content is read.
     pub reads: Vec<Target>,
     /// Paths whose names or metadata are read (`ls`, `stat`, `cd`, `find` start points).
@@ -207,7 +207,7 @@ impl Effects {
 
 /// What kind of command a part is, for the built-in defaults and the modes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Kind {
+pub(crate) enum Kind {
     /// Anything else: needs an allow rule (or bypass).
     #[default]
     Other,
@@ -223,7 +223,7 @@ pub enum Kind {
 
 /// How a command came to be in the analysis.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Origin {
+pub(crate) enum Origin {
     /// Written in the command itself (or a script toolrt parsed: `sh -c`, `eval`, `$( )`, …).
     #[default]
     Script,
@@ -238,7 +238,7 @@ pub enum Origin {
 
 /// One simple command the script would run.
 #[derive(Debug, Clone, Default)]
-pub struct Command {
+pub(crate) struct Command {
     /// As shown to humans: words after quote removal, joined by spaces.
     pub display: String,
     /// Texts deny and ask rules match: past assignments, through every wrapper, absolute
@@ -277,7 +277,7 @@ pub struct Command {
 
 impl Command {
     /// Whether toolrt understands every part of it.
-    pub fn understood(&self) -> bool {
+    pub(crate) fn understood(&self) -> bool {
         self.unknown.is_empty() && self.hidden.is_none()
     }
 
@@ -297,7 +297,7 @@ impl Command {
 
 /// The analysis of one command string.
 #[derive(Debug, Clone, Default)]
-pub struct Analysis {
+pub(crate) struct Analysis {
     /// Every simple command, in source order (nested ones after the word that holds them).
     pub commands: Vec<Command>,
     /// The command (or a script inside it) does not parse: why.
@@ -306,24 +306,25 @@ pub struct Analysis {
 
 impl Analysis {
     /// Whether every part is understood and the whole parses.
-    pub fn understood(&self) -> bool {
+    pub(crate) fn understood(&self) -> bool {
         self.parse_error.is_none() && self.commands.iter().all(Command::understood)
     }
 
     /// Whether some part may run code toolrt cannot see (or the command does not parse).
-    pub fn hidden(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn hidden(&self) -> bool {
         self.parse_error.is_some() || self.commands.iter().any(|c| c.hidden.is_some())
     }
 }
 
 /// Parses and analyses a command.
-pub fn analyse(command: &str) -> Analysis {
+pub(crate) fn analyse(command: &str) -> Analysis {
     parse::analyse(command)
 }
 
 /// Whether a command may run concurrently with others: it parses, every part is understood and
 /// read-only (or a shell whose script is), and nothing is written.
-pub fn is_concurrency_safe(command: &str) -> bool {
+pub(crate) fn is_concurrency_safe(command: &str) -> bool {
     let a = analyse(command);
     a.understood()
         && !a.commands.is_empty()
@@ -337,4 +338,4 @@ pub fn is_concurrency_safe(command: &str) -> bool {
         })
 }
 
-pub use word::Part;
+pub(crate) use word::Part;

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 /// What a path names, before the file system is asked.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Named {
+pub(crate) enum Named {
     /// A file system path (absolute, normalised), with the command's cwd and home applied.
     File(PathBuf),
     /// A device that is not a file (`/dev/null`, `/dev/zero`, `/dev/urandom`, …).
@@ -35,7 +35,7 @@ pub enum Named {
 
 /// An absolute path that names no file: a device like `/dev/null` or one of the command's own
 /// file descriptors.
-pub fn not_a_file(path: &str) -> bool {
+pub(crate) fn not_a_file(path: &str) -> bool {
     matches!(
         name(path, Path::new("/"), Path::new("/")),
         Named::Device | Named::Fd
@@ -43,7 +43,7 @@ pub fn not_a_file(path: &str) -> bool {
 }
 
 /// Where `/dev/tcp/…` points, if `path` is such a path.
-pub fn network(path: &str) -> Option<(&'static str, String, String)> {
+pub(crate) fn network(path: &str) -> Option<(&'static str, String, String)> {
     let (proto, rest) = if let Some(r) = path.strip_prefix("/dev/tcp/") {
         ("tcp", r)
     } else if let Some(r) = path.strip_prefix("/dev/udp/") {
@@ -57,7 +57,7 @@ pub fn network(path: &str) -> Option<(&'static str, String, String)> {
 
 /// What `path` (as a shell command run in `cwd` would see it) names. `cwd` and `home` are
 /// absolute.
-pub fn name(path: &str, cwd: &Path, home: &Path) -> Named {
+pub(crate) fn name(path: &str, cwd: &Path, home: &Path) -> Named {
     if let Some((proto, host, port)) = network(path) {
         return Named::Net { proto, host, port };
     }
@@ -142,7 +142,7 @@ fn proc_self(path: &str, cwd: &Path) -> Option<PathBuf> {
 /// Expands a glob pattern (an absolute path with unquoted `*`, `?`, `[…]`) the way bash would
 /// now: matches in sorted order, a leading `.` only matched explicitly, the pattern itself when
 /// nothing matches. `None` when it would take more than `limit` directory entries or paths.
-pub fn expand_glob(pattern: &Path, limit: usize) -> Option<Vec<PathBuf>> {
+pub(crate) fn expand_glob(pattern: &Path, limit: usize) -> Option<Vec<PathBuf>> {
     let mut current = vec![PathBuf::from("/")];
     let mut budget = limit * 8;
     for comp in pattern.iter().skip(1) {

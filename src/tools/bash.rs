@@ -23,9 +23,9 @@ use crate::tool::{
 };
 
 /// Default timeout in milliseconds.
-pub const DEFAULT_TIMEOUT_MS: u64 = 120_000;
+pub(crate) const DEFAULT_TIMEOUT_MS: u64 = 120_000;
 /// Largest timeout a call may ask for, in milliseconds.
-pub const MAX_TIMEOUT_MS: u64 = 600_000;
+pub(crate) const MAX_TIMEOUT_MS: u64 = 600_000;
 /// Outputs up to this many characters are returned whole and their spill file removed; larger
 /// ones keep the file so the output budget can point at it instead of writing a copy.
 const KEEP_FILE_OVER_CHARS: u64 = 10_000;
@@ -42,13 +42,13 @@ const SILENT: &[&str] = &[
 
 /// The `Bash` tool.
 #[derive(Debug)]
-pub struct Bash {
+pub(crate) struct Bash {
     tasks: Arc<Tasks>,
 }
 
 impl Bash {
     /// A Bash whose background tasks join `tasks` (read by TaskOutput, stopped by TaskStop).
-    pub fn new(tasks: Arc<Tasks>) -> Self {
+    pub(crate) fn new(tasks: Arc<Tasks>) -> Self {
         Self { tasks }
     }
 }
@@ -338,7 +338,7 @@ fn finish(
 /// Whether exit code 1 of `command` means success: true when the command that decides the exit
 /// status (the last element of a compound command or pipeline) is one of `grep rg egrep fgrep
 /// find diff test [`, `git diff` or `git grep`, after leading `VAR=value` assignments.
-pub fn exit1_is_success(command: &str) -> bool {
+pub(crate) fn exit1_is_success(command: &str) -> bool {
     let Some(last) = split_last_command(command) else {
         return false;
     };

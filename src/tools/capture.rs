@@ -12,12 +12,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use tokio::io::{AsyncWriteExt, BufWriter};
 
 /// Characters kept from the start of the output.
-pub const HEAD_CHARS: usize = 30_000;
+pub(crate) const HEAD_CHARS: usize = 30_000;
 /// Characters kept from the end of the output.
-pub const TAIL_CHARS: usize = 30_000;
+pub(crate) const TAIL_CHARS: usize = 30_000;
 /// A lazy capture keeps output in memory up to this many bytes before it opens its file. Small
 /// enough that what it holds always fits the head and tail windows whole.
-pub const SPILL_OVER_BYTES: usize = 32 * 1024;
+pub(crate) const SPILL_OVER_BYTES: usize = 32 * 1024;
 /// At most this much new output goes into one progress event.
 const PROGRESS_MAX_CHARS: usize = 16_000;
 
@@ -43,7 +43,7 @@ impl Counters {
 
 /// The capture of one command's output.
 #[derive(Debug)]
-pub struct Capture {
+pub(crate) struct Capture {
     /// The spill file, once open.
     file: Option<BufWriter<tokio::fs::File>>,
     path: Option<PathBuf>,
@@ -74,7 +74,7 @@ pub struct Capture {
 
 /// What a finished capture hands back.
 #[derive(Debug)]
-pub struct Captured {
+pub(crate) struct Captured {
     /// Head + marker + tail, or the whole output when it fit.
     pub text: String,
     /// Whether `text` leaves out part of the output.
@@ -94,7 +94,7 @@ pub struct Captured {
 impl Capture {
     /// Starts a capture spilling to a fresh file `<dir>/<prefix>-….log` at once (background
     /// tasks: readers follow the file while the command runs).
-    pub async fn create(dir: &Path, prefix: &str) -> std::io::Result<Self> {
+    pub(crate) async fn create(dir: &Path, prefix: &str) -> std::io::Result<Self> {
         let mut capture = Self::new(dir, prefix, 0);
         capture.open_file().await?;
         Ok(capture)
@@ -102,7 +102,7 @@ impl Capture {
 
     /// Starts a lazy capture: it opens its file only when the output passes
     /// [`SPILL_OVER_BYTES`], or at the end when it has more than `keep_over_chars` characters.
-    pub fn lazy(dir: &Path, prefix: &str, keep_over_chars: u64) -> Self {
+    pub(crate) fn lazy(dir: &Path, prefix: &str, keep_over_chars: u64) -> Self {
         Self::new(dir, prefix, keep_over_chars)
     }
 
@@ -169,17 +169,17 @@ impl Capture {
     }
 
     /// The spill file, once there is one.
-    pub fn path(&self) -> Option<&Path> {
+    pub(crate) fn path(&self) -> Option<&Path> {
         self.path.as_deref()
     }
 
     /// The shared running totals.
-    pub fn counters(&self) -> Arc<Counters> {
+    pub(crate) fn counters(&self) -> Arc<Counters> {
         self.counters.clone()
     }
 
     /// Appends a chunk: to the file whole, to memory within the windows.
-    pub async fn push(&mut self, chunk: &[u8]) {
+    pub(crate) async fn push(&mut self, chunk: &[u8]) {
         if self.write_error.is_none() {
             match self.file.as_mut() {
                 Some(file) => {
@@ -245,7 +245,7 @@ impl Capture {
     }
 
     /// Flushes buffered output to the file, so readers of a running task's file see it.
-    pub async fn flush(&mut self) {
+    pub(crate) async fn flush(&mut self) {
         if self.dirty
             && self.write_error.is_none()
             && let Some(file) = self.file.as_mut()
@@ -258,12 +258,12 @@ impl Capture {
     }
 
     /// Bytes of new output waiting for [`Capture::take_progress`].
-    pub fn progress_len(&self) -> usize {
+    pub(crate) fn progress_len(&self) -> usize {
         self.progress.len()
     }
 
     /// New output since the last call (bounded; a marker says how much was skipped), or `None`.
-    pub fn take_progress(&mut self) -> Option<String> {
+    pub(crate) fn take_progress(&mut self) -> Option<String> {
         if self.progress.is_empty() {
             return None;
         }
@@ -278,7 +278,7 @@ impl Capture {
     }
 
     /// Flushes the file and returns the windows.
-    pub async fn finish(mut self) -> Captured {
+    pub(crate) async fn finish(mut self) -> Captured {
         if !self.pending.is_empty() {
             let rest = String::from_utf8_lossy(&std::mem::take(&mut self.pending)).into_owned();
             self.push_text(&rest);

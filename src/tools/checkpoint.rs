@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 
 /// Checkpoints kept (one per file a call changed); past it the oldest calls' are dropped, so a
 /// long session's history costs bounded memory and disk.
-pub const MAX_CHECKPOINTS: usize = 10_000;
+pub(crate) const MAX_CHECKPOINTS: usize = 10_000;
 
 /// Why a rewind failed.
 #[derive(Debug, thiserror::Error)]
@@ -54,7 +54,7 @@ struct Inner {
 
 /// The checkpoints of one session.
 #[derive(Debug)]
-pub struct CheckpointStore {
+pub(crate) struct CheckpointStore {
     dir: Option<PathBuf>,
     inner: Mutex<Inner>,
     /// [`MAX_CHECKPOINTS`] but in tests.
@@ -63,7 +63,7 @@ pub struct CheckpointStore {
 
 impl CheckpointStore {
     /// A store keeping prior contents under `dir`; `None`: under the directory each save names.
-    pub fn new(dir: Option<PathBuf>) -> Self {
+    pub(crate) fn new(dir: Option<PathBuf>) -> Self {
         Self {
             dir,
             inner: Mutex::new(Inner::default()),
@@ -79,7 +79,12 @@ impl CheckpointStore {
     /// `call` (its id as the runtime made it for this call: `ToolContext::tool_use_id`). A
     /// second save of the same file by the same call keeps the first; a later call reusing the
     /// id is another call. `fallback_dir` is used when the store was made without a directory.
-    pub fn save(&self, call: &Arc<str>, path: &Path, fallback_dir: &Path) -> std::io::Result<()> {
+    pub(crate) fn save(
+        &self,
+        call: &Arc<str>,
+        path: &Path,
+        fallback_dir: &Path,
+    ) -> std::io::Result<()> {
         let mut inner = self.lock();
         if inner
             .entries
@@ -131,7 +136,7 @@ impl CheckpointStore {
 
     /// Undoes the most recent call with id `to` and every later call, newest first; returns the
     /// files restored, in the order they were first changed.
-    pub fn rewind(&self, to: &str) -> Result<Vec<PathBuf>, RewindError> {
+    pub(crate) fn rewind(&self, to: &str) -> Result<Vec<PathBuf>, RewindError> {
         let mut inner = self.lock();
         let Some(last) = inner.entries.iter().rposition(|e| &*e.call == to) else {
             return Err(RewindError::Unknown(to.to_string()));

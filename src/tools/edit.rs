@@ -16,20 +16,20 @@ const BOM: &str = "\u{FEFF}";
 
 /// The `Edit` tool.
 #[derive(Debug)]
-pub struct Edit {
+pub(crate) struct Edit {
     files: Arc<FileState>,
 }
 
 impl Edit {
     /// An Edit sharing the session's file state with Read and Write.
-    pub fn new(files: Arc<FileState>) -> Self {
+    pub(crate) fn new(files: Arc<FileState>) -> Self {
         Self { files }
     }
 }
 
 /// Why an edit could not be applied.
 #[derive(Debug, PartialEq, Eq)]
-pub enum EditError {
+pub(crate) enum EditError {
     /// `old_string` does not occur.
     NotFound,
     /// `old_string` occurs this many times (more than once) and `replace_all` is off.
@@ -38,7 +38,7 @@ pub enum EditError {
 
 /// A successful replacement.
 #[derive(Debug, PartialEq, Eq)]
-pub struct Edited {
+pub(crate) struct Edited {
     /// The new text.
     pub text: String,
     /// How many occurrences were replaced.
@@ -57,7 +57,7 @@ fn to_crlf(s: &str) -> String {
 /// Replaces `old` by `new` in `text`: exactly one occurrence unless `replace_all`. In a file
 /// whose lines end in CRLF, `old` and `new` written with LF are converted to CRLF first, so the
 /// file keeps its line endings; if the converted `old` is absent, it is matched as given.
-pub fn apply_edit(
+pub(crate) fn apply_edit(
     text: &str,
     old: &str,
     new: &str,

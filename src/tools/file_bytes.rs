@@ -14,7 +14,7 @@ use nix::fcntl::OFlag;
 
 /// Why a file's bytes could not be had.
 #[derive(Debug, thiserror::Error)]
-pub enum FileError {
+pub(crate) enum FileError {
     /// Nothing at the path.
     #[error("{} does not exist", .0.display())]
     NotFound(std::path::PathBuf),
@@ -45,7 +45,7 @@ pub enum FileError {
 
 /// Opens `path` for reading if it is a regular file (following symlinks), without waiting on a
 /// FIFO and without making a terminal toolrt's own.
-pub fn open_regular(path: &Path) -> Result<std::fs::File, FileError> {
+pub(crate) fn open_regular(path: &Path) -> Result<std::fs::File, FileError> {
     let io = |source: std::io::Error| match source.kind() {
         std::io::ErrorKind::NotFound => FileError::NotFound(path.to_path_buf()),
         _ => FileError::Io {
@@ -66,7 +66,7 @@ pub fn open_regular(path: &Path) -> Result<std::fs::File, FileError> {
 
 /// The bytes of the regular file at `path`, at most `limit` of them (a longer file is
 /// [`FileError::TooLarge`], whatever its metadata said a moment earlier).
-pub fn read_regular(path: &Path, limit: u64) -> Result<Vec<u8>, FileError> {
+pub(crate) fn read_regular(path: &Path, limit: u64) -> Result<Vec<u8>, FileError> {
     let file = open_regular(path)?;
     let mut bytes = Vec::new();
     file.take(limit.saturating_add(1))

@@ -15,7 +15,7 @@ use crate::call::Input;
 use crate::session::{Guard, Session};
 
 /// Longer lines are cut to this many characters when numbered.
-pub const MAX_LINE_CHARS: usize = 2_000;
+pub(crate) const MAX_LINE_CHARS: usize = 2_000;
 
 /// What the file tools of one session remember.
 #[derive(Debug)]

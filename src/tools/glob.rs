@@ -14,11 +14,11 @@ use crate::session::Session;
 use crate::tool::{Access, Subject, Tool, ToolContext, ToolOutput};
 
 /// At most this many paths are returned.
-pub const MAX_RESULTS: usize = 100;
+pub(crate) const MAX_RESULTS: usize = 100;
 
 /// The `Glob` tool.
 #[derive(Debug, Default)]
-pub struct Glob;
+pub(crate) struct Glob;
 
 #[async_trait]
 impl Tool for Glob {
@@ -119,7 +119,7 @@ impl Tool for Glob {
 
 /// Why a glob search failed.
 #[derive(Debug, thiserror::Error)]
-pub enum GlobError {
+pub(crate) enum GlobError {
     /// The pattern does not parse.
     #[error("invalid glob pattern {pattern:?}: {err}")]
     Pattern {
@@ -138,7 +138,7 @@ pub enum GlobError {
 
 /// Matches found, newest first (ties by path), and the total count.
 #[derive(Debug)]
-pub struct Found {
+pub(crate) struct Found {
     /// Up to [`MAX_RESULTS`] paths.
     pub paths: Vec<PathBuf>,
     /// How many matched in all.
@@ -173,7 +173,7 @@ fn split_literal_prefix(pattern: &str) -> (PathBuf, String) {
 }
 
 /// Walks `base` and returns files matching `pattern`, skipping `denied` ones.
-pub fn glob_files(
+pub(crate) fn glob_files(
     base: &Path,
     pattern: &str,
     denied: &dyn Fn(&Path) -> bool,

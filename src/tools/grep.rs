@@ -29,11 +29,11 @@ const MAX_LINE_CHARS: usize = 2_000;
 
 /// The `Grep` tool.
 #[derive(Debug, Default)]
-pub struct Grep;
+pub(crate) struct Grep;
 
 /// What to return.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mode {
+pub(crate) enum Mode {
     /// Paths of files with a match, newest first.
     FilesWithMatches,
     /// Matching lines (with context).
@@ -44,7 +44,7 @@ pub enum Mode {
 
 /// A parsed Grep request.
 #[derive(Debug, Clone)]
-pub struct Request {
+pub(crate) struct Request {
     /// The regular expression.
     pub pattern: String,
     /// File or folder to search.
@@ -74,7 +74,7 @@ pub struct Request {
 
 /// A finished search.
 #[derive(Debug)]
-pub struct Searched {
+pub(crate) struct Searched {
     /// The tool's output for the model.
     pub text: String,
     /// The shape of the reference CLI's `GrepOutput`, when [`Request::describe_from`] is set.
@@ -288,7 +288,7 @@ impl Sink for Collect<'_> {
 }
 
 /// Runs a search; the error text is for the model ("cancelled" when cancelled).
-pub fn search(
+pub(crate) fn search(
     req: &Request,
     denied: &dyn Fn(&Path) -> bool,
     cancelled: &dyn Fn() -> bool,

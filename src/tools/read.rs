@@ -15,9 +15,7 @@ use crate::session::Session;
 use crate::tool::{Access, Subject, Tool, ToolContext, ToolOutput};
 
 /// Lines returned when no `limit` is given.
-pub const DEFAULT_LINES: usize = 2_000;
-/// Longer lines are cut to this many characters.
-pub use super::files::MAX_LINE_CHARS;
+pub(crate) const DEFAULT_LINES: usize = 2_000;
 /// What Read adds after the lines of a file that is not valid UTF-8.
 const LOSSY_NOTE: &str =
     "\n[This file is not valid UTF-8; bytes that are not were shown as \u{FFFD}.]";
@@ -40,13 +38,13 @@ fn read_bounded(path: &Path) -> Result<Vec<u8>, String> {
 
 /// The `Read` tool.
 #[derive(Debug)]
-pub struct Read {
+pub(crate) struct Read {
     files: Arc<FileState>,
 }
 
 impl Read {
     /// A Read sharing the session's file state with Write and Edit.
-    pub fn new(files: Arc<FileState>) -> Self {
+    pub(crate) fn new(files: Arc<FileState>) -> Self {
         Self { files }
     }
 }
@@ -429,6 +427,7 @@ fn missing_file_message(path: &Path, cwd: &Path) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tools::files::MAX_LINE_CHARS;
 
     const BUDGET: usize = 50_000;
 

@@ -17,7 +17,7 @@ struct Stamp {
 
 /// The files read in one session.
 #[derive(Debug, Default)]
-pub struct ReadState {
+pub(crate) struct ReadState {
     files: Mutex<HashMap<PathBuf, Stamp>>,
 }
 
@@ -38,7 +38,7 @@ impl ReadState {
     }
 
     /// Records that `path` was seen holding `bytes` (read whole or in part, or just written).
-    pub fn record(&self, path: &Path, bytes: &[u8]) {
+    pub(crate) fn record(&self, path: &Path, bytes: &[u8]) {
         let stamp = Stamp {
             mtime: mtime(path),
             len: bytes.len() as u64,
@@ -48,13 +48,13 @@ impl ReadState {
     }
 
     /// Forgets `path` (after a rewind changed it behind the model's back).
-    pub fn forget(&self, path: &Path) {
+    pub(crate) fn forget(&self, path: &Path) {
         self.lock().remove(path);
     }
 
     /// Ok when `path` was read and is unchanged since; otherwise the text telling the model to
     /// read it (again). A file whose mtime moved but whose bytes are the same still counts.
-    pub fn check(&self, path: &Path) -> Result<(), String> {
+    pub(crate) fn check(&self, path: &Path) -> Result<(), String> {
         let Some(stamp) = self.lock().get(path).cloned() else {
             return Err(format!(
                 "{} has not been read in this session. Read it first with the Read tool, then \

@@ -23,13 +23,13 @@ const WINDOW_BYTES: u64 = 30_000;
 
 /// The `TaskOutput` tool.
 #[derive(Debug)]
-pub struct TaskOutput {
+pub(crate) struct TaskOutput {
     tasks: Arc<Tasks>,
 }
 
 impl TaskOutput {
     /// A TaskOutput over the session's background tasks.
-    pub fn new(tasks: Arc<Tasks>) -> Self {
+    pub(crate) fn new(tasks: Arc<Tasks>) -> Self {
         Self { tasks }
     }
 }

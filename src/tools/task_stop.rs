@@ -14,13 +14,13 @@ use crate::tool::{Access, Subject, Tool, ToolContext, ToolOutput, Verdict};
 
 /// The `TaskStop` tool.
 #[derive(Debug)]
-pub struct TaskStop {
+pub(crate) struct TaskStop {
     tasks: Arc<Tasks>,
 }
 
 impl TaskStop {
     /// A TaskStop over the session's background tasks.
-    pub fn new(tasks: Arc<Tasks>) -> Self {
+    pub(crate) fn new(tasks: Arc<Tasks>) -> Self {
         Self { tasks }
     }
 }

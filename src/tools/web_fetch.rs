@@ -18,17 +18,17 @@ use crate::session::Session;
 use crate::tool::{Access, Subject, Tool, ToolContext, ToolOutput, Verdict};
 
 /// Whether this build can fetch `https` URLs.
-pub const TLS: bool = true;
+pub(crate) const TLS: bool = true;
 /// Time for the whole fetch, redirects included.
-pub const TIMEOUT: Duration = Duration::from_secs(30);
+pub(crate) const TIMEOUT: Duration = Duration::from_secs(30);
 /// Bytes of body read at most; the rest is cut with a note.
-pub const MAX_BODY_BYTES: usize = 10 * 1024 * 1024;
+pub(crate) const MAX_BODY_BYTES: usize = 10 * 1024 * 1024;
 /// Redirects followed at most.
-pub const MAX_REDIRECTS: usize = 10;
+pub(crate) const MAX_REDIRECTS: usize = 10;
 
 /// The `WebFetch` tool. Holds one HTTP client (connection pool) for the whole session.
 #[derive(Debug, Default)]
-pub struct WebFetch {
+pub(crate) struct WebFetch {
     client: OnceLock<Result<reqwest::Client, String>>,
 }
 
@@ -53,7 +53,7 @@ impl WebFetch {
 }
 
 /// Checks that `raw` is an absolute http(s) URL this build can fetch.
-pub fn check_url(raw: &str) -> Result<Url, String> {
+pub(crate) fn check_url(raw: &str) -> Result<Url, String> {
     let url = Url::parse(raw.trim()).map_err(|e| {
         format!(
             "{raw:?} is not a valid URL ({e}); give a full URL such as https://example.com/page"
@@ -313,7 +313,7 @@ fn looks_like_html(body: &[u8]) -> bool {
 }
 
 /// Readable Markdown from an HTML page (scripts, styles and other non-content dropped).
-pub fn html_to_markdown(html: &str) -> String {
+pub(crate) fn html_to_markdown(html: &str) -> String {
     let converter = htmd::HtmlToMarkdown::builder()
         .skip_tags(vec![
             "script", "style", "noscript", "template", "svg", "head",

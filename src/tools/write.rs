@@ -15,13 +15,13 @@ use crate::tool::{Access, Subject, Tool, ToolContext, ToolOutput, Verdict};
 
 /// The `Write` tool.
 #[derive(Debug)]
-pub struct Write {
+pub(crate) struct Write {
     files: Arc<FileState>,
 }
 
 impl Write {
     /// A Write sharing the session's file state with Read and Edit.
-    pub fn new(files: Arc<FileState>) -> Self {
+    pub(crate) fn new(files: Arc<FileState>) -> Self {
         Self { files }
     }
 }

@@ -36,7 +36,7 @@ use std::sync::{Mutex, OnceLock};
 
 /// The environment git runs with (toolrt's own, which the Bash tool passes on).
 #[derive(Debug, Clone, Default)]
-pub struct GitEnv {
+pub(crate) struct GitEnv {
     /// `$HOME`.
     pub home: PathBuf,
     /// `$XDG_CONFIG_HOME`.
@@ -53,7 +53,7 @@ pub struct GitEnv {
 
 impl GitEnv {
     /// From this process's environment, with `home` as the home directory.
-    pub fn from_process(home: &Path) -> GitEnv {
+    pub(crate) fn from_process(home: &Path) -> GitEnv {
         let var = |k: &str| {
             std::env::var_os(k)
                 .filter(|v| !v.is_empty())
@@ -73,7 +73,7 @@ impl GitEnv {
 
 /// The answer for one directory.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Check {
+pub(crate) enum Check {
     /// Nothing git would run there comes from where the agent can write.
     Safe {
         /// The work tree of the nearest repository, if any (for `REV:path`).
@@ -106,13 +106,14 @@ struct Facts {
 
 /// Checks the directory `start` (absolute). `trusted` says whether a path is out of the
 /// agent's reach.
-pub fn check(start: &Path, env: &GitEnv, trusted: &dyn Fn(&Path) -> bool) -> Check {
+#[cfg(test)]
+pub(crate) fn check(start: &Path, env: &GitEnv, trusted: &dyn Fn(&Path) -> bool) -> Check {
     check_reporting(start, env, trusted).0
 }
 
 /// Like [`check`], and whether it had to read files that may change without notice (untrusted
 /// configuration, hooks in untrusted directories): such an answer must not be reused.
-pub fn check_reporting(
+pub(crate) fn check_reporting(
     start: &Path,
     env: &GitEnv,
     trusted: &dyn Fn(&Path) -> bool,
@@ -125,7 +126,7 @@ pub fn check_reporting(
 
 /// A number that changes whenever something watched changed (`None` when nothing is watched,
 /// so nothing may be reused). Costs one non-blocking read of the inotify queue.
-pub fn generation() -> Option<u64> {
+pub(crate) fn generation() -> Option<u64> {
     let mut c = cache().lock().ok()?;
     #[cfg(target_os = "linux")]
     {

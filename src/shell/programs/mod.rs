@@ -63,15 +63,6 @@ impl Outcome {
     }
 }
 
-/// The programs of the read-only set, as documented.
-pub const READ_ONLY: &[&str] = &[
-    "ls", "cat", "echo", "pwd", "head", "tail", "grep", "egrep", "fgrep", "find", "wc", "which",
-    "diff", "stat", "du", "cd", "sort", "jq", "git",
-];
-
-/// The acceptEdits file commands.
-pub const FILE_EDITS: &[&str] = &["mkdir", "touch", "rm", "rmdir", "mv", "cp", "sed"];
-
 pub(crate) fn target(w: &Word, cwd: &Cwd) -> Option<Target> {
     if w.fd || w.text == "-" {
         return None;

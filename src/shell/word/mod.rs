@@ -17,7 +17,7 @@ use brush_parser::word::{
 
 /// A piece of a reading with unknown parts, for "could a rule match it".
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Part {
+pub(crate) enum Part {
     /// Known text.
     Lit(String),
     /// Any text at all (an expansion).

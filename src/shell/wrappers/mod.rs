@@ -108,18 +108,6 @@ fn is_runner(prog: &str) -> bool {
     RUNNERS.contains(&prog)
 }
 
-/// The wrappers and runners toolrt peels, for the documentation and tests.
-pub const WRAPPERS: &[&str] = &[
-    "timeout", "nice", "nohup", "stdbuf", "env", "time", "command", "builtin", "noglob", "exec",
-    "xargs", "sudo", "doas", "watch", "flock", "taskset", "setpriv", "prlimit", "script", "chrt",
-    "ionice", "setsid", "chroot", "su", "runuser", "busybox", "toybox",
-];
-
-/// Whether `prog` runs its arguments as a command.
-pub fn is_wrapper(prog: &str) -> bool {
-    WRAPPERS.contains(&prog) || is_runner(prog)
-}
-
 fn operand(p: &Parsed, k: usize) -> Option<usize> {
     p.operands.get(k).copied()
 }
