@@ -4,35 +4,16 @@
 
 use std::sync::Arc;
 
-use async_trait::async_trait;
-use serde_json::{Value, json};
+use serde_json::json;
 use tokio::sync::Semaphore;
-use toolrt::call::{Input, ToolCall};
+use toolrt::call::ToolCall;
 use toolrt::protocol::{ClientMessage, ServerMessage};
 use toolrt::supervisor::AskPolicy;
-use toolrt::{Config, Runtime, Tool, ToolContext, ToolOutput};
+use toolrt::{Config, Runtime};
 
-/// Waits for a permit of its semaphore, then succeeds.
-struct Gate(Arc<Semaphore>);
-
-#[async_trait]
-impl Tool for Gate {
-    fn name(&self) -> &str {
-        "Gate"
-    }
-    fn description(&self) -> &str {
-        "waits"
-    }
-    fn input_schema(&self) -> Value {
-        json!({"type": "object", "additionalProperties": false})
-    }
-    async fn call(&self, _: Input, _: ToolContext) -> ToolOutput {
-        if let Ok(p) = self.0.acquire().await {
-            p.forget();
-        }
-        ToolOutput::success("released")
-    }
-}
+#[path = "common/gate.rs"]
+mod gate;
+use gate::Gate;
 
 fn call(id: &str) -> ClientMessage {
     ClientMessage::ToolUse(ToolCall::new(id, "Gate", json!({})))

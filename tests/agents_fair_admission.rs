@@ -6,20 +6,23 @@
 
 mod support;
 
+#[path = "common/gate.rs"]
+mod gate;
+
 use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 
-use async_trait::async_trait;
+use gate::Gate;
 use serde_json::{Value, json};
 use support::client::{answer, register, tool};
 use support::*;
 use tokio::sync::Semaphore;
-use toolrt::call::{Input, ToolCall};
+use toolrt::call::ToolCall;
 use toolrt::dispatch::Full;
 use toolrt::protocol::{ClientMessage, ServerMessage};
 use toolrt::supervisor::AskPolicy;
-use toolrt::{Config, Runtime, Tool, ToolContext, ToolOutput};
+use toolrt::{Config, Runtime};
 
 const IN_FLIGHT: usize = 2;
 const QUEUED: usize = 32;
@@ -133,28 +136,6 @@ fn one_agents_flood_of_ten_thousand_calls_delays_another_agents_call_by_turns_no
         let id = format!("f{i}");
         let want = usize::from(!busy.contains(&id));
         assert_eq!(done.results(&id).len(), want, "{id}");
-    }
-}
-
-/// Waits for a permit of its semaphore, then succeeds.
-struct Gate(Arc<Semaphore>);
-
-#[async_trait]
-impl Tool for Gate {
-    fn name(&self) -> &str {
-        "Gate"
-    }
-    fn description(&self) -> &str {
-        "waits"
-    }
-    fn input_schema(&self) -> Value {
-        json!({"type": "object", "additionalProperties": false})
-    }
-    async fn call(&self, _: Input, _: ToolContext) -> ToolOutput {
-        if let Ok(p) = self.0.acquire().await {
-            p.forget();
-        }
-        ToolOutput::success("released")
     }
 }
 
