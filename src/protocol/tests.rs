@@ -1,5 +1,8 @@
 //! The wire protocol's parsing and serialising, table by table.
 
+use std::sync::Arc;
+
+use super::parse::{parse_any, plain_tool_use};
 use super::*;
 
 #[test]
