@@ -126,6 +126,9 @@ pub enum ServerMessage {
         /// Why it asks.
         #[serde(skip_serializing_if = "Option::is_none")]
         reason: Option<String>,
+        /// The agent whose call it is, for a call made in an agent scope.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        agent_id: Option<Arc<str>>,
     },
     /// A lifecycle event; `body` holds `event` and its fields.
     Event(EventBody),

@@ -226,6 +226,11 @@ impl Runtime {
                 max_parked: config.max_parked,
             },
         );
+        // An ended scope's calls see their tokens; its parked calls are answered at once too.
+        dispatcher
+            .pipeline()
+            .scopes
+            .on_end(dispatcher.parked_sweeper());
         Ok((
             Self {
                 dispatcher,
@@ -291,6 +296,13 @@ impl Runtime {
             }
             _ => {}
         }
+    }
+
+    /// Ends every live agent scope (end of input, cancel-all signals): no call can come for
+    /// them any more, so their unfinished calls are cancelled, one result each.
+    pub fn end_agents(&self) {
+        let pipeline = self.dispatcher.pipeline();
+        crate::scope::control::end_all(&pipeline.scopes, &pipeline.emitter, &pipeline.hooks);
     }
 
     /// Answers `register_tools` / `unregister_tools`: a `tools_changed` event, or an error line

@@ -53,6 +53,8 @@ where
         runtime.dispatcher().clone(),
     ));
     read_loop(&runtime, input, signals).await;
+    // Nobody can send an agent's calls or end it any more: every scope ends with its calls.
+    runtime.end_agents();
     runtime.close_asks();
     // Draining waits for every result to be written, as long as the slowest call takes.
     runtime.shutdown().await;

@@ -23,22 +23,24 @@
 //! id shares nothing with the old one.
 
 use std::collections::HashSet;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use serde_json::json;
-use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore, oneshot};
+use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use crate::call::{Outcome, ToolCall};
 use crate::inflight::{BatchEntry, CallEntry, InFlight, Pending, ResultSlot};
 pub use parked::{AGENT_SHARE, MAX_PARKED_BYTES};
-use parked::{Parked, ParkedItem, ParkedQueue};
+use parked::{Parked, ParkedItem, ParkedQueue, RunBatch};
 
+mod batch;
 mod parked;
 use crate::protocol::{CancelTarget, ClientMessage, ServerMessage};
-use crate::supervisor::{self, BatchLink, Gate, Job, Pipeline};
+use crate::scope::Scope;
+use crate::supervisor::{self, Job, Pipeline};
 
 /// How many calls may be parked (accepted, waiting for an admission place) by default.
 pub const DEFAULT_MAX_PARKED: usize = 1024;
@@ -123,6 +125,36 @@ impl Dispatcher {
     /// call becomes its child).
     pub fn call_cancel(&self, id: &str) -> Option<CancellationToken> {
         self.active.calls.get(id).map(|e| e.cancel.clone())
+    }
+
+    /// The live scope a call names, resolved once, at acceptance (the supervisor uses it).
+    /// None without `agent_id`, and for an agent that is unknown or has ended (the call is
+    /// then answered `denied` at its turn).
+    fn scope_of(&self, call: &ToolCall) -> Option<Arc<Scope>> {
+        let agent = call.agent_id.as_deref()?;
+        self.pipeline
+            .scopes
+            .resolve(agent)
+            .filter(|s| !s.has_ended())
+    }
+
+    /// Answers `cancelled` at once every parked call that its scope's end or cancellation
+    /// reached, rather than when an admission place frees for it. Called whenever scopes end
+    /// and after every `cancel` (a cancelled `Agent` call cancels its subagent's scope).
+    pub fn end_cancelled_parked(&self) {
+        sweep_parked(&self.parked, &self.parked_len, &self.parked_room);
+    }
+
+    /// [`Dispatcher::end_cancelled_parked`] as a listener for the scope table, holding the
+    /// parked queue weakly (the table lives in the pipeline, which the dispatcher holds).
+    pub fn parked_sweeper(&self) -> Arc<dyn Fn() + Send + Sync> {
+        let parked = Arc::downgrade(&self.parked);
+        let (len, room) = (self.parked_len.clone(), self.parked_room.clone());
+        Arc::new(move || {
+            if let Some(parked) = parked.upgrade() {
+                sweep_parked(&parked, &len, &room);
+            }
+        })
     }
 
     /// Handles one client message, waiting while the parked queue is full (library users; the
@@ -255,11 +287,15 @@ impl Dispatcher {
             queue = Some(q);
         }
         let id: Arc<str> = Arc::from(call.id.as_str());
-        // A token of its own rather than a child of the root: a child costs a lock on the
-        // root's list of children when it is made and again when it is dropped. `cancel_all`
-        // reaches every registered call through the map; a call registered after it has gone
-        // through the map sees the root cancelled here.
-        let cancel = CancellationToken::new();
+        // Outside any scope, a token of its own rather than a child of the root: a child costs
+        // a lock on the root's list of children when it is made and again when it is dropped.
+        // `cancel_all` reaches every registered call through the map; a call registered after
+        // it has gone through the map sees the root cancelled here. In a scope, a child of the
+        // scope's token: ending or cancelling the scope (or anything above it) reaches the call.
+        let scope = self.scope_of(&call);
+        let cancel = scope
+            .as_ref()
+            .map_or_else(CancellationToken::new, |s| s.cancel.child_token());
         let Some(entry) = self.register(&id, cancel.clone()) else {
             drop(queue);
             self.refuse_duplicates(&[id], None);
@@ -284,6 +320,7 @@ impl Dispatcher {
                 call,
                 slot,
                 cancel,
+                scope,
                 gate: None,
                 batch: None,
                 pipeline: self.pipeline.clone(),
@@ -292,18 +329,19 @@ impl Dispatcher {
         }
         tracing::debug!(id = %slot.id(), tool = %call.name, "call parked: no admission place free");
         *entry.queued.lock().unwrap_or_else(|p| p.into_inner()) = Some(slot);
-        let scope = call.agent_id.clone();
+        let agent = call.agent_id.clone();
         let item = ParkedItem {
             job: Parked::Call {
                 pending: Pending(entry),
                 call,
+                scope,
             },
             want: 1,
             calls: 1,
             bytes,
         };
         if let Some(q) = queue {
-            self.park(q, scope.as_ref(), item);
+            self.park(q, agent.as_ref(), item);
         }
         Ok(())
     }
@@ -349,7 +387,15 @@ impl Dispatcher {
             queue = Some(q);
         }
         let seq = self.active.next_seq();
-        let batch_cancel = self.root.child_token();
+        // A batch is one agent's turn: in a scope, its token is a child of the scope's.
+        let agent_scope = calls.first().and_then(|c| self.scope_of(c));
+        let batch_cancel = match &agent_scope {
+            Some(s) => s.cancel.child_token(),
+            None => self.root.child_token(),
+        };
+        if self.root.is_cancelled() {
+            batch_cancel.cancel();
+        }
         let mut seen = HashSet::new();
         let mut refused = Vec::new();
         let mut accepted = Vec::with_capacity(calls.len());
@@ -405,18 +451,25 @@ impl Dispatcher {
         match (pool, queue) {
             (Some(pool), _) => {
                 let this = self.clone();
-                self.runners.spawn(async move {
-                    this.run_batch(batch_id, seq, accepted, batch_cancel, Some(pool))
-                        .await;
-                });
+                let run = RunBatch {
+                    id: batch_id,
+                    seq,
+                    cancel: batch_cancel,
+                    scope: agent_scope,
+                };
+                self.runners
+                    .spawn(async move { this.run_batch(run, accepted, Some(pool)).await });
             }
             (None, Some(q)) => {
                 let item = ParkedItem {
                     calls: accepted.len().max(1),
                     job: Parked::Batch {
-                        id: batch_id,
-                        seq,
-                        cancel: batch_cancel,
+                        run: RunBatch {
+                            id: batch_id,
+                            seq,
+                            cancel: batch_cancel,
+                            scope: agent_scope,
+                        },
                         calls: accepted,
                     },
                     want,
@@ -473,18 +526,47 @@ impl Dispatcher {
                 item
             };
             self.parked_room.notify_waiters();
-            // Only this task takes items out, so the item in turn is the one the places were
-            // taken for.
+            // Only this task takes items out in turn; a sweep of cancelled calls may have taken
+            // out the one the places were taken for, so the places are fitted to the item.
             if let Some(item) = item {
+                let Some(places) = self.fit(places, item.want).await else {
+                    return;
+                };
                 self.start(item.job, places);
             }
         }
     }
 
+    /// `places` made `want` places: the extra ones given back, the missing ones waited for.
+    async fn fit(
+        &self,
+        mut places: OwnedSemaphorePermit,
+        want: u32,
+    ) -> Option<OwnedSemaphorePermit> {
+        let have = places.num_permits();
+        let want = want as usize;
+        if have > want {
+            drop(places.split(have - want));
+        } else if have < want {
+            let more = self
+                .admission
+                .clone()
+                .acquire_many_owned((want - have) as u32)
+                .await
+                .ok()?;
+            places.merge(more);
+        }
+        Some(places)
+    }
+
     /// Starts a parked call or batch that now holds its places.
     fn start(&self, job: Parked, places: OwnedSemaphorePermit) {
         match job {
-            Parked::Call { pending, call } => {
+            Parked::Call {
+                pending,
+                call,
+                scope,
+            } => {
                 let Some(mut slot) = pending.0.take_queued() else {
                     // Cancelled while parked: already answered.
                     return;
@@ -495,21 +577,16 @@ impl Dispatcher {
                     call,
                     slot,
                     cancel: pending.0.cancel.clone(),
+                    scope,
                     gate: None,
                     batch: None,
                     pipeline: self.pipeline.clone(),
                 });
             }
-            Parked::Batch {
-                id,
-                seq,
-                cancel,
-                calls,
-            } => {
+            Parked::Batch { run, calls } => {
                 let this = self.clone();
-                self.runners.spawn(async move {
-                    this.run_batch(id, seq, calls, cancel, Some(places)).await;
-                });
+                self.runners
+                    .spawn(async move { this.run_batch(run, calls, Some(places)).await });
             }
         }
     }
@@ -560,108 +637,6 @@ impl Dispatcher {
         });
     }
 
-    async fn run_batch(
-        &self,
-        batch_id: String,
-        seq: u64,
-        calls: Vec<(Pending, ToolCall)>,
-        batch_cancel: CancellationToken,
-        pool: Option<OwnedSemaphorePermit>,
-    ) {
-        let mut pool = pool;
-        let ids: Vec<String> = calls.iter().map(|(_, c)| c.id.clone()).collect();
-        let mut running: Vec<oneshot::Receiver<()>> = Vec::new();
-        let stop = Arc::new(AtomicBool::new(false));
-        let records = supervisor::batch_records(&self.pipeline);
-        for (index, (pending, call)) in calls.into_iter().enumerate() {
-            // Take the queued slot back; if a cancel already answered the call, skip it.
-            let Some(mut slot) = pending.0.take_queued() else {
-                continue;
-            };
-            let cancel = pending.0.cancel.clone();
-            if batch_cancel.is_cancelled() || cancel.is_cancelled() {
-                slot.answer(Outcome::Cancelled, "The call was cancelled before it ran.");
-                continue;
-            }
-            if stop.load(Ordering::SeqCst) {
-                slot.answer(Outcome::Cancelled, "The call was cancelled before it ran: a hook stopped processing of this batch.");
-                continue;
-            }
-            let place = match pool.as_mut() {
-                Some(p) if p.num_permits() > 1 => p.split(1),
-                Some(_) => pool.take(),
-                None => self.admission.clone().acquire_owned().await.ok(),
-            };
-            slot.set_admission(place);
-            let done = slot.on_done();
-            let (ready_tx, ready_rx) = oneshot::channel();
-            let (go_tx, go_rx) = oneshot::channel();
-            let link = BatchLink {
-                stop: stop.clone(),
-                index,
-                records: records.clone(),
-            };
-            supervisor::spawn(Job {
-                call,
-                slot,
-                cancel: cancel.clone(),
-                gate: Some(Gate {
-                    ready: ready_tx,
-                    go: go_rx,
-                }),
-                batch: Some(link),
-                pipeline: self.pipeline.clone(),
-            });
-            let Ok(safe) = ready_rx.await else {
-                // Cancelled before its turn.
-                continue;
-            };
-            if safe {
-                while running.len() >= self.max_parallel {
-                    wait_any(&mut running).await;
-                }
-            } else {
-                // An exclusive call: everything before it finishes first.
-                for rx in running.drain(..) {
-                    let _ = rx.await;
-                }
-            }
-            if stop.load(Ordering::SeqCst) {
-                // A hook stopped the batch while this call waited: dropping `go` cancels it.
-                drop(go_tx);
-                let _ = done.await;
-                continue;
-            }
-            let _ = go_tx.send(());
-            if safe {
-                running.push(done);
-            } else {
-                let _ = done.await;
-            }
-        }
-        for rx in running {
-            let _ = rx.await;
-        }
-        // What the batch sends after its results (PostToolBatch hook events, `batch_end`) holds
-        // a place of its own until written, so a client that does not read cannot make these
-        // pile up either.
-        let place = match pool.take() {
-            Some(mut p) if p.num_permits() > 1 => p.split(1),
-            Some(p) => Some(p),
-            None => self.admission.clone().acquire_owned().await.ok(),
-        };
-        let mut end = json!({"batch": batch_id, "ids": ids});
-        if let Some(fields) = end.as_object_mut() {
-            fields.extend(supervisor::end_batch(&self.pipeline, &batch_id, records).await);
-        }
-        self.active
-            .batches
-            .remove_if(&batch_id, |_, b| b.seq == seq);
-        self.pipeline
-            .emitter
-            .send_with_place(ServerMessage::event("batch_end", end), place);
-    }
-
     /// Cancels one call or every unfinished call of a batch. A call that has not started (parked,
     /// or waiting for its turn in a batch) is answered `cancelled` at once.
     pub fn cancel(&self, target: &CancelTarget) {
@@ -692,6 +667,8 @@ impl Dispatcher {
                 }
             }
         }
+        // The call or batch may hold an `Agent` call: its subagents' parked calls end too.
+        self.end_cancelled_parked();
     }
 
     /// Cancels everything accepted: running, admitted, parked (second SIGTERM, SIGINT).
@@ -734,6 +711,30 @@ impl Dispatcher {
     }
 }
 
+/// Answers the parked calls their scope cancelled and takes them out of the queue.
+fn sweep_parked(parked: &Mutex<ParkedQueue>, len: &AtomicUsize, room: &Notify) {
+    if len.load(Ordering::Acquire) == 0 {
+        return;
+    }
+    let mut dead = Vec::new();
+    let slots = {
+        let mut q = parked.lock().unwrap_or_else(|p| p.into_inner());
+        if !q.has_agents() {
+            return;
+        }
+        let slots = q.sweep_cancelled(&mut dead);
+        len.store(q.items, Ordering::Release);
+        slots
+    };
+    for slot in slots {
+        slot.answer(Outcome::Cancelled, "The call was cancelled before it ran.");
+    }
+    if !dead.is_empty() {
+        drop(dead);
+        room.notify_waiters();
+    }
+}
+
 fn full_reason(full: parked::Full, agent: Option<&Arc<str>>) -> Full {
     match (full, agent) {
         (parked::Full::Scope, Some(agent)) => Full::Agent(agent.clone()),
@@ -765,12 +766,4 @@ fn describe_ids(ids: &[String]) -> String {
         String::new()
     };
     format!(": {}{tail}", shown.join(", "))
-}
-
-async fn wait_any(running: &mut Vec<oneshot::Receiver<()>>) {
-    if running.is_empty() {
-        return;
-    }
-    let (_, index, _) = futures::future::select_all(running.iter_mut()).await;
-    running.swap_remove(index);
 }

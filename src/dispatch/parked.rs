@@ -16,7 +16,8 @@ use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
 use crate::call::ToolCall;
-use crate::inflight::Pending;
+use crate::inflight::{Pending, ResultSlot};
+use crate::scope::Scope;
 
 /// How many bytes of input lines the parked calls may hold. A line longer than this is parked
 /// only into an empty queue.
@@ -30,13 +31,22 @@ pub(super) enum Parked {
     Call {
         pending: Pending,
         call: ToolCall,
+        /// The call's scope, resolved at acceptance.
+        scope: Option<Arc<Scope>>,
     },
     Batch {
-        id: String,
-        seq: u64,
-        cancel: CancellationToken,
+        run: RunBatch,
         calls: Vec<(Pending, ToolCall)>,
     },
+}
+
+/// What a batch runner needs besides its calls.
+pub(super) struct RunBatch {
+    pub(super) id: String,
+    pub(super) seq: u64,
+    pub(super) cancel: CancellationToken,
+    /// The batch's scope, resolved at acceptance.
+    pub(super) scope: Option<Arc<Scope>>,
 }
 
 pub(super) struct ParkedItem {
@@ -211,6 +221,61 @@ impl ParkedQueue {
             self.turns.push_back(key);
         }
         Some(item)
+    }
+
+    /// Takes out what the agents' scopes have cancelled: the slots of their parked calls whose
+    /// token is cancelled (an ended agent, a cancelled `Agent` call above them), to be answered,
+    /// and the lone calls' items, into `dead`, to be dropped outside the lock. A batch stays
+    /// (its `batch_end` is owed; its answered calls do not run).
+    pub(super) fn sweep_cancelled(&mut self, dead: &mut Vec<ParkedItem>) -> Vec<ResultSlot> {
+        let mut slots = Vec::new();
+        let mut emptied = Vec::new();
+        for (key, q) in &mut self.agents {
+            let mut kept = VecDeque::with_capacity(q.items.len());
+            for item in q.items.drain(..) {
+                match &item.job {
+                    Parked::Call { pending, .. } => {
+                        if pending.0.cancel.is_cancelled() {
+                            slots.extend(pending.0.take_queued());
+                        }
+                    }
+                    Parked::Batch { calls, .. } => {
+                        for (pending, _) in calls {
+                            if pending.0.cancel.is_cancelled() {
+                                slots.extend(pending.0.take_queued());
+                            }
+                        }
+                    }
+                }
+                if item.is_dead() {
+                    q.calls -= item.calls;
+                    q.bytes -= item.bytes;
+                    self.items -= 1;
+                    self.calls -= item.calls;
+                    self.bytes -= item.bytes;
+                    dead.push(item);
+                } else {
+                    kept.push_back(item);
+                }
+            }
+            q.items = kept;
+            if q.items.is_empty() {
+                emptied.push(key.clone());
+            }
+        }
+        for key in &emptied {
+            self.agents.remove(key);
+        }
+        if !emptied.is_empty() {
+            self.turns
+                .retain(|t| t.as_ref().is_none_or(|k| self.agents.contains_key(k)));
+        }
+        slots
+    }
+
+    /// Whether any agent's scope has parked items.
+    pub(super) fn has_agents(&self) -> bool {
+        !self.agents.is_empty()
     }
 
     /// Calls of one scope parked.

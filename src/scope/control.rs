@@ -85,6 +85,16 @@ pub fn end(table: &ScopeTable, emitter: &Emitter, hooks: &Hooks, agent_id: &str)
     }
 }
 
+/// Ends every live scope (end of input), with an `agent_ended` event per top-level agent.
+pub fn end_all(table: &ScopeTable, emitter: &Emitter, hooks: &Hooks) {
+    for (id, scopes) in table.end_all() {
+        emitter.send(ended_event(&id, &scopes));
+        for scope in &scopes {
+            fire(hooks, HookEvent::SubagentStop, scope);
+        }
+    }
+}
+
 /// Ends the scope an `Agent` call opened, as that call ends. The client may have ended it
 /// already (`agent_end`): then there is nothing left to say.
 pub fn close(table: &ScopeTable, emitter: &Emitter, hooks: &Hooks, scope: &Scope) {

@@ -22,7 +22,7 @@ pub mod control;
 pub mod types;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use dashmap::DashMap;
 use dashmap::mapref::entry::Entry;
@@ -183,7 +183,12 @@ pub struct ScopeTable {
     cancel: CancellationToken,
     next_key: AtomicU64,
     max_scopes: usize,
+    /// Told whenever scopes end (the dispatcher then answers their parked calls).
+    on_end: OnceLock<EndListener>,
 }
+
+/// What [`ScopeTable::on_end`] calls after scopes ended.
+pub type EndListener = Arc<dyn Fn() + Send + Sync>;
 
 impl std::fmt::Debug for ScopeTable {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -204,6 +209,7 @@ impl ScopeTable {
             cancel: CancellationToken::new(),
             next_key: AtomicU64::new(1),
             max_scopes: MAX_SCOPES,
+            on_end: OnceLock::new(),
         }
     }
 
@@ -236,6 +242,28 @@ impl ScopeTable {
     /// Cancels every scope (shutdown, SIGINT).
     pub fn cancel_all(&self) {
         self.cancel.cancel();
+    }
+
+    /// Calls `listener` after every end of scopes (the first listener set stays). The calls of
+    /// an ended scope are cancelled through their tokens; the listener is for what a token
+    /// does not reach by itself (calls parked for admission).
+    pub fn on_end(&self, listener: EndListener) {
+        let _ = self.on_end.set(listener);
+    }
+
+    /// Ends every live scope, each top-level one with its subtree (end of input: no call can
+    /// come for them any more). Returns each top-level id with the scopes it ended, deepest
+    /// first.
+    pub fn end_all(&self) -> Vec<(Arc<str>, Vec<Arc<Scope>>)> {
+        let tops: Vec<Arc<str>> = self
+            .scopes
+            .iter()
+            .filter(|s| s.parent.is_none())
+            .map(|s| s.id.clone())
+            .collect();
+        tops.into_iter()
+            .filter_map(|id| Some((id.clone(), self.end_scopes(&id).ok()?)))
+            .collect()
     }
 
     /// The chain a scope of type `agent_type` under `parent` (None: the session) is decided by,
@@ -409,6 +437,9 @@ impl ScopeTable {
         self.end_tree(&scope, &mut ended);
         if let Some(parent) = &scope.parent {
             parent.lock_children().retain(|(_, k)| *k != scope.key);
+        }
+        if let Some(listener) = self.on_end.get() {
+            listener();
         }
         Ok(ended)
     }

@@ -204,6 +204,7 @@ async fn ask_client(
         tool_name: tool.to_string(),
         input: Value::Object(prepared.input.clone()),
         reason: Some(reason),
+        agent_id: c.scope.as_ref().map(|s| s.id.clone()),
     });
     // Closing can race the insert above; check again so the wait cannot outlive the client.
     if asks.closed.load(Ordering::SeqCst) {

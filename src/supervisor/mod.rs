@@ -63,8 +63,12 @@ pub struct Job {
     pub call: ToolCall,
     /// Its one result.
     pub slot: ResultSlot,
-    /// Cancelled with the call, its batch, or the server.
+    /// Cancelled with the call, its batch, its scope (a child of the scope's token), or the
+    /// server.
     pub cancel: CancellationToken,
+    /// The live scope the call's `agent_id` named when it was accepted (None: no `agent_id`,
+    /// or an agent that was unknown or had ended then, which is answered `denied`).
+    pub scope: Option<Arc<Scope>>,
     /// Batch ordering, if the call is part of a multi-call batch.
     pub gate: Option<Gate>,
     /// Batch-wide state, if the call is part of a multi-call batch.
@@ -152,6 +156,7 @@ pub async fn run(job: Job) {
         call,
         slot,
         cancel,
+        scope,
         gate,
         batch,
         pipeline,
@@ -169,7 +174,7 @@ pub async fn run(job: Job) {
         slot: None,
         hook: None,
         hook_reason: None,
-        scope: None,
+        scope,
     };
     // Boxed: the pipeline's state machine is large; unboxed, it would be copied into the task
     // at spawn and every call would cost about 1.5 µs more.
@@ -209,10 +214,10 @@ async fn validate(p: &Pipeline, c: &mut Call<'_>, call: ToolCall) -> Result<Chec
     c.check_cancelled()?;
     c.lap.mark(Stage::Queue);
     if let Some(agent) = &call.agent_id {
-        // Resolved once; a refusal here is the call's answer at its turn, like a schema error.
-        match p.scopes.resolve(agent) {
-            Some(scope) if !scope.has_ended() => c.scope = Some(scope),
-            _ => return Ok(Err(unknown_agent(agent))),
+        // Resolved once, at acceptance; a refusal here is the call's answer at its turn, like
+        // a schema error. A scope that ended since cancelled the call (answered above).
+        if c.scope.as_ref().is_none_or(|s| s.has_ended()) {
+            return Ok(Err(unknown_agent(agent)));
         }
     }
     let checks = if c.gate.is_some() {
