@@ -49,6 +49,16 @@ pub enum Command {
         #[command(flatten)]
         args: RuntimeArgs,
     },
+    /// Print the tools a session with these flags would have (built-ins after --tools,
+    /// aliases, MCP servers' tools) as one API's tool-definition list, JSON on stdout.
+    Tools {
+        /// native | anthropic | openai-chat | openai-responses.
+        #[arg(long, value_name = "FORMAT", default_value = "native", value_parser = parse_format)]
+        format: crate::formats::Format,
+        /// Settings, tool selection and MCP flags, as for `serve`.
+        #[command(flatten)]
+        args: RuntimeArgs,
+    },
     /// Measure dispatch latency against its floors (docs/BENCH.md explains the figures).
     Bench(BenchArgs),
     /// Internal: the watchdog process toolrt starts for itself (see `toolrt::process::watchdog`).
@@ -163,6 +173,11 @@ fn non_empty(s: &str) -> Result<String, String> {
     } else {
         Ok(s.to_owned())
     }
+}
+
+fn parse_format(s: &str) -> Result<crate::formats::Format, String> {
+    s.parse()
+        .map_err(|e: crate::formats::UnknownFormat| e.to_string())
 }
 
 fn parse_mode(s: &str) -> Result<Mode, String> {

@@ -30,6 +30,8 @@
 //! - [`runtime`]: assembling all of it from a [`runtime::Config`].
 //! - [`server`]: the `serve` / `run` loops over stdin and stdout.
 //! - [`emit`]: the single writer of stdout.
+//! - [`formats`]: the model APIs' shapes (Anthropic, OpenAI Chat, OpenAI Responses): tool
+//!   definitions out, calls in, results out; used by the server and the runtime only.
 //! - `memory`: giving memory back to the system once a burst of calls is over.
 //! - [`tools`]: the built-in tools, one file each.
 //! - [`mcp`]: MCP servers (through the official SDK `rmcp`) and their tools.
@@ -56,6 +58,7 @@ pub(crate) mod deadlines;
 pub mod dispatch;
 pub mod emit;
 pub(crate) mod execute;
+pub mod formats;
 pub mod hooks;
 pub mod inflight;
 pub mod mcp;

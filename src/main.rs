@@ -52,6 +52,11 @@ fn main() -> ExitCode {
     if let Err(err) = toolrt::process::watchdog::start(&program) {
         tracing::warn!(%err, "could not start the watchdog: if toolrt is killed, processes it started keep running");
     }
+    if let Command::Tools { format, args } = cli.command {
+        let code = tools(format, args);
+        toolrt::process::watchdog::stop();
+        return code;
+    }
     if let Command::Bench(args) = cli.command {
         let code = toolrt::bench::run(&args.into());
         toolrt::process::watchdog::stop();
@@ -73,7 +78,10 @@ fn main() -> ExitCode {
     let code = runtime.block_on(async {
         let (args, input, ask): (_, Box<dyn tokio::io::AsyncBufRead + Unpin + Send>, _) =
             match cli.command {
-                Command::Explain { .. } | Command::Bench(_) | Command::Watchdog => {
+                Command::Explain { .. }
+                | Command::Bench(_)
+                | Command::Tools { .. }
+                | Command::Watchdog => {
                     return ExitCode::from(2);
                 }
                 Command::Serve(args) => (
@@ -126,6 +134,63 @@ fn main() -> ExitCode {
     code
 }
 
+/// The config of a command that runs no session (`explain`, `tools`: asks are denied) and a
+/// runtime for its async work; Err is the exit code, its reason already on stderr.
+fn config_and_runtime(
+    args: toolrt::cli::RuntimeArgs,
+) -> Result<(toolrt::Config, tokio::runtime::Runtime), ExitCode> {
+    let config = args.into_config(AskPolicy::Deny).map_err(|e| {
+        eprintln!("toolrt: {e}");
+        ExitCode::from(2)
+    })?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| {
+            eprintln!("toolrt: cannot start the async runtime: {e}");
+            ExitCode::from(1)
+        })?;
+    Ok((config, runtime))
+}
+
+/// `toolrt tools`: the effective registry as one API's tool-definition list on stdout; tools
+/// listed non-strict or left out are named on stderr, with why.
+fn tools(format: toolrt::formats::Format, args: toolrt::cli::RuntimeArgs) -> ExitCode {
+    // MCP servers are started to list their tools: they need a runtime.
+    let (config, runtime) = match config_and_runtime(args) {
+        Ok(both) => both,
+        Err(code) => return code,
+    };
+    let defs = match runtime.block_on(toolrt::runtime::list_tools(&config)) {
+        Ok(defs) => defs,
+        Err(e) => {
+            eprintln!("toolrt: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    runtime.shutdown_background();
+    let list = toolrt::formats::tool_list(format, &defs);
+    for note in &list.non_strict {
+        eprintln!(
+            "toolrt: {}: listed with strict: false: {}",
+            note.name, note.reason
+        );
+    }
+    for note in &list.skipped {
+        eprintln!("toolrt: {}: left out: {}", note.name, note.reason);
+    }
+    match serde_json::to_string_pretty(&list.tools) {
+        Ok(text) => {
+            println!("{text}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("toolrt: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
 /// `toolrt explain`: decide one call and print why.
 fn explain(
     tool: &str,
@@ -140,23 +205,10 @@ fn explain(
             return ExitCode::from(2);
         }
     };
-    let config = match args.into_config(AskPolicy::Deny) {
-        Ok(c) => c,
-        Err(e) => {
-            eprintln!("toolrt: {e}");
-            return ExitCode::from(2);
-        }
-    };
     // The tool's own validation may do file work on the blocking pool: it needs a runtime.
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("toolrt: cannot start the async runtime: {e}");
-            return ExitCode::from(1);
-        }
+    let (config, runtime) = match config_and_runtime(args) {
+        Ok(both) => both,
+        Err(code) => return code,
     };
     match runtime.block_on(toolrt::runtime::explain_as(
         &config,

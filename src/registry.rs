@@ -382,6 +382,23 @@ impl Registry {
         names
     }
 
+    /// Every tool that exists now, sorted by name, each with the aliases that name it (sorted).
+    pub fn listing(&self) -> Vec<(Arc<ToolEntry>, Vec<String>)> {
+        let snapshot = self.current.load();
+        let mut entries: Vec<_> = snapshot
+            .effective
+            .values()
+            .map(|e| (e.clone(), Vec::new()))
+            .collect();
+        entries.sort_unstable_by(|a, b| a.0.name.cmp(&b.0.name));
+        for (entry, aliases) in &mut entries {
+            let named = self.base.aliases.iter().filter(|(_, t)| **t == *entry.name);
+            aliases.extend(named.map(|(alias, _)| alias.clone()));
+            aliases.sort_unstable();
+        }
+        entries
+    }
+
     /// Replaces the tools of `group` with `tools` and publishes the result; an empty list
     /// removes the group. The selection and bare-name deny rules apply to every tool; a tool
     /// whose name another tool or an alias already has, or whose schema does not compile, is
@@ -608,6 +625,30 @@ mod tests {
             },
             removed,
         )
+    }
+
+    #[test]
+    fn listing_names_each_tool_once_with_its_aliases() {
+        let r = build(
+            "Bash",
+            &[("Shell", "Bash"), ("Sh", "Bash"), ("R", "Read")],
+            &[],
+            |_| false,
+        )
+        .unwrap();
+        let listing: Vec<(String, Vec<String>)> = r
+            .listing()
+            .into_iter()
+            .map(|(e, a)| (e.name.to_string(), a))
+            .collect();
+        // Read is not selected: neither it nor its alias is listed.
+        assert_eq!(
+            listing,
+            [(
+                "Bash".to_string(),
+                vec!["Sh".to_string(), "Shell".to_string()]
+            )]
+        );
     }
 
     fn found(r: &Registry, name: &str) -> Option<String> {

@@ -4,6 +4,7 @@
 mod assemble;
 mod config;
 mod explain;
+mod listing;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -27,6 +28,7 @@ use assemble::{
 use config::output_folder;
 pub use config::{Config, OutputDir, StartError, default_output_dir};
 pub use explain::{Explained, explain, explain_as};
+pub use listing::list_tools;
 
 /// At shutdown, how long async hooks still running may take before they are killed.
 const ASYNC_HOOK_GRACE: Duration = Duration::from_secs(5);
@@ -448,6 +450,12 @@ impl Runtime {
         let change = self.registry.set_group(group, tools);
         tracing::debug!(group, added = ?change.added, removed = ?change.removed, skipped = ?change.skipped, "tools changed");
         change
+    }
+
+    /// Every tool that exists now (built-ins, aliases, MCP and client tools) as definitions
+    /// for a model, sorted by name: [`crate::formats::tool_list`] gives them an API's shape.
+    pub fn tool_definitions(&self) -> Vec<crate::formats::ToolDef> {
+        listing::definitions(&self.registry)
     }
 
     /// The names of the tools that exist now, sorted.

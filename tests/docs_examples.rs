@@ -28,6 +28,7 @@ const DOCS: &[&str] = &[
     "docs/SEMANTICS.md",
     "docs/TOOLS.md",
     "docs/BENCH.md",
+    "docs/FORMATS.md",
 ];
 
 /// A fenced code block: its info string, its lines, and where it starts.

@@ -4,27 +4,11 @@
 
 mod support;
 
-use std::process::{Command, Stdio};
-
 use support::*;
 
 /// Runs `toolrt explain <args>` in the sandbox's project and returns (exit code, stdout, stderr).
 fn explain(sb: &Sandbox, args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(bin())
-        .arg("explain")
-        .args(args)
-        .arg("--cwd")
-        .arg(&sb.cwd)
-        .current_dir(&sb.cwd)
-        .env("HOME", sb.dir.path())
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    cli(sb, "explain", args)
 }
 
 #[test]

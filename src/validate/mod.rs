@@ -143,7 +143,18 @@ pub fn check_input(
             Err(e) if crate::protocol::json::is_refusal(&e) => {
                 return Err(vec![format!("input (a JSON-encoded string): {e}")]);
             }
-            _ => return Err(vec!["input: expected an object, got string".into()]),
+            // OpenAI's `arguments` reach here as sent: say why the string is not an input.
+            Err(e) => {
+                return Err(vec![format!(
+                    "input: expected an object, got string (not valid JSON: {e})"
+                )]);
+            }
+            Ok(other) => {
+                return Err(vec![format!(
+                    "input: expected an object, got string (JSON holding {})",
+                    json_type(&other)
+                )]);
+            }
         },
         other => {
             return Err(vec![format!(

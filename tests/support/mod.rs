@@ -349,6 +349,26 @@ pub(crate) fn run_lines(sandbox: &Sandbox, args: &[&str], lines: &[Value]) -> Fi
     server.finish()
 }
 
+/// Runs `toolrt <subcommand> <args> --cwd <project>` in the sandbox's project (HOME its own,
+/// stdin empty): (exit code, stdout, stderr).
+pub(crate) fn cli(sb: &Sandbox, subcommand: &str, args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(bin())
+        .arg(subcommand)
+        .args(args)
+        .arg("--cwd")
+        .arg(&sb.cwd)
+        .current_dir(&sb.cwd)
+        .env("HOME", sb.dir.path())
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
 /// Runs `toolrt <args>` with no stdin and returns (exit code, stderr).
 pub(crate) fn run_status(args: &[&str], cwd: &Path) -> (Option<i32>, String) {
     let out = Command::new(bin())
