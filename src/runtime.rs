@@ -21,9 +21,9 @@ use crate::tool::Tool;
 use crate::tools::ToolState;
 
 use assemble::{
-    build_policy_and_registry, hook_config, limits_for_hello, mcp_event_sink, output_limits,
-    report_warnings, scope_table, spawn_hooks, spawn_stages, warn_unmatched_mcp_selection,
-    working_dir,
+    ScopeFiles, build_policy_and_registry, hook_config, limits_for_hello, mcp_event_sink,
+    output_limits, report_warnings, scope_table, spawn_hooks, spawn_stages,
+    warn_unmatched_mcp_selection, working_dir,
 };
 use config::output_folder;
 pub use config::{Config, OutputDir, StartError, default_output_dir};
@@ -152,7 +152,9 @@ impl Runtime {
             started.tools,
         )?;
         warnings.extend(started.warnings);
-        let scopes = scope_table(settings, &cwd, &output_dir, &policy, &mut warnings)?;
+        let scopes = scope_table(settings, &cwd, &output_dir, &policy, &mut warnings)?
+            .with_listener(Arc::new(ScopeFiles(tool_state.clone())));
+        let scopes = Arc::new(scopes);
 
         session.env_remove = crate::process::scrubbed_names(&settings.env_scrub);
         session.env = settings

@@ -269,6 +269,28 @@ impl std::fmt::Debug for ProgressSink {
     }
 }
 
+/// Whose tool state a call reads and changes (which files it read, the checkpoints of its
+/// changes): the session's, or one agent scope's. Opaque to tools: the runtime makes one per
+/// scope from the scope's unique key, so an agent id used again after `agent_end` is a fresh
+/// state, and a call without an agent uses [`StateKey::SESSION`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct StateKey(Option<u64>);
+
+impl StateKey {
+    /// The session's own state: calls made without an agent.
+    pub const SESSION: StateKey = StateKey(None);
+
+    /// The state of the scope with this unique key.
+    pub fn scope(key: u64) -> Self {
+        StateKey(Some(key))
+    }
+
+    /// Whether this is the session's own state.
+    pub fn is_session(self) -> bool {
+        self.0.is_none()
+    }
+}
+
 /// What a running tool gets besides its input.
 #[derive(Debug, Clone)]
 pub struct ToolContext {
@@ -282,6 +304,8 @@ pub struct ToolContext {
     pub session: Arc<Session>,
     /// The agent whose call this is (its `agent_id`), for a call made in an agent scope.
     pub agent: Option<Arc<str>>,
+    /// Whose tool state the call uses: its scope's, else the session's.
+    pub state: StateKey,
     /// The most characters of this call's output the result shows inline on success (its output
     /// budget, docs/SEMANTICS.md §6): a tool that bounds its own output keeps within it, so the
     /// budget never has to cut what the tool chose to return.
@@ -374,8 +398,9 @@ pub trait Tool: Send + Sync + 'static {
     /// `validation_error`. For a call of a batch this runs at the call's turn, after every
     /// earlier call it could depend on, so it may look at files and session state. Checks that
     /// touch the file system answer [`Verdict::Later`] with a future that does that work on the
-    /// blocking pool: the pipeline's thread must never wait on a file.
-    fn validate(&self, _input: &Input, _session: &Session) -> Verdict {
+    /// blocking pool: the pipeline's thread must never wait on a file. `state` is the caller's
+    /// (what [`ToolContext::state`] will be when the call runs).
+    fn validate(&self, _input: &Input, _session: &Session, _state: StateKey) -> Verdict {
         Verdict::Now(Ok(()))
     }
 

@@ -85,6 +85,7 @@ impl Inline {
             progress: ProgressSink::discard(),
             session: self.session.clone(),
             agent: None,
+            state: crate::tool::StateKey::SESSION,
             hook_response: false,
             output_chars: self.limits.tool_chars,
         };

@@ -259,6 +259,7 @@ mod tests {
                 std::env::temp_dir(),
             )),
             agent: None,
+            state: crate::tool::StateKey::SESSION,
             output_chars: 1000,
             hook_response: false,
         }

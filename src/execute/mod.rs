@@ -206,6 +206,7 @@ mod tests {
             progress: ProgressSink::discard(),
             session: Arc::new(Session::new(std::env::temp_dir(), std::env::temp_dir())),
             agent: None,
+            state: crate::tool::StateKey::SESSION,
             hook_response: false,
             output_chars: 50_000,
         }

@@ -160,7 +160,7 @@ pub(super) fn scope_table(
     output_dir: &Path,
     policy: &Arc<Policy>,
     warnings: &mut Vec<String>,
-) -> Result<Arc<crate::scope::ScopeTable>, StartError> {
+) -> Result<crate::scope::ScopeTable, StartError> {
     let home = crate::paths::home_dir();
     let base = crate::scope::types::Base {
         cwd,
@@ -175,10 +175,20 @@ pub(super) fn scope_table(
         mode: policy.starting_mode(),
         label: Arc::from("the session's rules"),
     };
-    Ok(Arc::new(crate::scope::ScopeTable::new(
-        Arc::new(types),
-        session,
-    )))
+    Ok(crate::scope::ScopeTable::new(Arc::new(types), session))
+}
+
+/// The built-in tools' file state follows the scopes: each scope's calls get their own
+/// read-before-edit state and checkpoints from its start, dropped at its end.
+pub(super) struct ScopeFiles(pub(super) crate::tools::ToolState);
+
+impl crate::scope::ScopeListener for ScopeFiles {
+    fn started(&self, scope: &crate::scope::Scope) {
+        self.0.open_scope(scope.state_key());
+    }
+    fn ended(&self, scope: &crate::scope::Scope) {
+        self.0.close_scope(scope.state_key());
+    }
 }
 
 /// The working directory, canonical, which must be a directory.

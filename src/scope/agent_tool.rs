@@ -158,6 +158,7 @@ impl Tool for AgentTool {
         control::fire(&d.hooks, HookEvent::SubagentStart, &scope);
         let mut sub = ctx.clone();
         sub.agent = Some(scope.id.clone());
+        sub.state = scope.state_key();
         // The scope's token is a child of the call's: cancelling the call ends the wait.
         sub.cancel = scope.cancel.clone();
         let out = d

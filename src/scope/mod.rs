@@ -30,7 +30,7 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use crate::permission::{Behavior, Chain, Level, Mode, narrow_mode};
-use crate::tool::{Access, Subject};
+use crate::tool::{Access, StateKey, Subject};
 pub use types::{AgentType, AgentTypes, AgentsError, ToolSet, narrow_tools};
 
 /// The most scopes alive at once: memory stays bounded whatever the client starts.
@@ -70,6 +70,11 @@ impl Scope {
     /// The mode its calls are decided in (its own, narrowed against its parent's).
     pub fn mode(&self) -> Mode {
         self.chain.innermost().mode
+    }
+
+    /// Its calls' tool state (what they read, their checkpoints), its own.
+    pub fn state_key(&self) -> StateKey {
+        StateKey::scope(self.key)
     }
 
     /// Whether the scope has ended (`agent_end`, or its parent's end).
@@ -172,6 +177,15 @@ pub enum ScopeError {
     Unknown(String),
 }
 
+/// Told when a scope starts and ends, by its key: what keeps state per scope outside this
+/// module (the built-in tools' file state) follows the table without the table knowing it.
+pub trait ScopeListener: Send + Sync {
+    /// A scope started (called before any of its calls can resolve it).
+    fn started(&self, scope: &Scope);
+    /// A scope ended (called once per scope, deepest first).
+    fn ended(&self, scope: &Scope);
+}
+
 /// The live scopes, by agent id.
 pub struct ScopeTable {
     scopes: DashMap<Arc<str>, Arc<Scope>>,
@@ -185,6 +199,7 @@ pub struct ScopeTable {
     max_scopes: usize,
     /// Told whenever scopes end (the dispatcher then answers their parked calls).
     on_end: OnceLock<EndListener>,
+    listener: Option<Arc<dyn ScopeListener>>,
 }
 
 /// What [`ScopeTable::on_end`] calls after scopes ended.
@@ -210,7 +225,14 @@ impl ScopeTable {
             next_key: AtomicU64::new(1),
             max_scopes: MAX_SCOPES,
             on_end: OnceLock::new(),
+            listener: None,
         }
+    }
+
+    /// The same table telling `listener` of every scope's start and end.
+    pub fn with_listener(mut self, listener: Arc<dyn ScopeListener>) -> Self {
+        self.listener = Some(listener);
+        self
     }
 
     /// The same table with another cap on live scopes (tests).
@@ -376,6 +398,10 @@ impl ScopeTable {
                 return Err(ScopeError::Duplicate(agent));
             }
             Entry::Vacant(v) => {
+                // Under the entry's lock: no call resolves the scope before its state exists.
+                if let Some(listener) = &self.listener {
+                    listener.started(&scope);
+                }
                 v.insert(scope.clone());
             }
         }
@@ -466,6 +492,9 @@ impl ScopeTable {
             self.live.fetch_sub(1, Ordering::AcqRel);
         }
         scope.cancel.cancel();
+        if let Some(listener) = &self.listener {
+            listener.ended(scope);
+        }
         ended.push(scope.clone());
     }
 }

@@ -223,3 +223,48 @@ fn racing_starts_and_ends_leave_the_table_consistent() {
         }
     }
 }
+
+/// Records what a [`ScopeListener`] is told.
+#[derive(Default)]
+struct Record(Mutex<Vec<(bool, String, u64)>>);
+
+impl ScopeListener for Record {
+    fn started(&self, scope: &Scope) {
+        self.0
+            .lock()
+            .unwrap()
+            .push((true, scope.id.to_string(), scope.key));
+    }
+    fn ended(&self, scope: &Scope) {
+        self.0
+            .lock()
+            .unwrap()
+            .push((false, scope.id.to_string(), scope.key));
+    }
+}
+
+#[test]
+fn the_listener_hears_each_start_and_each_end_once_by_key() {
+    let record = Arc::new(Record::default());
+    let t = table(json!({}), json!({})).with_listener(record.clone());
+    let a = t.start(req("a", "x", None), None).unwrap();
+    let b = t.start(req("b", "x", Some("a")), None).unwrap();
+    assert!(
+        t.start(req("a", "x", None), None).is_err(),
+        "a refused start is not heard"
+    );
+    t.end("a").unwrap();
+    assert!(t.end("a").is_err());
+    let again = t.start(req("a", "x", None), None).unwrap();
+    assert_ne!(again.key, a.key, "an id used again is another scope");
+    assert_ne!(again.state_key(), a.state_key());
+    let heard = record.0.lock().unwrap().clone();
+    let expected = vec![
+        (true, "a".to_string(), a.key),
+        (true, "b".to_string(), b.key),
+        (false, "b".to_string(), b.key),
+        (false, "a".to_string(), a.key),
+        (true, "a".to_string(), again.key),
+    ];
+    assert_eq!(heard, expected);
+}

@@ -49,7 +49,7 @@ use crate::permission::{HookVerdict, Mode};
 use crate::protocol::ServerMessage;
 use crate::scope::Scope;
 use crate::slots::ExecSlot;
-use crate::tool::{BudgetClass, ProgressSink, Tool, ToolContext, ToolOutput, ToolStatus};
+use crate::tool::{BudgetClass, ProgressSink, StateKey, Tool, ToolContext, ToolOutput, ToolStatus};
 use crate::validate::{Checks, Prepared};
 use clock::Lap;
 
@@ -122,6 +122,13 @@ impl Call<'_> {
             cancel: self.cancel,
             agent: self.scope.as_ref().map(|s| (&s.id, &s.agent_type)),
         }
+    }
+
+    /// Whose tool state the call uses: its scope's, else the session's.
+    fn state(&self) -> StateKey {
+        self.scope
+            .as_ref()
+            .map_or(StateKey::SESSION, |s| s.state_key())
     }
 
     /// The mode the call is decided in: its scope's, else the session's.
@@ -225,7 +232,7 @@ async fn validate(p: &Pipeline, c: &mut Call<'_>, call: ToolCall) -> Result<Chec
     } else {
         Checks::All
     };
-    let mut checked = p.validator.prepare(call, checks).await?;
+    let mut checked = p.validator.prepare(call, checks, c.state()).await?;
     // A tool outside the scope's selection does not exist for the agent.
     if let (Some(scope), Ok(prepared)) = (&c.scope, &checked)
         && !scope.may_use(&prepared.entry.name)
@@ -362,6 +369,7 @@ async fn execute(p: &Pipeline, c: &mut Call<'_>, prepared: Prepared) -> Result<R
         progress: ProgressSink::to(p.progress.clone(), c.id.clone()),
         session: p.session.clone(),
         agent: c.scope.as_ref().map(|s| s.id.clone()),
+        state: c.state(),
         hook_response: post_hooks,
         output_chars: p.budget.success_limit(&name, class),
     };
@@ -514,7 +522,10 @@ async fn recheck_input(
     input: Value,
     whose: &str,
 ) -> Result<Prepared, Rejection> {
-    let checked = p.validator.recheck(prepared.entry.clone(), input).await?;
+    let checked = p
+        .validator
+        .recheck(prepared.entry.clone(), input, prepared.state)
+        .await?;
     checked.map_err(|problems| {
         Rejection::new(
             Outcome::Denied,

@@ -19,7 +19,8 @@ use super::{bool_field, str_field, u64_field};
 use crate::call::Input;
 use crate::session::Session;
 use crate::tool::{
-    Access, BudgetClass, FullOutput, Subject, Tool, ToolContext, ToolOutput, ToolStatus, Verdict,
+    Access, BudgetClass, FullOutput, StateKey, Subject, Tool, ToolContext, ToolOutput, ToolStatus,
+    Verdict,
 };
 
 /// Default timeout in milliseconds.
@@ -99,7 +100,7 @@ impl Tool for Bash {
         BudgetClass::Shell
     }
 
-    fn validate(&self, input: &Input, _session: &Session) -> Verdict {
+    fn validate(&self, input: &Input, _session: &Session, _state: StateKey) -> Verdict {
         Verdict::Now(match str_field(input, "command") {
             Some(c) if c.len() > limits::COMMAND_CHARS as usize => Err(format!(
                 "the command is {} bytes; Linux passes at most {} bytes to bash in one argument: \

@@ -7,9 +7,17 @@
 //! call is accepted), and the store tells calls apart by that allocation. A rewind to an id
 //! undoes the most recent call that used it (and everything after); an earlier call with the same
 //! id is reached by rewinding to that id again.
+//!
+//! # Scopes
+//! Every entry belongs to a [`StateKey`]: the session's, or an agent scope's. A rewind undoes the
+//! named call and every later call *of the same state*, never another agent's; a scope's entries
+//! go when it ends. The limit is shared, so all scopes together keep at most
+//! [`MAX_CHECKPOINTS`].
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
+
+use crate::tool::StateKey;
 
 /// Checkpoints kept (one per file a call changed); past it the oldest calls' are dropped, so a
 /// long session's history costs bounded memory and disk.
@@ -20,8 +28,8 @@ pub(crate) const MAX_CHECKPOINTS: usize = 10_000;
 pub enum RewindError {
     /// No checkpoint carries this call id.
     #[error(
-        "no checkpoint for tool_use_id {0:?}: that call changed no file, was already rewound, or is \
-         older than the last 10,000 checkpoints kept"
+        "no checkpoint for tool_use_id {0:?}: that call changed no file, was already rewound, is \
+         older than the last 10,000 checkpoints kept, or was made by an agent that has ended"
     )]
     Unknown(String),
     /// A file could not be restored; it and the checkpoints not yet restored are kept, so the
@@ -39,6 +47,10 @@ pub enum RewindError {
 /// One file's state before one call changed it.
 #[derive(Debug)]
 struct Entry {
+    /// Whose change it was: the session's or an agent scope's.
+    state: StateKey,
+    /// Its place in call order, to put entries back in order after a failed rewind.
+    order: u64,
     /// The call, by identity (see the module docs); its text is the call id.
     call: Arc<str>,
     path: PathBuf,
@@ -50,9 +62,11 @@ struct Entry {
 struct Inner {
     entries: Vec<Entry>,
     seq: u64,
+    /// Entries saved so far (their `order`).
+    saved: u64,
 }
 
-/// The checkpoints of one session.
+/// The checkpoints of one session, every scope's.
 #[derive(Debug)]
 pub(crate) struct CheckpointStore {
     dir: Option<PathBuf>,
@@ -76,11 +90,13 @@ impl CheckpointStore {
     }
 
     /// Saves `path`'s current state (its bytes, or that it does not exist) as the state before
-    /// `call` (its id as the runtime made it for this call: `ToolContext::tool_use_id`). A
-    /// second save of the same file by the same call keeps the first; a later call reusing the
-    /// id is another call. `fallback_dir` is used when the store was made without a directory.
+    /// `call` (its id as the runtime made it for this call: `ToolContext::tool_use_id`) of
+    /// `state`. A second save of the same file by the same call keeps the first; a later call
+    /// reusing the id is another call. `fallback_dir` is used when the store was made without a
+    /// directory.
     pub(crate) fn save(
         &self,
+        state: StateKey,
         call: &Arc<str>,
         path: &Path,
         fallback_dir: &Path,
@@ -113,7 +129,11 @@ impl CheckpointStore {
             Err(super::file_bytes::FileError::Io { source, .. }) => return Err(source),
             Err(e) => return Err(std::io::Error::other(e.to_string())),
         };
+        inner.saved += 1;
+        let order = inner.saved;
         inner.entries.push(Entry {
+            state,
+            order,
             call: call.clone(),
             path: path.to_path_buf(),
             blob,
@@ -134,14 +154,15 @@ impl CheckpointStore {
         Ok(())
     }
 
-    /// Undoes the most recent call with id `to` and every later call, newest first; returns the
-    /// files restored, in the order they were first changed.
-    pub(crate) fn rewind(&self, to: &str) -> Result<Vec<PathBuf>, RewindError> {
+    /// Undoes the most recent call with id `to` and every later call of the same state (the
+    /// session's, or that agent scope's), newest first; returns that state and the files
+    /// restored, in the order they were first changed.
+    pub(crate) fn rewind(&self, to: &str) -> Result<(StateKey, Vec<PathBuf>), RewindError> {
         let mut inner = self.lock();
         let Some(last) = inner.entries.iter().rposition(|e| &*e.call == to) else {
             return Err(RewindError::Unknown(to.to_string()));
         };
-        let call = inner.entries[last].call.clone();
+        let (call, state) = (inner.entries[last].call.clone(), inner.entries[last].state);
         let Some(start) = inner
             .entries
             .iter()
@@ -149,7 +170,13 @@ impl CheckpointStore {
         else {
             return Err(RewindError::Unknown(to.to_string()));
         };
-        let mut undone = inner.entries.split_off(start);
+        // Other states' later entries stay, in order.
+        let (mut undone, kept): (Vec<Entry>, Vec<Entry>) = inner
+            .entries
+            .split_off(start)
+            .into_iter()
+            .partition(|e| e.state == state);
+        inner.entries.extend(kept);
         let mut files: Vec<PathBuf> = Vec::new();
         for e in &undone {
             if !files.contains(&e.path) {
@@ -161,13 +188,28 @@ impl CheckpointStore {
                 let path = entry.path.clone();
                 undone.push(entry);
                 inner.entries.append(&mut undone);
+                inner.entries.sort_by_key(|e| e.order);
                 return Err(RewindError::Io { path, source });
             }
             if let Some(blob) = &entry.blob {
                 let _ = std::fs::remove_file(blob);
             }
         }
-        Ok(files)
+        Ok((state, files))
+    }
+
+    /// Drops every checkpoint of `state` (an agent scope that ended) and returns the files
+    /// holding their prior contents, for the caller to delete off the pipeline's thread.
+    pub(crate) fn drop_state(&self, state: StateKey) -> Vec<PathBuf> {
+        let mut blobs = Vec::new();
+        self.lock().entries.retain_mut(|e| {
+            if e.state != state {
+                return true;
+            }
+            blobs.extend(e.blob.take());
+            false
+        });
+        blobs
     }
 }
 
@@ -191,6 +233,8 @@ fn restore(entry: &Entry) -> std::io::Result<()> {
 mod tests {
     use super::*;
 
+    const S: StateKey = StateKey::SESSION;
+
     #[test]
     fn the_oldest_calls_checkpoints_go_past_the_limit() {
         let dir = tempfile::tempdir().unwrap();
@@ -203,16 +247,16 @@ mod tests {
         std::fs::write(&b, b"w").unwrap();
         let calls: Vec<Arc<str>> = (0..4).map(|i| Arc::from(format!("c{i}"))).collect();
         // c0 changes two files: both of its checkpoints go together.
-        store.save(&calls[0], &a, dir.path()).unwrap();
-        store.save(&calls[0], &b, dir.path()).unwrap();
+        store.save(S, &calls[0], &a, dir.path()).unwrap();
+        store.save(S, &calls[0], &b, dir.path()).unwrap();
         for call in &calls[1..] {
-            store.save(call, &a, dir.path()).unwrap();
+            store.save(S, call, &a, dir.path()).unwrap();
         }
         assert_eq!(store.lock().entries.len(), 3);
         let blobs = std::fs::read_dir(dir.path().join("cp")).unwrap().count();
         assert_eq!(blobs, 3, "a dropped checkpoint's file is deleted");
         assert!(matches!(store.rewind("c0"), Err(RewindError::Unknown(_))));
-        assert_eq!(store.rewind("c1").unwrap(), vec![a.clone()]);
+        assert_eq!(store.rewind("c1").unwrap().1, vec![a.clone()]);
     }
 
     #[test]
@@ -223,18 +267,18 @@ mod tests {
         let b = dir.path().join("b");
         let (c1, c2, c3) = (Arc::from("c1"), Arc::from("c2"), Arc::from("c3"));
         std::fs::write(&a, b"v0").unwrap();
-        store.save(&c1, &a, dir.path()).unwrap();
+        store.save(S, &c1, &a, dir.path()).unwrap();
         std::fs::write(&a, b"v1").unwrap();
-        store.save(&c2, &b, dir.path()).unwrap();
+        store.save(S, &c2, &b, dir.path()).unwrap();
         std::fs::write(&b, b"new").unwrap();
-        store.save(&c3, &a, dir.path()).unwrap();
+        store.save(S, &c3, &a, dir.path()).unwrap();
         std::fs::write(&a, b"v2").unwrap();
 
         assert!(matches!(store.rewind("nope"), Err(RewindError::Unknown(_))));
-        assert_eq!(store.rewind("c2").unwrap(), vec![b.clone(), a.clone()]);
+        assert_eq!(store.rewind("c2").unwrap().1, vec![b.clone(), a.clone()]);
         assert_eq!(std::fs::read(&a).unwrap(), b"v1");
         assert!(!b.exists());
-        assert_eq!(store.rewind("c1").unwrap(), vec![a.clone()]);
+        assert_eq!(store.rewind("c1").unwrap().1, vec![a.clone()]);
         assert_eq!(std::fs::read(&a).unwrap(), b"v0");
         assert!(matches!(store.rewind("c3"), Err(RewindError::Unknown(_))));
     }
@@ -246,22 +290,59 @@ mod tests {
         let a = dir.path().join("a");
         std::fs::write(&a, b"v0").unwrap();
         let first: Arc<str> = Arc::from("x");
-        store.save(&first, &a, dir.path()).unwrap();
+        store.save(S, &first, &a, dir.path()).unwrap();
         std::fs::write(&a, b"v1").unwrap();
         // The same id, reused by a later call that changes the same file: its own checkpoint.
         let second: Arc<str> = Arc::from("x");
-        store.save(&second, &a, dir.path()).unwrap();
+        store.save(S, &second, &a, dir.path()).unwrap();
         std::fs::write(&a, b"v2").unwrap();
         // The same call saving the file again keeps its first checkpoint.
-        store.save(&second, &a, dir.path()).unwrap();
-        assert_eq!(store.rewind("x").unwrap(), vec![a.clone()]);
+        store.save(S, &second, &a, dir.path()).unwrap();
+        assert_eq!(store.rewind("x").unwrap().1, vec![a.clone()]);
         assert_eq!(
             std::fs::read(&a).unwrap(),
             b"v1",
             "the latest call with the id is undone"
         );
-        assert_eq!(store.rewind("x").unwrap(), vec![a.clone()]);
+        assert_eq!(store.rewind("x").unwrap().1, vec![a.clone()]);
         assert_eq!(std::fs::read(&a).unwrap(), b"v0", "then the earlier one");
         assert!(matches!(store.rewind("x"), Err(RewindError::Unknown(_))));
+    }
+
+    #[test]
+    fn a_rewind_undoes_only_its_own_states_later_calls_and_an_ended_state_goes() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = CheckpointStore::new(Some(dir.path().join("cp")));
+        let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+        let (x, y) = (StateKey::scope(1), StateKey::scope(2));
+        let [c1, c2, c3, c4]: [Arc<str>; 4] = ["c1", "c2", "c3", "c4"].map(Arc::from);
+        std::fs::write(&a, b"a0").unwrap();
+        std::fs::write(&b, b"b0").unwrap();
+        store.save(x, &c1, &a, dir.path()).unwrap();
+        std::fs::write(&a, b"a1").unwrap();
+        store.save(y, &c2, &b, dir.path()).unwrap();
+        std::fs::write(&b, b"b1").unwrap();
+        store.save(x, &c3, &a, dir.path()).unwrap();
+        std::fs::write(&a, b"a2").unwrap();
+        store.save(S, &c4, &b, dir.path()).unwrap();
+        std::fs::write(&b, b"b2").unwrap();
+
+        // x's c1 and c3 are undone; y's c2 and the session's c4 stay.
+        assert_eq!(store.rewind("c1").unwrap(), (x, vec![a.clone()]));
+        assert_eq!(std::fs::read(&a).unwrap(), b"a0");
+        assert_eq!(std::fs::read(&b).unwrap(), b"b2");
+        let left: Vec<String> = store
+            .lock()
+            .entries
+            .iter()
+            .map(|e| e.call.to_string())
+            .collect();
+        assert_eq!(left, ["c2", "c4"], "in call order");
+
+        let blobs = store.drop_state(y);
+        assert_eq!(blobs.len(), 1, "c2's copy of b, for the caller to delete");
+        assert!(matches!(store.rewind("c2"), Err(RewindError::Unknown(_))));
+        assert_eq!(store.rewind("c4").unwrap(), (S, vec![b.clone()]));
+        assert_eq!(std::fs::read(&b).unwrap(), b"b1");
     }
 }

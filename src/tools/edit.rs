@@ -10,7 +10,7 @@ use super::files::{FileState, number_line, target, worth_checking};
 use super::{absolutize_field, bool_field, on_blocking_pool, patch, str_field};
 use crate::call::Input;
 use crate::session::Session;
-use crate::tool::{Access, Subject, Tool, ToolContext, ToolOutput, Verdict};
+use crate::tool::{Access, StateKey, Subject, Tool, ToolContext, ToolOutput, Verdict};
 
 const BOM: &str = "\u{FEFF}";
 
@@ -156,7 +156,7 @@ impl Tool for Edit {
         absolutize_field(input, "file_path", session);
     }
 
-    fn validate(&self, input: &Input, session: &Session) -> Verdict {
+    fn validate(&self, input: &Input, session: &Session, state: StateKey) -> Verdict {
         let old = str_field(input, "old_string").unwrap_or_default();
         let new = str_field(input, "new_string").unwrap_or_default();
         let (same, creates) = (old == new, old.is_empty());
@@ -192,7 +192,7 @@ impl Tool for Edit {
                      Write to replace the whole file.",
                     path.display()
                 )),
-                Ok(_) => files.check_fresh(&path),
+                Ok(_) => files.check_fresh(state, &path),
             }
         })))
     }
@@ -229,6 +229,7 @@ fn edit_file(files: &FileState, input: &Input, ctx: &ToolContext) -> ToolOutput 
             return ToolOutput::failed(format!("File does not exist: {}.", path.display()));
         }
         return match files.commit(
+            ctx.state,
             &ctx.tool_use_id,
             &path,
             new.as_bytes(),
@@ -240,7 +241,7 @@ fn edit_file(files: &FileState, input: &Input, ctx: &ToolContext) -> ToolOutput 
         };
     };
     // Checked again here: another call may have changed the file since validation.
-    if let Err(e) = files.check_fresh(&path) {
+    if let Err(e) = files.check_fresh(ctx.state, &path) {
         return ToolOutput::failed(e);
     }
     let Ok(whole) = String::from_utf8(bytes) else {
@@ -264,6 +265,7 @@ fn edit_file(files: &FileState, input: &Input, ctx: &ToolContext) -> ToolOutput 
         }
         let out = format!("{bom}{new}");
         return match files.commit(
+            ctx.state,
             &ctx.tool_use_id,
             &path,
             out.as_bytes(),
@@ -294,6 +296,7 @@ fn edit_file(files: &FileState, input: &Input, ctx: &ToolContext) -> ToolOutput 
     };
     let out = format!("{bom}{}", edited.text);
     if let Err(e) = files.commit(
+        ctx.state,
         &ctx.tool_use_id,
         &path,
         out.as_bytes(),

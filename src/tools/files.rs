@@ -1,6 +1,7 @@
 //! What Read, Write and Edit share: the session's [`FileState`] (which files were read, and the
-//! checkpoints of every change), the target path of a call, the read-before-change rule, the
-//! one way a change is committed, and lines numbered as Read shows them.
+//! checkpoints of every change, each per [`StateKey`]: the session's calls', or one agent
+//! scope's), the target path of a call, the read-before-change rule, the one way a change is
+//! committed, and lines numbered as Read shows them.
 //!
 //! Everything here touches the file system synchronously: the tools call it on the blocking
 //! pool ([`super::on_blocking_pool`]), never on the pipeline's thread.
@@ -13,6 +14,7 @@ use super::read_state::ReadState;
 use super::str_field;
 use crate::call::Input;
 use crate::session::{Guard, Session};
+use crate::tool::StateKey;
 
 /// Longer lines are cut to this many characters when numbered.
 pub(crate) const MAX_LINE_CHARS: usize = 2_000;
@@ -20,9 +22,9 @@ pub(crate) const MAX_LINE_CHARS: usize = 2_000;
 /// What the file tools of one session remember.
 #[derive(Debug)]
 pub struct FileState {
-    /// Files read (or written) in this session and their state at that moment.
+    /// Files read (or written) and their state at that moment, per state.
     read_state: ReadState,
-    /// Prior states of files changed by Write and Edit, per call.
+    /// Prior states of files changed by Write and Edit, per call (each call of one state).
     checkpoints: CheckpointStore,
     /// `tools.requireReadBeforeEdit`: Edit, and Write over an existing file, need a fresh read.
     require_read_before_edit: bool,
@@ -39,31 +41,49 @@ impl FileState {
         }
     }
 
-    /// Records that `path` was seen holding `bytes`.
-    pub(crate) fn record(&self, path: &Path, bytes: &[u8]) {
-        self.read_state.record(path, bytes);
+    /// Gives an agent scope's state an empty record of what it read (at the scope's start).
+    pub fn open_scope(&self, state: StateKey) {
+        self.read_state.open(state);
     }
 
-    /// The read-before-change rule shared by Write and Edit, for a file that exists.
-    pub(crate) fn check_fresh(&self, path: &Path) -> Result<(), String> {
+    /// Drops an agent scope's state (at the scope's end): what it read, and its checkpoints.
+    /// Returns the checkpoint files to delete, which the caller does off the pipeline's thread.
+    /// Afterwards nothing is recorded for the state, so a late call of it cannot grow it again.
+    pub fn close_scope(&self, state: StateKey) -> Vec<PathBuf> {
+        if state.is_session() {
+            return Vec::new();
+        }
+        self.read_state.close(state);
+        self.checkpoints.drop_state(state)
+    }
+
+    /// Records that a call of `state` saw `path` holding `bytes`.
+    pub(crate) fn record(&self, state: StateKey, path: &Path, bytes: &[u8]) {
+        self.read_state.record(state, path, bytes);
+    }
+
+    /// The read-before-change rule shared by Write and Edit, for a file that exists, for a call
+    /// of `state`.
+    pub(crate) fn check_fresh(&self, state: StateKey, path: &Path) -> Result<(), String> {
         if self.require_read_before_edit {
-            self.read_state.check(path)
+            self.read_state.check(state, path)
         } else {
             Ok(())
         }
     }
 
-    /// Saves the checkpoint of call `id`, writes `bytes` (parents created), and records the
-    /// result as read. The text on error is for the model.
+    /// Saves the checkpoint of call `id` of `state`, writes `bytes` (parents created), and
+    /// records the result as read by that state. The text on error is for the model.
     pub(crate) fn commit(
         &self,
+        state: StateKey,
         id: &Arc<str>,
         path: &Path,
         bytes: &[u8],
         output_dir: &Path,
     ) -> Result<(), String> {
         let fallback = output_dir.join("checkpoints");
-        self.checkpoints.save(id, path, &fallback).map_err(|e| {
+        self.checkpoints.save(state, id, path, &fallback).map_err(|e| {
             format!(
                 "could not save a checkpoint of {} before changing it ({e}); the file was not changed",
                 path.display()
@@ -75,18 +95,20 @@ impl FileState {
         }
         std::fs::write(path, bytes)
             .map_err(|e| format!("could not write {}: {e}", path.display()))?;
-        self.read_state.record(path, bytes);
+        self.read_state.record(state, path, bytes);
         Ok(())
     }
 
-    /// Restores every file changed by call `to` and by every later Write or Edit to its state
-    /// before call `to` (later calls are undone first; a file a Write created is deleted), drops
-    /// those checkpoints and returns the restored files in the order they were first changed.
-    /// The restored files count as unread afterwards, so an Edit needs a fresh Read.
+    /// Restores every file changed by call `to` and by every later Write or Edit of the same
+    /// state (the session's calls, or one agent's) to its state before call `to` (later calls
+    /// are undone first; a file a Write created is deleted), drops those checkpoints and
+    /// returns the restored files in the order they were first changed. The restored files
+    /// count as unread for that state afterwards, so an Edit needs a fresh Read (for any other
+    /// state they have changed, unless restored to what it read).
     pub fn rewind(&self, to: &str) -> Result<Vec<PathBuf>, RewindError> {
-        let files = self.checkpoints.rewind(to)?;
+        let (state, files) = self.checkpoints.rewind(to)?;
         for file in &files {
-            self.read_state.forget(file);
+            self.read_state.forget(state, file);
         }
         Ok(files)
     }

@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 use super::{absolutize_field, bool_field, str_field, u64_field};
 use crate::call::Input;
 use crate::session::Session;
-use crate::tool::{Access, Subject, Tool, ToolContext, ToolOutput, Verdict};
+use crate::tool::{Access, StateKey, Subject, Tool, ToolContext, ToolOutput, Verdict};
 
 /// Without `head_limit`, at most this many output lines are collected (the output budget then
 /// shapes what the model sees).
@@ -171,7 +171,7 @@ impl Tool for Grep {
         absolutize_field(input, "path", session);
     }
 
-    fn validate(&self, input: &Input, _session: &Session) -> Verdict {
+    fn validate(&self, input: &Input, _session: &Session, _state: StateKey) -> Verdict {
         let pattern = str_field(input, "pattern").unwrap_or_default();
         let verdict = RegexMatcherBuilder::new()
             .build(pattern)

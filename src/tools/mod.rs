@@ -15,7 +15,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use crate::tool::Tool;
+use crate::tool::{StateKey, Tool};
 
 pub mod background;
 pub(crate) mod bash;
@@ -121,13 +121,38 @@ impl ToolState {
         self.tasks.kill_all();
     }
 
-    /// Restores every file changed by call `to` and by every later Write or Edit to its state
-    /// before call `to` (later calls are undone first; a file a Write created is deleted), drops
-    /// those checkpoints and returns the restored files in the order they were first changed.
-    /// The restored files count as unread afterwards, so an Edit needs a fresh Read. Touches
-    /// the file system: call it on the blocking pool.
+    /// Restores every file changed by call `to` and by every later Write or Edit of the same
+    /// caller (the session's calls, or one agent scope's) to its state before call `to` (later
+    /// calls are undone first; a file a Write created is deleted), drops those checkpoints and
+    /// returns the restored files in the order they were first changed. The restored files
+    /// count as unread for that caller afterwards, so an Edit needs a fresh Read. Touches the
+    /// file system: call it on the blocking pool.
     pub fn rewind(&self, to: &str) -> Result<Vec<PathBuf>, RewindError> {
         self.files.rewind(to)
+    }
+
+    /// An agent scope started: its calls get file state of their own (read-before-edit,
+    /// checkpoints), empty.
+    pub fn open_scope(&self, state: StateKey) {
+        self.files.open_scope(state);
+    }
+
+    /// An agent scope ended: its file state goes (its checkpoint files are deleted on the
+    /// blocking pool when called inside a tokio runtime). The session's state is never dropped.
+    pub fn close_scope(&self, state: StateKey) {
+        let blobs = self.files.close_scope(state);
+        if blobs.is_empty() {
+            return;
+        }
+        let delete = move || {
+            for blob in blobs {
+                let _ = std::fs::remove_file(blob);
+            }
+        };
+        match tokio::runtime::Handle::try_current() {
+            Ok(handle) => drop(handle.spawn_blocking(delete)),
+            Err(_) => delete(),
+        }
     }
 }
 
@@ -193,5 +218,37 @@ pub(crate) fn absolutize_field(
             key.to_string(),
             serde_json::Value::String(abs.to_string_lossy().into_owned()),
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_closed_scope_loses_what_it_read_and_its_checkpoint_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let cp = dir.path().join("cp");
+        let state = ToolState::new(true, cp.clone());
+        let file = dir.path().join("f");
+        std::fs::write(&file, "one").unwrap();
+        let scope = StateKey::scope(7);
+        state.open_scope(scope);
+        let id: Arc<str> = Arc::from("w1");
+        state.files.record(scope, &file, b"one");
+        assert!(state.files.check_fresh(scope, &file).is_ok());
+        state
+            .files
+            .commit(scope, &id, &file, b"two", dir.path())
+            .unwrap();
+        assert_eq!(std::fs::read_dir(&cp).unwrap().count(), 1);
+        // Outside a tokio runtime the files go at once.
+        state.close_scope(scope);
+        assert_eq!(std::fs::read_dir(&cp).unwrap().count(), 0);
+        assert!(state.files.check_fresh(scope, &file).is_err());
+        assert!(matches!(state.rewind("w1"), Err(RewindError::Unknown(_))));
+        state.close_scope(StateKey::SESSION);
+        state.files.record(StateKey::SESSION, &file, b"two");
+        assert!(state.files.check_fresh(StateKey::SESSION, &file).is_ok());
     }
 }

@@ -144,7 +144,7 @@ fn read_file(files: &FileState, input: &Input, ctx: &ToolContext) -> ToolOutput 
         Err(e) => return ToolOutput::failed(e),
     };
     if bytes.is_empty() {
-        files.record(&path, &bytes);
+        files.record(ctx.state, &path, &bytes);
         let window = Rendered {
             text: String::new(),
             start: offset.unwrap_or(1).max(1),
@@ -172,7 +172,7 @@ fn read_file(files: &FileState, input: &Input, ctx: &ToolContext) -> ToolOutput 
     let note = if text.lossy { LOSSY_NOTE } else { "" };
     match render_window(&text.text, offset, limit, budget, note) {
         Ok(out) => {
-            files.record(&path, &bytes);
+            files.record(ctx.state, &path, &bytes);
             let response = ctx.hook_response.then(|| response(&path, &text.text, &out));
             ToolOutput::success(out.text).with_response(response)
         }

@@ -12,7 +12,7 @@ use super::background::{TaskStatus, Tasks, find_task, read_windows};
 use super::{bool_field, u64_field};
 use crate::call::Input;
 use crate::session::Session;
-use crate::tool::{Access, FullOutput, Subject, Tool, ToolContext, ToolOutput, Verdict};
+use crate::tool::{Access, FullOutput, StateKey, Subject, Tool, ToolContext, ToolOutput, Verdict};
 
 /// Default wait when `block` is true, in milliseconds.
 const DEFAULT_WAIT_MS: u64 = 30_000;
@@ -70,7 +70,7 @@ impl Tool for TaskOutput {
         true
     }
 
-    fn validate(&self, input: &Input, _session: &Session) -> Verdict {
+    fn validate(&self, input: &Input, _session: &Session, _state: StateKey) -> Verdict {
         Verdict::Now(find_task(input, &self.tasks).map(|_| ()))
     }
 

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use super::background::{TaskStatus, Tasks, find_task};
 use crate::call::Input;
 use crate::session::Session;
-use crate::tool::{Access, Subject, Tool, ToolContext, ToolOutput, Verdict};
+use crate::tool::{Access, StateKey, Subject, Tool, ToolContext, ToolOutput, Verdict};
 
 /// The `TaskStop` tool.
 #[derive(Debug)]
@@ -54,7 +54,7 @@ impl Tool for TaskStop {
         })
     }
 
-    fn validate(&self, input: &Input, _session: &Session) -> Verdict {
+    fn validate(&self, input: &Input, _session: &Session, _state: StateKey) -> Verdict {
         Verdict::Now(find_task(input, &self.tasks).map(|_| ()))
     }
 

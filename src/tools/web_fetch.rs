@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use super::str_field;
 use crate::call::Input;
 use crate::session::Session;
-use crate::tool::{Access, Subject, Tool, ToolContext, ToolOutput, Verdict};
+use crate::tool::{Access, StateKey, Subject, Tool, ToolContext, ToolOutput, Verdict};
 
 /// Whether this build can fetch `https` URLs.
 pub(crate) const TLS: bool = true;
@@ -116,7 +116,7 @@ impl Tool for WebFetch {
         true
     }
 
-    fn validate(&self, input: &Input, _session: &Session) -> Verdict {
+    fn validate(&self, input: &Input, _session: &Session, _state: StateKey) -> Verdict {
         Verdict::Now(check_url(str_field(input, "url").unwrap_or_default()).map(|_| ()))
     }
 

@@ -11,7 +11,7 @@ use super::files::{FileState, prior_text, target, worth_checking};
 use super::{absolutize_field, on_blocking_pool, patch, str_field};
 use crate::call::Input;
 use crate::session::Session;
-use crate::tool::{Access, Subject, Tool, ToolContext, ToolOutput, Verdict};
+use crate::tool::{Access, StateKey, Subject, Tool, ToolContext, ToolOutput, Verdict};
 
 /// The `Write` tool.
 #[derive(Debug)]
@@ -65,7 +65,7 @@ impl Tool for Write {
         absolutize_field(input, "file_path", session);
     }
 
-    fn validate(&self, input: &Input, session: &Session) -> Verdict {
+    fn validate(&self, input: &Input, session: &Session, state: StateKey) -> Verdict {
         let path = target(input, session);
         let (files, guard) = (self.files.clone(), session.guard.clone());
         Verdict::Later(Box::pin(on_blocking_pool(move || {
@@ -80,7 +80,7 @@ impl Tool for Write {
                 Ok(m) if !m.is_file() => {
                     Err(super::file_bytes::FileError::NotRegular(path).to_string())
                 }
-                Ok(_) => files.check_fresh(&path),
+                Ok(_) => files.check_fresh(state, &path),
                 Err(_) => Ok(()),
             }
         })))
@@ -100,7 +100,7 @@ fn write_file(files: &FileState, input: &Input, ctx: &ToolContext) -> ToolOutput
     let content = str_field(input, "content").unwrap_or_default();
     let existed = path.exists();
     // Checked again here: another call may have changed the file since validation.
-    if existed && let Err(e) = files.check_fresh(&path) {
+    if existed && let Err(e) = files.check_fresh(ctx.state, &path) {
         return ToolOutput::failed(e);
     }
     // What the file held, for the hooks' description of the change.
@@ -110,6 +110,7 @@ fn write_file(files: &FileState, input: &Input, ctx: &ToolContext) -> ToolOutput
         None
     };
     if let Err(e) = files.commit(
+        ctx.state,
         &ctx.tool_use_id,
         &path,
         content.as_bytes(),

@@ -23,7 +23,7 @@ use crate::protocol::json_type;
 use crate::registry::{Registry, Resolution, ToolEntry};
 use crate::session::Session;
 use crate::stage::{StageFault, request};
-use crate::tool::Verdict;
+use crate::tool::{StateKey, Verdict};
 
 /// A call that passed every check up to hooks: its tool, and its coerced, normalised input.
 #[derive(Debug, Clone)]
@@ -34,6 +34,9 @@ pub struct Prepared {
     pub input: Input,
     /// Whether this call may run beside other concurrency-safe calls.
     pub concurrency_safe: bool,
+    /// Whose tool state the tool's own validation looks at (the call's scope's, else the
+    /// session's).
+    pub state: StateKey,
 }
 
 impl Prepared {
@@ -106,6 +109,7 @@ pub fn check(
         entry,
         input,
         concurrency_safe,
+        state: StateKey::SESSION,
     })
 }
 
@@ -120,7 +124,10 @@ pub async fn validate_tool(prepared: &Prepared, session: &Session) -> Result<(),
 
 /// What the tool's own validation says of a prepared call.
 fn verdict_of(prepared: &Prepared, session: &Session) -> Verdict {
-    prepared.entry.tool.validate(&prepared.input, session)
+    prepared
+        .entry
+        .tool
+        .validate(&prepared.input, session, prepared.state)
 }
 
 /// A refusal by the tool's own validation.
@@ -187,14 +194,22 @@ pub fn check_input(
 
 /// Messages of the validate stage.
 pub enum ValidateMsg {
-    /// Run [`check`] (`Checks::Input`) or [`prepare`] (`Checks::All`) on a call.
-    Prepare(ToolCall, Checks, RpcReplyPort<Result<Prepared, Rejection>>),
+    /// Run [`check`] (`Checks::Input`) or [`prepare`] (`Checks::All`) on a call whose tool
+    /// state is the given one.
+    Prepare(
+        ToolCall,
+        Checks,
+        StateKey,
+        RpcReplyPort<Result<Prepared, Rejection>>,
+    ),
     /// Run [`validate_tool`] on a checked call; the call comes back with the verdict.
     Validate(Prepared, RpcReplyPort<(Prepared, Result<(), Rejection>)>),
-    /// Check a rewritten input for a tool: coercion, schema, the tool's validation.
+    /// Check a rewritten input for a tool: coercion, schema, the tool's validation (with the
+    /// given tool state).
     Recheck(
         Arc<ToolEntry>,
         Value,
+        StateKey,
         RpcReplyPort<Result<Prepared, Vec<String>>>,
     ),
 }
@@ -231,8 +246,12 @@ impl Actor for ValidatorActor {
         // validation: answered here. A validation that has file work to do answers later, from
         // a task of its own, while this actor takes the next call.
         match msg {
-            ValidateMsg::Prepare(call, checks, reply) => {
-                let prepared = match check(&state.registry, &state.session, call) {
+            ValidateMsg::Prepare(call, checks, tool_state, reply) => {
+                let checked = check(&state.registry, &state.session, call).map(|mut p| {
+                    p.state = tool_state;
+                    p
+                });
+                let prepared = match checked {
                     Ok(prepared) if checks == Checks::All => prepared,
                     checked => {
                         let _ = reply.send(checked);
@@ -262,7 +281,7 @@ impl Actor for ValidatorActor {
                     });
                 }
             },
-            ValidateMsg::Recheck(entry, input, reply) => {
+            ValidateMsg::Recheck(entry, input, tool_state, reply) => {
                 let input = match check_input(&entry, &state.session, input) {
                     Ok(input) => input,
                     Err(problems) => {
@@ -270,12 +289,13 @@ impl Actor for ValidatorActor {
                         return Ok(());
                     }
                 };
-                let verdict = entry.tool.validate(&input, &state.session);
+                let verdict = entry.tool.validate(&input, &state.session, tool_state);
                 let concurrency_safe = entry.tool.is_concurrency_safe(&input);
                 let prepared = Prepared {
                     entry,
                     input,
                     concurrency_safe,
+                    state: tool_state,
                 };
                 let answer =
                     |verdict: Result<(), String>| verdict.map(|()| prepared).map_err(|m| vec![m]);
@@ -312,14 +332,15 @@ impl Validator {
     }
 
     /// Resolve, coerce and schema-check a call, and with `Checks::All` also run the tool's own
-    /// validation.
+    /// validation, against the tool state `state` (the call's scope's, else the session's).
     pub async fn prepare(
         &self,
         call: ToolCall,
         checks: Checks,
+        state: StateKey,
     ) -> Result<Result<Prepared, Rejection>, StageFault> {
         request("validate", &self.actor, |port| {
-            ValidateMsg::Prepare(call, checks, port)
+            ValidateMsg::Prepare(call, checks, state, port)
         })
         .await
     }
@@ -335,14 +356,15 @@ impl Validator {
         .await
     }
 
-    /// Check an input rewritten by a hook or the client.
+    /// Check an input rewritten by a hook or the client, against the tool state `state`.
     pub async fn recheck(
         &self,
         entry: Arc<ToolEntry>,
         input: Value,
+        state: StateKey,
     ) -> Result<Result<Prepared, Vec<String>>, StageFault> {
         request("validate", &self.actor, |port| {
-            ValidateMsg::Recheck(entry, input, port)
+            ValidateMsg::Recheck(entry, input, state, port)
         })
         .await
     }

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 use toolrt::session::{Guard, Session};
-use toolrt::tool::{ProgressSink, Tool, ToolContext, ToolOutput};
+use toolrt::tool::{ProgressSink, StateKey, Tool, ToolContext, ToolOutput};
 use toolrt::tools::ToolState;
 
 // The /proc checks are shared with the binary-level tests; nothing else of that harness is.
@@ -92,6 +92,7 @@ pub(crate) fn ctx(
         progress,
         session: session.clone(),
         agent: None,
+        state: StateKey::SESSION,
         hook_response: false,
         output_chars: 50_000,
     }
@@ -130,7 +131,9 @@ pub(crate) async fn call_with(
         panic!("input must be an object")
     };
     tool.normalize(&mut input, session);
-    tool.validate(&input, session).decided().await?;
+    tool.validate(&input, session, StateKey::SESSION)
+        .decided()
+        .await?;
     Ok(tool.call(input, ctx(session, id, cancel, progress)).await)
 }
 
