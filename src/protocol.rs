@@ -2,6 +2,7 @@
 //! line becomes one message or a precise error.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use serde::Serialize;
 use serde_json::{Map, Value};
