@@ -4,16 +4,16 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::permission::Mode;
-use crate::registry::Selection;
-use crate::runtime::{Config, OutputDir};
-use crate::settings::Settings;
-use crate::supervisor::AskPolicy;
+use toolrt::permission::Mode;
+use toolrt::registry::Selection;
+use toolrt::runtime::{Config, OutputDir};
+use toolrt::settings::Settings;
+use toolrt::supervisor::AskPolicy;
 
 /// toolrt: executes AI agents' tool calls safely, in parallel, with one bounded result per call.
 #[derive(Debug, Parser)]
 #[command(name = "toolrt", version, about)]
-pub struct Cli {
+pub(crate) struct Cli {
     /// What to do.
     #[command(subcommand)]
     pub command: Command,
@@ -21,7 +21,7 @@ pub struct Cli {
 
 /// Subcommands.
 #[derive(Debug, Subcommand)]
-pub enum Command {
+pub(crate) enum Command {
     /// Speak the NDJSON protocol on stdin/stdout (docs/PROTOCOL.md).
     Serve(RuntimeArgs),
     /// Process an NDJSON file exactly as `serve` would, then exit; asks are denied.
@@ -54,7 +54,7 @@ pub enum Command {
     Tools {
         /// native | anthropic | openai-chat | openai-responses.
         #[arg(long, value_name = "FORMAT", default_value = "native", value_parser = parse_format)]
-        format: crate::formats::Format,
+        format: toolrt::formats::Format,
         /// Settings, tool selection and MCP flags, as for `serve`.
         #[command(flatten)]
         args: RuntimeArgs,
@@ -87,7 +87,7 @@ pub struct BenchArgs {
     pub mcp_server: Option<String>,
 }
 
-impl From<BenchArgs> for crate::bench::Options {
+impl From<BenchArgs> for toolrt::bench::Options {
     fn from(args: BenchArgs) -> Self {
         Self {
             quick: args.quick,
@@ -101,7 +101,7 @@ impl From<BenchArgs> for crate::bench::Options {
 
 /// Flags shared by `serve` and `run`.
 #[derive(Debug, Args, Clone)]
-pub struct RuntimeArgs {
+pub(crate) struct RuntimeArgs {
     /// A settings file (repeatable; later files win for scalars, lists pool).
     #[arg(long = "settings", value_name = "FILE")]
     pub settings: Vec<PathBuf>,
@@ -132,7 +132,7 @@ pub struct RuntimeArgs {
     pub max_queued: u32,
     /// Accepted calls allowed to wait for admission (also bounded to 64 MiB of input); past
     /// that toolrt stops reading, or refuses calls as busy while a call waits for an answer.
-    #[arg(long = "max-parked", value_name = "N", default_value_t = crate::dispatch::DEFAULT_MAX_PARKED as u32)]
+    #[arg(long = "max-parked", value_name = "N", default_value_t = toolrt::dispatch::DEFAULT_MAX_PARKED as u32)]
     pub max_parked: u32,
     /// Concurrency-safe calls of one batch running at once.
     #[arg(long = "max-parallel", value_name = "N", default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
@@ -175,19 +175,19 @@ fn non_empty(s: &str) -> Result<String, String> {
     }
 }
 
-fn parse_format(s: &str) -> Result<crate::formats::Format, String> {
+fn parse_format(s: &str) -> Result<toolrt::formats::Format, String> {
     s.parse()
-        .map_err(|e: crate::formats::UnknownFormat| e.to_string())
+        .map_err(|e: toolrt::formats::UnknownFormat| e.to_string())
 }
 
 fn parse_mode(s: &str) -> Result<Mode, String> {
     s.parse()
-        .map_err(|e: crate::permission::UnknownMode| e.to_string())
+        .map_err(|e: toolrt::permission::UnknownMode| e.to_string())
 }
 
 impl RuntimeArgs {
     /// Loads settings and builds the runtime config. Errors are for stderr, exit 2.
-    pub fn into_config(self, ask: AskPolicy) -> Result<Config, String> {
+    pub(crate) fn into_config(self, ask: AskPolicy) -> Result<Config, String> {
         // Its warnings are printed (or refused, with --strict-settings) when the runtime starts.
         let settings = Settings::load(&self.settings).map_err(|e| e.to_string())?;
         let cwd = match self.cwd {
@@ -214,7 +214,7 @@ impl RuntimeArgs {
         config.plugin_dirs = self.plugin_dirs;
         config.session_id = self.session_id;
         config.transcript_path = self.transcript_path;
-        config.mcp = crate::mcp::config::McpOptions {
+        config.mcp = toolrt::mcp::config::McpOptions {
             config_files: self.mcp_config,
             strict: self.strict_mcp_config,
         };

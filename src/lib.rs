@@ -42,17 +42,15 @@
 //! - [`process`]: every process toolrt starts (Bash, background tasks, hooks): own process
 //!   group, environment, kill; its `watchdog` kills every group toolrt started if toolrt dies,
 //!   even by SIGKILL.
-//! - `cli`: the command line, thin over the library, and `bench`: `toolrt bench`, dispatch
-//!   latency against its floors (docs/BENCH.md). Both exist only with the `cli` feature (on by
-//!   default), which the `toolrt` binary needs; a library user turns default features off and
+//! - `bench`: `toolrt bench`, dispatch latency against its floors (docs/BENCH.md). It exists
+//!   only with the `cli` feature (on by default), which the `toolrt` binary needs (its command
+//!   line, `cli`, is the binary's own module); a library user turns default features off and
 //!   compiles neither them nor their dependencies (clap, plotters, tracing-subscriber).
 
 #[cfg(feature = "cli")]
 pub mod bench;
 pub mod budget;
 pub mod call;
-#[cfg(feature = "cli")]
-pub mod cli;
 pub mod client_tools;
 pub(crate) mod deadlines;
 pub mod dispatch;

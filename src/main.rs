@@ -1,10 +1,13 @@
 //! The `toolrt` binary: parse flags, run the chosen command, exit with its code.
 
+mod cli;
+
 use std::process::ExitCode;
 
 use clap::Parser;
+use cli::{Cli, Command};
 use tokio::io::BufReader;
-use toolrt::cli::{Cli, Command};
+
 use toolrt::permission::Behavior;
 use toolrt::runtime::Explained;
 use toolrt::server::{SignalState, serve, watch_signals};
@@ -192,12 +195,7 @@ fn tools(format: toolrt::formats::Format, args: toolrt::cli::RuntimeArgs) -> Exi
 }
 
 /// `toolrt explain`: decide one call and print why.
-fn explain(
-    tool: &str,
-    input: &str,
-    agent_types: &[String],
-    args: toolrt::cli::RuntimeArgs,
-) -> ExitCode {
+fn explain(tool: &str, input: &str, agent_types: &[String], args: cli::RuntimeArgs) -> ExitCode {
     let input: serde_json::Value = match serde_json::from_str(input) {
         Ok(v) => v,
         Err(e) => {

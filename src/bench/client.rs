@@ -22,7 +22,7 @@ use crate::tools::noop::Noop;
 const TOOL: &str = "BenchClient";
 
 /// The client-tool figures (ns per call, one in flight).
-pub struct ClientFigures {
+pub(super) struct ClientFigures {
     /// A client tool's call, answered by the in-process responder.
     pub client_c1: Dist,
     /// The same call of the built-in no-op tool.
@@ -157,7 +157,7 @@ impl Bench {
 }
 
 /// Measures `calls` calls of each kind, interleaved in `rounds` blocks.
-pub async fn measure(
+pub(super) async fn measure(
     cwd: &std::path::Path,
     calls: usize,
     rounds: usize,
@@ -193,12 +193,12 @@ pub async fn measure(
 
 impl ClientFigures {
     /// Client-tool p50 over no-op p50.
-    pub fn ratio(&self) -> f64 {
+    pub(super) fn ratio(&self) -> f64 {
         super::stats::ratio(self.client_c1.p50_us(), self.noop_c1.p50_us())
     }
 
     /// The figures as JSON.
-    pub fn json(&self) -> Value {
+    pub(super) fn json(&self) -> Value {
         json!({
             "client_p50_us": self.client_c1.p50_us(),
             "client_p99_us": self.client_c1.p99_us(),

@@ -22,7 +22,7 @@ use crate::tools::noop::Noop;
 use crate::validate;
 
 /// The inline floor: everything one no-op call needs, as plain calls in one task.
-pub struct Inline {
+pub(super) struct Inline {
     registry: Registry,
     policy: Policy,
     session: Arc<Session>,
@@ -33,7 +33,7 @@ pub struct Inline {
 impl Inline {
     /// The same registry (the no-op tool, its schema compiled once) and the same rules as the
     /// pipeline's no-op run.
-    pub fn new(cwd: &std::path::Path) -> Result<Self, String> {
+    pub(super) fn new(cwd: &std::path::Path) -> Result<Self, String> {
         let policy = super::workload::pipeline_policy(cwd, &["Noop"])?;
         let noop: Arc<dyn Tool> = Arc::new(Noop::new());
         // Only the no-op tool is known, so whether the rules remove it is all there is to ask.
@@ -61,7 +61,7 @@ impl Inline {
 
     /// One call, line in, line out: parse, validate (resolve, coerce, schema), decide, run the
     /// no-op tool, plan the budget, serialise the result.
-    pub async fn call(&self, line: &str) -> Result<Vec<u8>, String> {
+    pub(super) async fn call(&self, line: &str) -> Result<Vec<u8>, String> {
         let Ok(ClientMessage::ToolUse(call)) = protocol::parse_line(line) else {
             return Err("the inline floor could not parse its call".into());
         };
@@ -100,7 +100,7 @@ impl Inline {
     }
 
     /// `calls` calls one after another; the latency of each in nanoseconds.
-    pub async fn run(&self, first_id: u64, calls: usize) -> Result<Vec<u64>, String> {
+    pub(super) async fn run(&self, first_id: u64, calls: usize) -> Result<Vec<u64>, String> {
         let mut samples = Vec::with_capacity(calls);
         for i in 0..calls as u64 {
             let line = super::workload::noop_line(first_id + i);
@@ -115,16 +115,16 @@ impl Inline {
 
 /// How many stage actors the actor floor messages per call (validate, hooks, permission,
 /// execute, budget).
-pub const FLOOR_STAGES: usize = 5;
+pub(super) const FLOOR_STAGES: usize = 5;
 
 /// How many stages toolrt itself messages for a no-op call with no hooks and an output within
 /// budget (validate, permission, execute): the hook and budget stages have nothing to do and
 /// are not messaged. The floor is also measured with this many hops, so the ratio can be read
 /// both ways.
-pub const NOOP_HOPS: usize = 3;
+pub(super) const NOOP_HOPS: usize = 3;
 
 /// A request to a floor stage: answer at once.
-pub struct Ping(RpcReplyPort<()>);
+pub(super) struct Ping(RpcReplyPort<()>);
 
 /// A long-lived stage actor that does no work.
 struct IdleStage;
@@ -161,7 +161,7 @@ async fn floor_call(stages: Arc<[ActorRef<Ping>]>, hops: usize, done: mpsc::Unbo
 }
 
 /// The actor floor: [`FLOOR_STAGES`] idle stage actors, a supervisor task spawned per call.
-pub struct ActorFloor {
+pub(super) struct ActorFloor {
     stages: Arc<[ActorRef<Ping>]>,
     done_tx: mpsc::UnboundedSender<bool>,
     done_rx: mpsc::UnboundedReceiver<bool>,
@@ -169,7 +169,7 @@ pub struct ActorFloor {
 
 impl ActorFloor {
     /// Spawns the stage actors.
-    pub async fn start() -> Result<Self, String> {
+    pub(super) async fn start() -> Result<Self, String> {
         let mut stages = Vec::with_capacity(FLOOR_STAGES);
         for _ in 0..FLOOR_STAGES {
             let (actor, _) = Actor::spawn(None, IdleStage, ())
@@ -187,7 +187,7 @@ impl ActorFloor {
 
     /// `calls` calls one after another, each messaging the first `hops` stages; the latency of
     /// each in nanoseconds.
-    pub async fn run(&mut self, calls: usize, hops: usize) -> Result<Vec<u64>, String> {
+    pub(super) async fn run(&mut self, calls: usize, hops: usize) -> Result<Vec<u64>, String> {
         let mut samples = Vec::with_capacity(calls);
         for _ in 0..calls {
             let start = Instant::now();
@@ -202,7 +202,7 @@ impl ActorFloor {
     }
 
     /// Stops the stage actors.
-    pub fn stop(&self) {
+    pub(super) fn stop(&self) {
         for stage in self.stages.iter() {
             stage.stop(None);
         }
@@ -210,6 +210,6 @@ impl ActorFloor {
 }
 
 /// Nanoseconds since `start`, saturating.
-pub fn elapsed_ns(start: Instant) -> u64 {
+pub(super) fn elapsed_ns(start: Instant) -> u64 {
     u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX)
 }

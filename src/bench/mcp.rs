@@ -18,7 +18,7 @@ use super::workload;
 
 /// The server-everything the repository's tests install, used when `--mcp-server` is not
 /// given.
-pub const DEFAULT_SERVER: &str = concat!(
+pub(super) const DEFAULT_SERVER: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/tests/fixtures/mcp/node_modules/.bin/mcp-server-everything"
 );
@@ -26,7 +26,7 @@ pub const DEFAULT_SERVER: &str = concat!(
 /// The server to measure against: a program and its arguments; it must offer `echo` taking
 /// `{"message": string}`.
 #[derive(Debug, Clone)]
-pub struct ServerCommand {
+pub(super) struct ServerCommand {
     /// The program.
     pub program: String,
     /// Its arguments.
@@ -36,7 +36,7 @@ pub struct ServerCommand {
 impl ServerCommand {
     /// `--mcp-server "PROGRAM ARGS…"` (split on whitespace), or the default server when it is
     /// installed; None when there is none.
-    pub fn pick(flag: Option<&str>) -> Option<Self> {
+    pub(super) fn pick(flag: Option<&str>) -> Option<Self> {
         match flag {
             Some(text) => {
                 let mut words = text.split_whitespace().map(String::from);
@@ -55,7 +55,7 @@ impl ServerCommand {
 
 /// One side's figures (toolrt, or the bare client).
 #[derive(Debug, Clone, Default)]
-pub struct Side {
+pub(super) struct Side {
     /// Latency of each call, one in flight (ns).
     pub c1: Dist,
     /// CPU time of the whole process per call, one in flight (µs): user + system, from
@@ -68,7 +68,7 @@ pub struct Side {
 }
 
 /// The MCP figures.
-pub struct McpFigures {
+pub(super) struct McpFigures {
     /// The server measured against.
     pub server: String,
     /// Through toolrt.
@@ -81,12 +81,12 @@ pub struct McpFigures {
 
 impl McpFigures {
     /// toolrt's p50 over the bare client's, one in flight.
-    pub fn ratio_c1(&self) -> f64 {
+    pub(super) fn ratio_c1(&self) -> f64 {
         self.toolrt.c1.p50_us() / self.bare.c1.p50_us()
     }
 
     /// toolrt's calls per second over the bare client's, sixteen in flight.
-    pub fn throughput_ratio_c16(&self) -> f64 {
+    pub(super) fn throughput_ratio_c16(&self) -> f64 {
         self.toolrt.c16 / self.bare.c16
     }
 }
@@ -203,7 +203,7 @@ struct Tally {
 /// process is on) falls on both sides alike. Each side has its own server process (a stdio
 /// server serves one client), spawned the same way and sent the same calls in the same
 /// pattern.
-pub async fn measure(
+pub(super) async fn measure(
     server: &ServerCommand,
     cwd: &std::path::Path,
     calls: usize,

@@ -1,27 +1,27 @@
 //! `toolrt bench`: dispatch latency measured against its floors in one run.
 //!
 //! Every figure comes from the same process on the same single-threaded tokio runtime:
-//! - the **inline floor** (the stage work as plain function calls, [`floors::Inline`]);
-//! - the **actor floor** (a supervisor per call and idle stage actors, [`floors::ActorFloor`]);
+//! - the **inline floor** (the stage work as plain function calls, `floors::Inline`);
+//! - the **actor floor** (a supervisor per call and idle stage actors, `floors::ActorFloor`);
 //! - **toolrt no-op** (the real [`crate::Runtime`] with the no-op tool and 100 rules);
 //! - **Bash** `true` through toolrt against the same spawn done directly;
 //! - one **decision** against 1,000 rules; **memory** with 10,000 calls held in flight;
 //! - the **per-stage breakdown** of a no-op run through [`crate::supervisor::StageClock`];
-//! - an **MCP** `echo` call through toolrt against a bare `rmcp` client ([`mcp`]);
+//! - an **MCP** `echo` call through toolrt against a bare `rmcp` client (`mcp`);
 //! - a **client tool**'s round trip (`execute` out, `execute_result` in) against the no-op
-//!   call ([`client`]).
+//!   call (`client`).
 //!
 //! Absolute times on a shared machine mean little; the ratios to the floors are the point.
 //! docs/BENCH.md explains how to read each figure.
 
-pub mod client;
-pub mod floors;
-pub mod mcp;
-pub mod pipeline;
-pub mod plot;
-pub mod report;
-pub mod scopes;
-pub mod stats;
+mod client;
+mod floors;
+mod mcp;
+mod pipeline;
+mod plot;
+mod report;
+mod scopes;
+mod stats;
 pub mod workload;
 
 use std::io::{IsTerminal, Write};

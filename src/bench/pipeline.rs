@@ -21,14 +21,14 @@ use crate::tool::{Tool, ToolContext, ToolOutput};
 use crate::tools::noop::Noop;
 
 /// A started runtime and its output stream.
-pub struct Driver {
+pub(super) struct Driver {
     runtime: Runtime,
     rx: crate::emit::Outbox,
 }
 
 impl Driver {
     /// Starts a runtime from `config`.
-    pub async fn start(config: Config) -> Result<Self, String> {
+    pub(super) async fn start(config: Config) -> Result<Self, String> {
         let (runtime, rx) = Runtime::start(config)
             .await
             .map_err(|e| format!("the runtime did not start: {e}"))?;
@@ -36,7 +36,7 @@ impl Driver {
     }
 
     /// The no-op runtime: the no-op tool only, the mixed rules plus `Noop` allowed.
-    pub async fn noop(
+    pub(super) async fn noop(
         cwd: &std::path::Path,
         clock: Option<Arc<dyn StageClock>>,
     ) -> Result<Self, String> {
@@ -74,7 +74,7 @@ impl Driver {
     }
 
     /// One call at a time; the latency of each (line in → line out) in nanoseconds.
-    pub async fn latency(
+    pub(super) async fn latency(
         &mut self,
         line: impl Fn(u64) -> String,
         first_id: u64,
@@ -93,7 +93,7 @@ impl Driver {
 
     /// `calls` calls keeping `in_flight` of them outstanding; returns the elapsed time and, if
     /// `timed`, the latency of each call (its line submitted to its result out).
-    pub async fn closed_loop(
+    pub(super) async fn closed_loop(
         &mut self,
         line: impl Fn(u64) -> String,
         first_id: u64,
@@ -130,25 +130,25 @@ impl Driver {
     }
 
     /// Whether `name` is a tool of the runtime now.
-    pub fn has_tool(&self, name: &str) -> bool {
+    pub(super) fn has_tool(&self, name: &str) -> bool {
         self.runtime.tools().iter().any(|t| t == name)
     }
 
     /// Finishes everything and stops the stages.
-    pub async fn shutdown(self) {
+    pub(super) async fn shutdown(self) {
         self.runtime.shutdown().await;
     }
 }
 
 /// Collects [`StageClock`] samples per stage.
 #[derive(Default)]
-pub struct Clock {
+pub(super) struct Clock {
     samples: Mutex<Vec<Vec<u64>>>,
 }
 
 impl Clock {
     /// Takes the samples, one list per stage in [`Stage::ALL`] order.
-    pub fn take(&self) -> Vec<Vec<u64>> {
+    pub(super) fn take(&self) -> Vec<Vec<u64>> {
         let mut samples = self.samples.lock().unwrap_or_else(|e| e.into_inner());
         let mut out = std::mem::take(&mut *samples);
         out.resize_with(Stage::ALL.len(), Vec::new);
@@ -168,14 +168,14 @@ impl StageClock for Clock {
 }
 
 /// A tool that waits until it is released, so that many calls are in flight at once.
-pub struct Hold {
+pub(super) struct Hold {
     arrived: Arc<AtomicUsize>,
     release: Arc<Semaphore>,
 }
 
 impl Hold {
     /// A held tool, the counter of calls that reached it, and its release (close it).
-    pub fn new() -> (Self, Arc<AtomicUsize>, Arc<Semaphore>) {
+    pub(super) fn new() -> (Self, Arc<AtomicUsize>, Arc<Semaphore>) {
         let arrived = Arc::new(AtomicUsize::new(0));
         let release = Arc::new(Semaphore::new(0));
         (
@@ -217,7 +217,7 @@ impl Tool for Hold {
 
 /// What the memory test found, in bytes.
 #[derive(Debug, Clone, Copy)]
-pub struct Memory {
+pub(super) struct Memory {
     /// Resident set before the calls were submitted.
     pub baseline: u64,
     /// Peak resident set while they were held in flight.
@@ -228,7 +228,7 @@ pub struct Memory {
 }
 
 /// Holds `calls` no-op-like calls in flight at once in a fresh runtime, then releases them.
-pub async fn memory(cwd: &std::path::Path, calls: usize) -> Result<Memory, String> {
+pub(super) async fn memory(cwd: &std::path::Path, calls: usize) -> Result<Memory, String> {
     let (hold, arrived, release) = Hold::new();
     let config = workload::config(cwd, vec![Arc::new(hold)], &["Hold"], false, calls);
     let mut driver = Driver::start(config).await?;
@@ -265,13 +265,13 @@ pub async fn memory(cwd: &std::path::Path, calls: usize) -> Result<Memory, Strin
 }
 
 /// A `kB` field of /proc/self/status, in bytes.
-pub fn rss_bytes(field: &str) -> Option<u64> {
+pub(super) fn rss_bytes(field: &str) -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
     status_field(&status, field)
 }
 
 /// Parses `field  1234 kB` out of a /proc status text, in bytes.
-pub fn status_field(status: &str, field: &str) -> Option<u64> {
+pub(super) fn status_field(status: &str, field: &str) -> Option<u64> {
     let line = status.lines().find(|l| l.starts_with(field))?;
     let kb: u64 = line[field.len()..]
         .trim()
@@ -290,7 +290,7 @@ fn reset_peak_rss() -> bool {
 
 /// `bash -c true` spawned directly, as the Bash tool spawns it (own process group, stdin from
 /// /dev/null, stdout and stderr piped and read to the end).
-pub async fn direct_true(cwd: &std::path::Path) -> Result<(), String> {
+pub(super) async fn direct_true(cwd: &std::path::Path) -> Result<(), String> {
     let child = tokio::process::Command::new("bash")
         .arg("-c")
         .arg("true")
@@ -312,7 +312,7 @@ pub async fn direct_true(cwd: &std::path::Path) -> Result<(), String> {
 }
 
 /// `calls` direct spawns keeping `in_flight` outstanding; the latency of each in nanoseconds.
-pub async fn direct_bash(
+pub(super) async fn direct_bash(
     cwd: &std::path::Path,
     calls: usize,
     in_flight: usize,

@@ -10,7 +10,7 @@ use super::stats::Dist;
 const POINTS: usize = 400;
 
 /// Writes an SVG of the cumulative distributions of `series` (label, distribution) to `path`.
-pub fn cdf_svg(path: &Path, title: &str, series: &[(&str, &Dist)]) -> Result<(), String> {
+pub(super) fn cdf_svg(path: &Path, title: &str, series: &[(&str, &Dist)]) -> Result<(), String> {
     let fail = |e: &dyn std::fmt::Display| format!("cannot draw {}: {e}", path.display());
     let all = series
         .iter()
@@ -82,7 +82,7 @@ fn us_label(us: f64) -> String {
 
 /// (log10 of latency µs, cumulative fraction) at [`POINTS`] evenly spaced ranks, up to p99.9 so one
 /// outlier does not flatten the axis.
-pub fn cdf_points(dist: &Dist) -> Vec<(f64, f64)> {
+pub(super) fn cdf_points(dist: &Dist) -> Vec<(f64, f64)> {
     (1..=POINTS)
         .map(|i| {
             let q = i as f64 / POINTS as f64 * 99.9;

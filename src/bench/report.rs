@@ -30,7 +30,7 @@ fn x(v: f64) -> String {
 }
 
 /// Everything one `toolrt bench` run measured.
-pub struct Report {
+pub(super) struct Report {
     /// `full`, `quick` or `smoke`.
     pub mode: &'static str,
     /// Cores the process may use.
@@ -98,44 +98,44 @@ impl Report {
     }
 
     /// toolrt no-op p50 over the actor floor's p50.
-    pub fn ratio_noop_vs_actor_floor(&self) -> f64 {
+    pub(super) fn ratio_noop_vs_actor_floor(&self) -> f64 {
         ratio(self.noop.p50_us(), self.actor.p50_us())
     }
 
     /// toolrt no-op p50 over the p50 of the actor floor with toolrt's own number of hops.
-    pub fn ratio_noop_vs_actor_floor_same_hops(&self) -> f64 {
+    pub(super) fn ratio_noop_vs_actor_floor_same_hops(&self) -> f64 {
         ratio(self.noop.p50_us(), self.actor_same_hops.p50_us())
     }
 
     /// toolrt no-op p50 over the inline floor's p50.
-    pub fn ratio_noop_vs_inline(&self) -> f64 {
+    pub(super) fn ratio_noop_vs_inline(&self) -> f64 {
         ratio(self.noop.p50_us(), self.inline.p50_us())
     }
 
     /// Bash through toolrt over direct, p50 at one in flight.
-    pub fn bash_ratio(&self) -> f64 {
+    pub(super) fn bash_ratio(&self) -> f64 {
         ratio(self.bash.toolrt_c1.p50_us(), self.bash.direct_c1.p50_us())
     }
 
     /// The same at four in flight.
-    pub fn bash_ratio_c4(&self) -> f64 {
+    pub(super) fn bash_ratio_c4(&self) -> f64 {
         ratio(self.bash.toolrt_c4.p50_us(), self.bash.direct_c4.p50_us())
     }
 
     /// Peak RSS growth of the memory test, MB.
-    pub fn rss_growth_mb(&self) -> f64 {
+    pub(super) fn rss_growth_mb(&self) -> f64 {
         self.memory.peak.saturating_sub(self.memory.baseline) as f64 / MB
     }
 
     /// The clocked run's median minus the sum of the stage medians: roughly the time outside
     /// every stage (parsing, admission, the result slot, the way out, the client's side).
-    pub fn outside_stages_us(&self) -> f64 {
+    pub(super) fn outside_stages_us(&self) -> f64 {
         let inside: f64 = self.stages.iter().map(|(_, d)| d.p50_us()).sum();
         (self.clocked_total.p50_us() - inside).max(0.0)
     }
 
     /// The table printed on stdout.
-    pub fn table(&self) -> String {
+    pub(super) fn table(&self) -> String {
         let mut t = Table::default();
         t.row(
             "toolrt bench",
@@ -358,7 +358,7 @@ impl Report {
     }
 
     /// The `--json` object.
-    pub fn json(&self) -> Value {
+    pub(super) fn json(&self) -> Value {
         let stages: Map<String, Value> = self
             .stages
             .iter()

@@ -17,11 +17,11 @@ use crate::tools::noop::Noop;
 const AGENT: &str = "bench-3";
 
 /// The scope figures (ns per call, one in flight).
-pub struct ScopeFigures {
+pub(crate) struct ScopeFigures {
     /// The no-op call in a scope three levels deep.
-    pub scoped_c1: Dist,
+    pub(crate) scoped_c1: Dist,
     /// The same call with no scope.
-    pub noop_c1: Dist,
+    pub(crate) noop_c1: Dist,
 }
 
 fn scoped_line(id: u64) -> String {
@@ -40,7 +40,7 @@ fn agent_types() -> Value {
 }
 
 /// Measures `calls` calls of each kind, interleaved in `rounds` blocks.
-pub async fn measure(
+pub(crate) async fn measure(
     cwd: &std::path::Path,
     calls: usize,
     rounds: usize,
@@ -85,17 +85,17 @@ pub async fn measure(
 
 impl ScopeFigures {
     /// Scoped p50 over no-op p50.
-    pub fn ratio(&self) -> f64 {
+    pub(crate) fn ratio(&self) -> f64 {
         super::stats::ratio(self.scoped_c1.p50_us(), self.noop_c1.p50_us())
     }
 
     /// What the scope adds at the median, in µs.
-    pub fn extra_us(&self) -> f64 {
+    pub(crate) fn extra_us(&self) -> f64 {
         self.scoped_c1.p50_us() - self.noop_c1.p50_us()
     }
 
     /// The figures as JSON.
-    pub fn json(&self) -> Value {
+    pub(crate) fn json(&self) -> Value {
         json!({
             "scoped_p50_us": self.scoped_c1.p50_us(),
             "scoped_p99_us": self.scoped_c1.p99_us(),

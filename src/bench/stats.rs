@@ -56,7 +56,7 @@ impl Dist {
 
 /// The `p`-th percentile (0–100) of ascending `sorted` samples by the nearest-rank method: the
 /// smallest sample with at least p% of the samples at or below it. 0 for no samples.
-pub fn percentile(sorted: &[u64], p: f64) -> u64 {
+pub(super) fn percentile(sorted: &[u64], p: f64) -> u64 {
     if sorted.is_empty() {
         return 0;
     }
@@ -71,7 +71,7 @@ pub fn percentile(sorted: &[u64], p: f64) -> u64 {
 }
 
 /// `a / b`, or 0 when `b` is not a positive number (a floor that measured nothing).
-pub fn ratio(a: f64, b: f64) -> f64 {
+pub(super) fn ratio(a: f64, b: f64) -> f64 {
     if b > 0.0 && b.is_finite() { a / b } else { 0.0 }
 }
 
