@@ -9,8 +9,7 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::{Map, Value, json};
 use toolrt::bench::workload;
 use toolrt::permission::{DecisionRequest, Mode, Policy};
-use toolrt::tool::Tool;
-use toolrt::tools::ToolState;
+use toolrt::{Tool, ToolState};
 
 /// The same mixed rule set `toolrt bench` decides against (Bash exact, prefix, `:*` and
 /// mid-pattern stars; anchored, any-depth and home path globs; WebFetch domains).

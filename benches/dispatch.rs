@@ -7,12 +7,7 @@ use std::time::{Duration, Instant};
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use serde_json::json;
-use toolrt::call::ToolCall;
-use toolrt::emit::Outbox;
-use toolrt::protocol::{ClientMessage, ServerMessage};
-use toolrt::supervisor::AskPolicy;
-use toolrt::tools::noop::Noop;
-use toolrt::{Config, Runtime};
+use toolrt::{AskPolicy, ClientMessage, Config, Noop, Outbox, Runtime, ServerMessage, ToolCall};
 
 // Measure with the allocator the binary uses.
 #[global_allocator]

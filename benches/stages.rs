@@ -11,17 +11,16 @@ use std::time::Duration;
 use criterion::{Criterion, criterion_group, criterion_main};
 use futures::FutureExt;
 use serde_json::json;
+use toolrt::Noop;
 use toolrt::bench::workload::{Workspace, noop_line, pipeline_policy};
-use toolrt::budget;
-use toolrt::call::{Outcome, ToolCall, ToolResult};
 use toolrt::permission::{DecisionRequest, Mode};
-use toolrt::protocol::{ServerMessage, parse_line};
 use toolrt::registry::{Naming, Registry, Selection};
-use toolrt::session::Session;
 use toolrt::settings::Limits;
-use toolrt::tool::{BudgetClass, Tool, ToolOutput};
-use toolrt::tools::noop::Noop;
-use toolrt::validate;
+use toolrt::{
+    BudgetClass, Outcome, ServerMessage, Session, Tool, ToolCall, ToolOutput, ToolResult,
+    parse_line,
+};
+use toolrt::{budget, validate};
 
 fn ci() -> bool {
     std::env::var_os("CI").is_some()

@@ -79,6 +79,37 @@ pub mod tool;
 pub mod tools;
 pub mod validate;
 
-pub use call::{Outcome, ToolCall, ToolResult};
-pub use runtime::{Config, Runtime};
-pub use tool::{Tool, ToolContext, ToolOutput};
+// The public API: what an embedder uses, named at the crate root (ARCHITECTURE.md, "Public
+// API"). Tests, benchmarks and examples outside src/ use these names only, not module paths
+// (tests/architecture_layers.rs checks it, with a list of the files not there yet).
+
+// Starting and driving a runtime.
+pub use dispatch::{Dispatcher, Full, Unplaced};
+pub use emit::Outbox;
+pub use registry::{GroupChange, Selection};
+pub use runtime::{Config, OutputDir, Runtime, StartError};
+pub use settings::{Settings, SettingsError};
+pub use supervisor::AskPolicy;
+// What goes in and comes out: the wire messages as values.
+pub use call::{Input, Outcome, ToolCall, ToolResult};
+pub use protocol::{
+    AgentStart, CancelTarget, ClientMessage, ClientToolSpec, ExecuteContent, ExecuteResult,
+    LineError, PermissionResponse, ServerMessage, parse_line,
+};
+// Permission.
+pub use permission::Mode;
+// Writing a tool.
+pub use process::scrubbed_names;
+pub use session::{Guard, Session};
+pub use tool::{
+    Access, BudgetClass, ProgressSink, StateKey, Subject, Tool, ToolContext, ToolOutput, ToolStatus,
+};
+// The built-in tools, usable without a runtime: their shared state (rewind, background tasks)
+// and the tools themselves (`ToolState::tools`); Noop measures dispatch.
+pub use tools::noop::Noop;
+pub use tools::{DEFAULT_TOOLS, RewindError, ToolState};
+// Tools the orchestrator runs, and MCP servers.
+pub use client_tools::RegisterError;
+pub use mcp::{ServerStatus as McpServerStatus, Status as McpStatus};
+// In-process hooks.
+pub use hooks::{HookEvent, HookOutput, HookPermission, InProcessHook};

@@ -6,10 +6,7 @@ use std::sync::Arc;
 
 use serde_json::json;
 use tokio::sync::Semaphore;
-use toolrt::call::ToolCall;
-use toolrt::protocol::{ClientMessage, ServerMessage};
-use toolrt::supervisor::AskPolicy;
-use toolrt::{Config, Runtime};
+use toolrt::{AskPolicy, ClientMessage, Config, Runtime, ServerMessage, ToolCall};
 
 #[path = "common/gate.rs"]
 mod gate;
@@ -19,7 +16,7 @@ fn call(id: &str) -> ClientMessage {
     ClientMessage::ToolUse(ToolCall::new(id, "Gate", json!({})))
 }
 
-async fn next_result(rx: &mut toolrt::emit::Outbox) -> String {
+async fn next_result(rx: &mut toolrt::Outbox) -> String {
     loop {
         match rx.recv().await {
             Some(ServerMessage::ToolResult(r)) => return r.tool_use_id,

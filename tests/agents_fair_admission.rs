@@ -18,11 +18,7 @@ use serde_json::{Value, json};
 use support::client::{answer, register, tool};
 use support::*;
 use tokio::sync::Semaphore;
-use toolrt::call::ToolCall;
-use toolrt::dispatch::Full;
-use toolrt::protocol::{ClientMessage, ServerMessage};
-use toolrt::supervisor::AskPolicy;
-use toolrt::{Config, Runtime};
+use toolrt::{AskPolicy, ClientMessage, Config, Full, Runtime, ServerMessage, ToolCall};
 
 const IN_FLIGHT: usize = 2;
 const QUEUED: usize = 32;
@@ -235,7 +231,7 @@ async fn many_agents_parking_stay_within_the_queues_bounds() {
 /// Starts an agent scope for each id (calls naming an agent that was never started are denied).
 fn start_agents<S: Into<String>>(runtime: &Runtime, ids: impl IntoIterator<Item = S>) {
     for id in ids {
-        runtime.agents(ClientMessage::AgentStart(toolrt::protocol::AgentStart {
+        runtime.agents(ClientMessage::AgentStart(toolrt::AgentStart {
             agent_id: id.into(),
             agent_type: "worker".into(),
             parent: None,
@@ -244,7 +240,7 @@ fn start_agents<S: Into<String>>(runtime: &Runtime, ids: impl IntoIterator<Item 
     }
 }
 
-async fn next_result(rx: &mut toolrt::emit::Outbox) -> String {
+async fn next_result(rx: &mut toolrt::Outbox) -> String {
     loop {
         match rx.recv().await {
             Some(ServerMessage::ToolResult(r)) => return r.tool_use_id,

@@ -330,3 +330,189 @@ fn test_only_files_are_told_apart() {
         assert_eq!(test_only(Path::new(path)), exempt, "{path}");
     }
 }
+
+/// Files outside `src/` that still name a module of the crate rather than a name at its root,
+/// and why. The list only shrinks: a file on it that no longer reaches in fails the check too.
+const REACHING_IN: &[(&str, &str)] = &[
+    (
+        "tests/hooks_runner.rs",
+        "drives the hook runner directly (HookRunner, HookConfig, IfFilter): to become a unit test of hooks",
+    ),
+    (
+        "tests/hooks_memory.rs",
+        "drives the hook runner directly: to become a unit test of hooks",
+    ),
+    (
+        "benches/hooks.rs",
+        "times the hook runner alone (hooks::ToolHookCall)",
+    ),
+    (
+        "benches/support/hook_setup.rs",
+        "builds a hook runner for benches/hooks.rs and examples/hook_latency.rs",
+    ),
+    (
+        "examples/hook_latency.rs",
+        "times the hook runner alone (hooks::ToolHookCall)",
+    ),
+    (
+        "benches/stages.rs",
+        "times single stages (validate, registry, budget, the permission engine)",
+    ),
+    (
+        "benches/decide.rs",
+        "times the permission engine alone (permission::Policy) on bench::workload's rules",
+    ),
+];
+
+/// The names the crate root re-exports (`pub use …;` in src/lib.rs), by the name they have there.
+fn root_names() -> BTreeSet<String> {
+    let lib = std::fs::read_to_string(src().join("lib.rs")).unwrap();
+    let mut names = BTreeSet::new();
+    for item in lib.split("pub use ").skip(1) {
+        let item = item.split(';').next().unwrap_or("");
+        let item = match (item.find('{'), item.rfind('}')) {
+            (Some(open), Some(close)) => &item[open + 1..close],
+            _ => item.rsplit("::").next().unwrap_or(""),
+        };
+        for name in item.split(',') {
+            let name = name.rsplit(" as ").next().unwrap_or("").trim();
+            if !name.is_empty() {
+                names.insert(name.to_string());
+            }
+        }
+    }
+    names
+}
+
+/// The code of a file without comments and without the insides of string literals.
+fn code_only(text: &str) -> String {
+    let mut code = String::new();
+    for line in text.lines() {
+        let (mut in_string, mut escaped) = (false, false);
+        let mut prev = ' ';
+        for c in line.chars() {
+            if in_string {
+                match (escaped, c) {
+                    (true, _) => escaped = false,
+                    (false, '\\') => escaped = true,
+                    (false, '"') => in_string = false,
+                    _ => {}
+                }
+                continue;
+            }
+            if c == '/' && prev == '/' {
+                code.pop();
+                break;
+            }
+            in_string = c == '"';
+            code.push(c);
+            prev = c;
+        }
+        code.push('\n');
+    }
+    code
+}
+
+/// The first path segments that code names through `toolrt::` and that are not root names
+/// (modules, mostly), including those inside a `use toolrt::{…}` group.
+fn reached_in(code: &str, root: &BTreeSet<String>) -> BTreeSet<String> {
+    let ident = |s: &str| -> String {
+        s.chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect()
+    };
+    let mut out = BTreeSet::new();
+    for (at, _) in code.match_indices("toolrt::") {
+        let rest = &code[at + "toolrt::".len()..];
+        let names: Vec<String> = match rest.strip_prefix('{') {
+            Some(group) => {
+                // Only the group's top level: a nested `a::{b, c}` is reached through `a`.
+                let (mut depth, mut item, mut items) = (0, String::new(), Vec::new());
+                for c in group.chars() {
+                    match c {
+                        '{' => depth += 1,
+                        '}' if depth == 0 => break,
+                        '}' => depth -= 1,
+                        ',' if depth == 0 => items.push(std::mem::take(&mut item)),
+                        _ if depth == 0 => item.push(c),
+                        _ => {}
+                    }
+                }
+                items.push(item);
+                items.iter().map(|i| ident(i.trim())).collect()
+            }
+            None => vec![ident(rest)],
+        };
+        out.extend(
+            names
+                .into_iter()
+                .filter(|n| !n.is_empty() && !root.contains(n)),
+        );
+    }
+    out
+}
+
+#[test]
+fn outside_src_only_the_public_api_is_used() {
+    let root = root_names();
+    assert!(
+        ["Runtime", "Config", "Tool", "ClientMessage", "AskPolicy"]
+            .iter()
+            .all(|n| root.contains(*n)),
+        "the root's names were read: {root:?}"
+    );
+    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    for dir in ["tests", "benches", "examples"] {
+        walk(&manifest.join(dir), &mut files);
+    }
+    // Fixtures are other programs' files (an MCP server's virtualenv), not users of the crate.
+    files.retain(|f| !f.starts_with(manifest.join("tests/fixtures")));
+    assert!(files.len() > 50, "the walk found the tests");
+    let mut problems = Vec::new();
+    let mut still_listed: BTreeSet<&str> = REACHING_IN.iter().map(|(f, _)| *f).collect();
+    for file in &files {
+        let rel = file.strip_prefix(&manifest).unwrap().to_string_lossy();
+        let found = reached_in(&code_only(&std::fs::read_to_string(file).unwrap()), &root);
+        let listed = still_listed.remove(rel.as_ref());
+        match (found.is_empty(), listed) {
+            (false, false) => problems.push(format!(
+                "{rel} names {found:?}: use the names at the crate root (re-export what an \
+                 embedder needs in src/lib.rs) or test it beside the code"
+            )),
+            (true, true) => problems.push(format!(
+                "{rel} uses only the public API now: take it off REACHING_IN"
+            )),
+            _ => {}
+        }
+    }
+    problems.extend(
+        still_listed
+            .iter()
+            .map(|f| format!("{f} is on REACHING_IN but not found")),
+    );
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+#[test]
+fn the_public_api_scanner_sees_groups_paths_and_skips_strings() {
+    let root: BTreeSet<String> = ["Config", "Runtime", "Tool"].map(String::from).into();
+    for (code, want) in [
+        ("use toolrt::{Config, Runtime};", &[][..]),
+        ("let r = toolrt::Runtime::start(c);", &[]),
+        (
+            "use toolrt::{Tool, hooks::{HookRunner, IfFilter}};",
+            &["hooks"],
+        ),
+        ("use toolrt::permission::Mode;", &["permission"]),
+        (
+            "use toolrt::budget;\nlet x = toolrt::tools::noop::Noop;",
+            &["budget", "tools"],
+        ),
+        ("let log = \"warn,toolrt::dispatch=debug\";", &[]),
+        ("// see toolrt::dispatch::Full", &[]),
+    ] {
+        let found: Vec<String> = reached_in(&code_only(code), &root).into_iter().collect();
+        assert_eq!(found, want, "{code}");
+    }
+}

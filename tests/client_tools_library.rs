@@ -7,12 +7,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde_json::json;
-use toolrt::call::ToolCall;
-use toolrt::protocol::{
-    CancelTarget, ClientMessage, ClientToolSpec, ExecuteContent, ExecuteResult, ServerMessage,
+use toolrt::{
+    AskPolicy, CancelTarget, ClientMessage, ClientToolSpec, Config, ExecuteContent, ExecuteResult,
+    Outcome, Runtime, ServerMessage, ToolCall, ToolOutput,
 };
-use toolrt::supervisor::AskPolicy;
-use toolrt::{Config, Outcome, Runtime, ToolOutput};
 
 /// Counts drops: a future toolrt gave up on must be dropped.
 struct Dropped(Arc<AtomicUsize>);
@@ -31,7 +29,7 @@ fn schema() -> serde_json::Value {
 async fn a_function_tool_is_timed_out_and_cancelled_by_toolrt() {
     let dir = tempfile::tempdir().unwrap();
     let mut config = Config::new(dir.path().to_path_buf());
-    config.output_dir = toolrt::runtime::OutputDir::Temporary;
+    config.output_dir = toolrt::OutputDir::Temporary;
     config.allowed_tools = vec!["Echo".into(), "Hang".into(), "Quick".into(), "Wire".into()];
     config.ask_policy = AskPolicy::Deny;
     let (runtime, mut outbox) = Runtime::start(config).await.unwrap();

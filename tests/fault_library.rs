@@ -7,10 +7,10 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use serde_json::{Value, json};
-use toolrt::call::{Input, ToolCall};
-use toolrt::protocol::{CancelTarget, ClientMessage, ServerMessage};
-use toolrt::supervisor::AskPolicy;
-use toolrt::{Config, Outcome, Runtime, Tool, ToolContext, ToolOutput};
+use toolrt::{
+    AskPolicy, CancelTarget, ClientMessage, Config, Input, Outcome, Runtime, ServerMessage, Tool,
+    ToolCall, ToolContext, ToolOutput,
+};
 
 /// Sleeps a little, then panics or succeeds as its input says; sees cancellation.
 struct Flaky;
@@ -33,7 +33,7 @@ impl Tool for Flaky {
         let sleep = Duration::from_micros(input["sleep_us"].as_u64().unwrap_or(0));
         tokio::select! {
             _ = tokio::time::sleep(sleep) => {}
-            _ = ctx.cancel.cancelled() => return ToolOutput { status: toolrt::tool::ToolStatus::Cancelled, content: "stopped".into(), full_output: None, response: None, attachments: None },
+            _ = ctx.cancel.cancelled() => return ToolOutput { status: toolrt::ToolStatus::Cancelled, content: "stopped".into(), full_output: None, response: None, attachments: None },
         }
         if input["panic"].as_bool() == Some(true) {
             panic!("flaky tool panicked on purpose");

@@ -159,15 +159,15 @@ async fn library_users_read_the_statuses_from_the_runtime() {
         &sandbox,
         json!({"everything": everything(), "broken": {"command": "/nonexistent/server"}}),
     );
-    let mut config = toolrt::runtime::Config::new(sandbox.cwd.clone());
-    config.output_dir = toolrt::runtime::OutputDir::Temporary;
+    let mut config = toolrt::Config::new(sandbox.cwd.clone());
+    config.output_dir = toolrt::OutputDir::Temporary;
     config.mcp.config_files = vec![file];
-    let (runtime, mut outbox) = toolrt::runtime::Runtime::start(config).await.unwrap();
+    let (runtime, mut outbox) = toolrt::Runtime::start(config).await.unwrap();
     let statuses = runtime.mcp_servers();
     let of = |name: &str| statuses.iter().find(|s| s.server == name).unwrap().clone();
-    assert_eq!(of("everything").status, toolrt::mcp::Status::Connected);
+    assert_eq!(of("everything").status, toolrt::McpStatus::Connected);
     assert!(of("everything").tools.unwrap() >= 10);
-    assert_eq!(of("broken").status, toolrt::mcp::Status::Failed);
+    assert_eq!(of("broken").status, toolrt::McpStatus::Failed);
     assert!(of("broken").reason.unwrap().contains("cannot start"));
     let reader = tokio::spawn(async move {
         let mut events = Vec::new();

@@ -7,12 +7,10 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use serde_json::{Value, json};
-use toolrt::call::{Input, ToolCall};
-use toolrt::permission::Mode;
-use toolrt::protocol::{ClientMessage, ServerMessage};
-use toolrt::supervisor::AskPolicy;
-use toolrt::tool::{Access, Subject};
-use toolrt::{Config, Outcome, Runtime, Tool, ToolContext, ToolOutput};
+use toolrt::{
+    Access, AskPolicy, ClientMessage, Config, Input, Mode, Outcome, Runtime, ServerMessage,
+    Subject, Tool, ToolCall, ToolContext, ToolOutput,
+};
 
 /// A tool acting on the path in its `target` field: `Inspect` only reads, `Stamp` writes.
 struct PathTool {
@@ -79,7 +77,7 @@ async fn run(permissions: Value, mode: Mode, calls: &[(&str, &str)]) -> Vec<(See
         .tool(Arc::new(INSPECT))
         .tool(Arc::new(STAMP));
     config.builtins = false;
-    config.settings = toolrt::settings::Settings::load(&[settings]).unwrap();
+    config.settings = toolrt::Settings::load(&[settings]).unwrap();
     config.permission_mode = Some(mode);
     config.ask_policy = AskPolicy::Deny;
     let (rt, mut rx) = Runtime::start(config).await.unwrap();

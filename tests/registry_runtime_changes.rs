@@ -10,10 +10,10 @@ use std::time::Duration;
 use async_trait::async_trait;
 use serde_json::{Value, json};
 use tokio::sync::{Semaphore, watch};
-use toolrt::call::{Input, ToolCall};
-use toolrt::protocol::{ClientMessage, ServerMessage};
-use toolrt::supervisor::AskPolicy;
-use toolrt::{Config, Outcome, Runtime, Tool, ToolContext, ToolOutput};
+use toolrt::{
+    AskPolicy, ClientMessage, Config, Input, Outcome, Runtime, ServerMessage, Tool, ToolCall,
+    ToolContext, ToolOutput,
+};
 
 /// Counts its started calls, then waits for a permit of `release` (none: returns at once).
 struct Held {
@@ -69,7 +69,7 @@ fn call(id: String, tool: &str) -> ClientMessage {
     ClientMessage::ToolUse(ToolCall::new(id, tool, json!({})))
 }
 
-async fn runtime() -> (Arc<Runtime>, toolrt::emit::Outbox) {
+async fn runtime() -> (Arc<Runtime>, toolrt::Outbox) {
     let dir = tempfile::tempdir().unwrap();
     let mut config = Config::new(dir.path().to_path_buf());
     config.builtins = false;
@@ -84,7 +84,7 @@ async fn runtime() -> (Arc<Runtime>, toolrt::emit::Outbox) {
 
 /// Collects every result by id until the outbox closes.
 fn collect(
-    mut rx: toolrt::emit::Outbox,
+    mut rx: toolrt::Outbox,
 ) -> tokio::task::JoinHandle<HashMap<String, Vec<(Outcome, String)>>> {
     tokio::spawn(async move {
         let mut results: HashMap<String, Vec<(Outcome, String)>> = HashMap::new();

@@ -11,10 +11,10 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use hooks_support::*;
 use serde_json::{Map, Value, json};
-use toolrt::call::{Input, ToolCall};
-use toolrt::protocol::{ClientMessage, ServerMessage};
-use toolrt::supervisor::AskPolicy;
-use toolrt::{Config, Runtime, Tool, ToolContext, ToolOutput};
+use toolrt::{
+    AskPolicy, ClientMessage, Config, Input, Runtime, ServerMessage, Tool, ToolCall, ToolContext,
+    ToolOutput,
+};
 
 #[test]
 fn a_settings_file_with_every_reference_hook_event_loads() {
@@ -202,7 +202,7 @@ async fn decide_skill(permissions: Value, skill: &str) -> (String, String) {
     let settings = dir.path().join("s.json");
     std::fs::write(&settings, json!({"permissions": permissions}).to_string()).unwrap();
     let mut config = Config::new(dir.path().to_path_buf()).tool(Arc::new(Skill));
-    config.settings = toolrt::settings::Settings::load(&[settings]).unwrap();
+    config.settings = toolrt::Settings::load(&[settings]).unwrap();
     config.ask_policy = AskPolicy::Deny;
     let (rt, mut rx) = Runtime::start(config).await.unwrap();
     rt.submit(ClientMessage::ToolUse(ToolCall::new(

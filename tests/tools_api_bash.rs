@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
-use toolrt::tool::{ProgressSink, ToolStatus};
+use toolrt::{ProgressSink, ToolStatus};
 use tools_api_common::*;
 
 #[tokio::test]
@@ -70,7 +70,7 @@ async fn concurrency_safety_per_call() {
 
 #[tokio::test]
 async fn env_scrub_removes_matching_names() {
-    let e = env_with(|s| s.env_remove = toolrt::process::scrubbed_names(&["HOM?".to_string()]));
+    let e = env_with(|s| s.env_remove = toolrt::scrubbed_names(&["HOM?".to_string()]));
     let out = call(
         &e,
         "Bash",

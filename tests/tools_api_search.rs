@@ -5,7 +5,7 @@ mod tools_api_common;
 use std::time::{Duration, SystemTime};
 
 use serde_json::json;
-use toolrt::tool::ToolStatus;
+use toolrt::ToolStatus;
 use tools_api_common::*;
 
 fn touch(path: &std::path::Path, secs_ago: u64) {

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
-use toolrt::tool::{ToolOutput, ToolStatus};
+use toolrt::{ToolOutput, ToolStatus};
 use tools_api_common::*;
 
 /// Serves a few fixed routes until the test ends; returns the base URL.

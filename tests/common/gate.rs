@@ -7,8 +7,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use serde_json::{Value, json};
 use tokio::sync::Semaphore;
-use toolrt::call::Input;
-use toolrt::{Tool, ToolContext, ToolOutput};
+use toolrt::{Input, Tool, ToolContext, ToolOutput};
 
 /// Waits for a permit of its semaphore, then succeeds.
 pub struct Gate(pub Arc<Semaphore>);

@@ -7,9 +7,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
-use toolrt::session::{Guard, Session};
-use toolrt::tool::{ProgressSink, StateKey, Tool, ToolContext, ToolOutput};
-use toolrt::tools::ToolState;
+use toolrt::{Guard, ProgressSink, Session, StateKey, Tool, ToolContext, ToolOutput, ToolState};
 
 // The /proc checks are shared with the binary-level tests; nothing else of that harness is.
 #[path = "../support/procfs.rs"]
