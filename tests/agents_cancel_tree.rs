@@ -11,7 +11,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use support::client::{answer, cancel_of, execute_of, register, tool};
+use support::client::{answer, cancel_of, error_with, execute_of, register, tool};
 use support::*;
 
 /// Bypass mode (so the test's shell commands need no rules) with an ask rule for `touch`, which
@@ -300,4 +300,34 @@ fn end_of_input_ends_every_scope_and_its_calls() {
             .any(|e| e["agent_id"] == "top" && e["ended"].as_array().is_some_and(|a| a.len() == 3)),
         "{ended:#?}"
     );
+}
+
+#[test]
+fn a_client_cannot_take_the_id_of_an_agent_tool_subagent() {
+    let sb = Sandbox::new();
+    let mut server = serve(&sb, "8");
+    // Before and after the Agent tool gives `agent-1`, the form is refused to the client, so a
+    // client's calls can never land in (or outlive into) a scope the tool opened.
+    server.send(json!({"type": "agent_start", "agent_id": "agent-1", "agent_type": "lead"}));
+    error_with(&mut server, "\"agent-1\" is reserved");
+    let (sub, execute) = delegate(&mut server, "a1", None, "helper");
+    assert_eq!(sub, "agent-1");
+    server.send(json!({"type": "agent_start", "agent_id": "agent-2", "agent_type": "lead"}));
+    error_with(&mut server, "\"agent-2\" is reserved");
+    scoped(
+        &mut server,
+        "in-sub",
+        &sub,
+        "Bash",
+        json!({"command": "echo in"}),
+    );
+    assert_eq!(server.result("in-sub")["outcome"], "success");
+    answer(&mut server, &execute, json!("done"));
+    assert_eq!(server.result("a1")["outcome"], "success");
+    // A client id of another form is the client's own.
+    server.send(json!({"type": "agent_start", "agent_id": "agent-one", "agent_type": "lead"}));
+    server.wait_for("agent_started", Duration::from_secs(20), |v| {
+        v["event"] == "agent_started" && v["agent_id"] == "agent-one"
+    });
+    finish_after_a_late_call(server, &sub, &["a1", "in-sub"]);
 }

@@ -12,7 +12,10 @@ id) and answers each Agent `execute` with the subagent's final text once its tur
 
 It checks: narrowed rules hold (a call the parent denies is denied in the child; an allow only
 the child declares does not apply; a tool outside the type's tools is unavailable), every call
-id gets exactly one result (with its agent_id), and hooks saw agent_id and agent_type.
+id gets exactly one result (with its agent_id), and hooks saw agent_id and agent_type. Then, on
+a second toolrt, cancelling the top Agent call of a two-level tree ends the whole subtree
+(`check_cancel_tree`): a running `sleep` in the grandchild scope is killed and every call is
+answered once.
 Exit status 0 when every check holds; otherwise the failures on stderr.
 """
 
@@ -64,6 +67,7 @@ def main():
         o.close()
     failures = list(o.failures)
     failures += check_hooks(hook_log, o.agent_types)
+    failures += check_cancel_tree(toolrt, work)
     if failures:
         for f in failures:
             print("FAIL:", f, file=sys.stderr)
@@ -261,9 +265,145 @@ class Orchestrator:
             self.fail(f"toolrt exited with {self.proc.returncode}: {self.proc.stderr.read()[-2000:]}")
 
 
-def check_cancel_tree():
-    """TODO(issue 16 item 4, area `fair`): cancel the top Agent call and check the whole subtree
-    ends, a running `sleep` in a grandchild included, with one result per call."""
+def check_cancel_tree(toolrt, work):
+    """Cancels the top Agent call of a two-level tree and checks the whole subtree ends.
+
+    The session's Agent call opens a lead; the lead's turn delegates to a helper (a grandchild
+    scope) and waits on a Lookup; the helper's turn runs a `sleep` and waits on a Lookup. After
+    `cancel` of the top call, every one of those calls has exactly one result, `cancelled`; both
+    Lookups got an `execute_cancel`; the sleep's process is gone; `agent_ended` lists the helper
+    and the lead; and a later call naming the helper is denied. Returns the failures.
+    """
+    cwd = os.path.join(work, "cancel-tree")
+    os.makedirs(cwd, exist_ok=True)
+    settings = os.path.join(work, "cancel-settings.json")
+    with open(settings, "w") as f:
+        json.dump({"agents": {"lead": {"tools": ["Agent", "Lookup", "Bash"]},
+                              "helper": {"tools": ["Lookup", "Bash"]}}}, f)
+    proc = subprocess.Popen(
+        [toolrt, "serve", "--cwd", cwd, "--output-dir", os.path.join(work, "cancel-out"),
+         "--settings", settings, "--permission-mode", "bypassPermissions"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True, bufsize=1,
+    )
+    lines = queue.Queue()
+
+    def read():
+        for line in proc.stdout:
+            lines.put(json.loads(line))
+        lines.put(None)
+
+    threading.Thread(target=read, daemon=True).start()
+    seen = []
+    failures = []
+
+    def send(msg):
+        proc.stdin.write(json.dumps(msg) + "\n")
+        proc.stdin.flush()
+
+    def wait(pred, what):
+        for m in seen:
+            if pred(m):
+                return m
+        deadline = time.time() + TIMEOUT
+        while time.time() < deadline:
+            m = lines.get(timeout=TIMEOUT)
+            if m is None:
+                break
+            seen.append(m)
+            if pred(m):
+                return m
+        raise AssertionError(f"never saw {what}; seen: {seen[-20:]}")
+
+    def execute_of(call_id):
+        return wait(lambda m: m.get("type") == "execute" and m.get("tool_use_id") == call_id,
+                    f"the execute of {call_id}")
+
+    def result_of(call_id):
+        return wait(lambda m: m.get("type") == "tool_result" and m.get("tool_use_id") == call_id,
+                    f"the result of {call_id}")
+
+    try:
+        send({"type": "register_tools", "tools": [
+            {"name": "Lookup", "input_schema": {"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]}, "read_only": True}]})
+        wait(lambda m: m.get("event") == "tools_changed", "tools_changed")
+        send({"type": "tool_use", "id": "top", "name": "Agent",
+              "input": {"description": "lead", "prompt": "lead it", "subagent_type": "lead"}})
+        lead = execute_of("top")["agent_id"]
+        send({"type": "batch", "id": "turn-lead", "agent_id": lead, "calls": [
+            {"id": "lead-nested", "name": "Agent", "input": {"description": "helper", "prompt": "help", "subagent_type": "helper"}},
+            {"id": "lead-look", "name": "Lookup", "input": {"q": "x"}},
+        ]})
+        helper = execute_of("lead-nested")["agent_id"]
+        look_requests = [execute_of("lead-look")["request_id"]]
+        pid_file = os.path.join(cwd, "sleep.pid")
+        # Two turns: in one batch the Lookup would wait for the (exclusive) Bash call.
+        send({"type": "batch", "id": "turn-helper", "agent_id": helper, "calls": [
+            {"id": "helper-sleep", "name": "Bash", "input": {"command": "sleep 60 & echo $! > sleep.tmp; mv sleep.tmp sleep.pid; wait"}},
+        ]})
+        send({"type": "tool_use", "id": "helper-look", "name": "Lookup", "input": {"q": "y"}, "agent_id": helper})
+        look_requests.append(execute_of("helper-look")["request_id"])
+        deadline = time.time() + TIMEOUT
+        while not os.path.exists(pid_file):
+            if time.time() > deadline:
+                raise AssertionError("the helper's sleep never started")
+            time.sleep(0.01)
+        with open(pid_file) as f:
+            pid = int(f.read().strip())
+
+        send({"type": "cancel", "id": "top"})
+        ids = ["top", "lead-nested", "lead-look", "helper-sleep", "helper-look"]
+        for cid in ids:
+            r = result_of(cid)
+            if r["outcome"] != "cancelled":
+                failures.append(f"cancel tree: {cid} ended {r['outcome']}, expected cancelled")
+        for rid in look_requests:
+            wait(lambda m, rid=rid: m.get("type") == "execute_cancel" and m.get("request_id") == rid,
+                 f"execute_cancel of {rid}")
+        ended = wait(lambda m: m.get("event") == "agent_ended" and m.get("agent_id") == lead,
+                     "agent_ended of the lead")
+        if ended.get("ended") != [helper, lead]:
+            failures.append(f"cancel tree: agent_ended lists {ended.get('ended')}, expected {[helper, lead]}")
+        if not process_gone_within(pid, 5.0):
+            failures.append(f"cancel tree: the grandchild's sleep (pid {pid}) survived")
+        send({"type": "tool_use", "id": "late", "name": "Bash", "input": {"command": "echo late"}, "agent_id": helper})
+        if result_of("late")["outcome"] != "denied":
+            failures.append("cancel tree: a call naming the ended helper was not denied")
+        proc.stdin.close()
+        while True:
+            m = lines.get(timeout=TIMEOUT)
+            if m is None:
+                break
+            seen.append(m)
+        for cid in ids + ["late"]:
+            n = sum(1 for m in seen if m.get("type") == "tool_result" and m.get("tool_use_id") == cid)
+            if n != 1:
+                failures.append(f"cancel tree: {cid} had {n} results, expected exactly one")
+        if proc.wait(timeout=30) != 0:
+            failures.append(f"cancel tree: toolrt exited with {proc.returncode}")
+    except (AssertionError, queue.Empty) as e:
+        failures.append(f"cancel tree: {e}")
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    return failures
+
+
+def process_gone_within(pid, limit):
+    """Whether /proc/PID is gone (or a zombie) within `limit` seconds: a kill lands asynchronously."""
+    deadline = time.time() + limit
+    while True:
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                state = f.read().rsplit(")", 1)[1].split()[0]
+            if state in ("Z", "X"):
+                return True
+        except (OSError, IndexError):
+            return True
+        if time.time() > deadline:
+            return False
+        time.sleep(0.01)
 
 
 def check_hooks(path, agent_types):

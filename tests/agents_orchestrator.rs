@@ -1,8 +1,10 @@
 //! The multi-agent acceptance run: `tests/agents_orchestrator.py`, a test orchestrator written
 //! with Python's standard library only, drives the real binary as a multi-agent runner would
 //! (two client tools, three subagents in parallel, one nested two deep, each sending batches)
-//! and checks narrowed rules, one result per call and what hooks saw. See the script's
-//! docstring for every check.
+//! and checks narrowed rules, one result per call and what hooks saw; then, on a second toolrt,
+//! that cancelling the top `Agent` call of a two-level tree ends the whole subtree (a running
+//! `sleep` in the grandchild killed, every call answered once: `check_cancel_tree`). See the
+//! script's docstring for every check.
 
 mod support;
 

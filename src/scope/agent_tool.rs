@@ -14,7 +14,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use serde_json::{Value, json};
 
-use super::{ScopeError, ScopeTable, StartRequest, control};
+use super::{AGENT_TOOL_ID_PREFIX, ScopeError, ScopeTable, StartRequest, control};
 use crate::call::Input;
 use crate::client_tools::Exchange;
 use crate::emit::Emitter;
@@ -69,10 +69,12 @@ impl AgentTool {
         });
     }
 
-    /// A fresh agent id for the scope this call opens. An id the client already uses is
-    /// skipped (a start with it is refused as a duplicate, and the next number is tried).
+    /// A fresh agent id for the scope this call opens: never given twice in a session, and of
+    /// a form a client's `agent_start` may not use (`scope::is_agent_tool_id`), so it can name
+    /// no other scope, live or ended.
     fn next_id(&self) -> String {
-        format!("agent-{}", self.next.fetch_add(1, Ordering::Relaxed) + 1)
+        let n = self.next.fetch_add(1, Ordering::Relaxed) + 1;
+        format!("{AGENT_TOOL_ID_PREFIX}{n}")
     }
 }
 

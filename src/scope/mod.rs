@@ -36,6 +36,17 @@ pub use types::{AgentType, AgentTypes, AgentsError, ToolSet, narrow_tools};
 /// The most scopes alive at once: memory stays bounded whatever the client starts.
 pub const MAX_SCOPES: usize = 10_000;
 
+/// What the ids of the scopes the `Agent` tool opens start with (`agent-1`, `agent-2`, …).
+pub const AGENT_TOOL_ID_PREFIX: &str = "agent-";
+
+/// Whether `id` has the form of an id the `Agent` tool gives (`agent-` and digits): reserved
+/// for it, so a client's `agent_start` can never take one and a client's call can never land in
+/// (or outlive into) a scope the tool opened.
+pub fn is_agent_tool_id(id: &str) -> bool {
+    id.strip_prefix(AGENT_TOOL_ID_PREFIX)
+        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+}
+
 /// One agent's scope: computed once at `agent_start`, shared by every call of the agent.
 #[derive(Debug)]
 pub struct Scope {
@@ -127,6 +138,11 @@ pub enum ScopeError {
     /// The id names a live agent.
     #[error("agent_start: agent {0:?} already exists; end it first or choose another id")]
     Duplicate(String),
+    /// The id has the form the `Agent` tool gives its subagents.
+    #[error(
+        "agent_start: agent id {0:?} is reserved: ids of the form agent-<number> name the subagents the Agent tool starts; choose another id"
+    )]
+    Reserved(String),
     /// `parent` is the agent's own id.
     #[error("agent_start: agent {0:?} names itself as its parent")]
     OwnParent(String),
@@ -328,6 +344,9 @@ impl ScopeTable {
         opener: Option<&CancellationToken>,
     ) -> Result<Arc<Scope>, ScopeError> {
         let agent = req.agent_id;
+        if !req.decided && is_agent_tool_id(&agent) {
+            return Err(ScopeError::Reserved(agent));
+        }
         if req.parent.as_deref() == Some(agent.as_str()) {
             return Err(ScopeError::OwnParent(agent));
         }

@@ -65,6 +65,9 @@ fn start_is_refused_with_a_reason_and_changes_nothing() {
         (req("b", "auditor", None), "would need approval"),
         // The parent's own deny of a type refuses it for the parent's children only.
         (req("b", "helper", Some("a")), "agent type \"lead\""),
+        // The Agent tool's ids are its own.
+        (req("agent-1", "lead", None), "is reserved"),
+        (req("agent-20", "lead", Some("a")), "is reserved"),
     ];
     for (r, needle) in rows {
         let err = t.start(r.clone(), None).unwrap_err().to_string();
@@ -267,4 +270,25 @@ fn the_listener_hears_each_start_and_each_end_once_by_key() {
         (true, "a".to_string(), again.key),
     ];
     assert_eq!(heard, expected);
+
+#[test]
+fn only_the_agent_tools_id_form_is_reserved() {
+    let rows = [
+        ("agent-1", true),
+        ("agent-0042", true),
+        ("agent-", false),
+        ("agent-1a", false),
+        ("agent-x", false),
+        ("Agent-1", false),
+        ("my-agent-1", false),
+        ("agent", false),
+    ];
+    for (id, reserved) in rows {
+        assert_eq!(is_agent_tool_id(id), reserved, "{id}");
+    }
+    // The Agent tool itself (a decided start) may use its form.
+    let t = table(json!({}), json!({}));
+    let mut r = req("agent-3", "x", None);
+    r.decided = true;
+    t.start(r, None).unwrap();
 }
