@@ -89,16 +89,13 @@ pub async fn explain_as(
         }))
     };
     let scope = match scope {
-        None if tool.starts_with("mcp__") => {
-            return explain_mcp(config, &cwd, &policy, tool, input);
-        }
-        Some(_) if tool.starts_with("mcp__") => {
-            return refused("explain --agent-type does not decide MCP tools yet: explain starts no MCP server, and without it a scope's narrowing of the server's tools is not known".into());
-        }
         None => None,
         Some(Err(why)) => return refused(why),
         Some(Ok(scope)) => Some(scope),
     };
+    if tool.starts_with("mcp__") {
+        return explain_mcp(config, &cwd, &policy, scope.as_deref(), tool, input);
+    }
     let mut session = Session::new(cwd, std::env::temp_dir());
     session.guard = policy.clone();
     let call = crate::call::ToolCall::new("explain", tool, input);
@@ -135,13 +132,16 @@ pub async fn explain_as(
     })
 }
 
-/// `explain` for an MCP tool. MCP servers are not started (explain runs nothing), so the tool
-/// is known by its server's configuration, and its input is not checked against the server's
-/// schema here; the permission decision does not depend on the input.
+/// `explain` for an MCP tool, in `scope` when one is given. MCP servers are not started
+/// (explain runs nothing), so the tool is known by its server's configuration, and its input is
+/// not checked against the server's schema here; the permission decision does not depend on the
+/// input. A scope's tools name MCP tools by name (`mcp__server` or the tool's own), so whether
+/// the scope has the tool needs no server either.
 fn explain_mcp(
     config: &Config,
     cwd: &Path,
     policy: &Policy,
+    scope: Option<&crate::scope::Scope>,
     tool: &str,
     input: serde_json::Value,
 ) -> Result<Explained, StartError> {
@@ -196,13 +196,18 @@ fn explain_mcp(
             content: "The input must be a JSON object.".into(),
         }));
     };
-    let decision = policy.decide(&crate::permission::DecisionRequest {
-        tool,
-        access: crate::tool::Access::default(),
-        input: &input,
-        mode: policy.starting_mode(),
-        hook: None,
-    });
+    let access = crate::tool::Access::default();
+    let decision = match scope {
+        Some(scope) if !scope.may_use(tool) => return unavailable(scope.unavailable(tool)),
+        Some(scope) => scope.chain.decide(tool, access, &input, None),
+        None => policy.decide(&crate::permission::DecisionRequest {
+            tool,
+            access,
+            input: &input,
+            mode: policy.starting_mode(),
+            hook: None,
+        }),
+    };
     Ok(Explained::Decision {
         tool: tool.to_string(),
         input,

@@ -1,0 +1,119 @@
+//! `toolrt explain --agent-type T` decides a call as an agent of type T would have it decided
+//! (nested types outermost first), for built-in and MCP tools alike: the scope's tools, the
+//! chain's decision and the level that decided. MCP servers are not started.
+
+mod support;
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use serde_json::json;
+use support::*;
+
+/// Runs `toolrt <args>` in `cwd` and returns (exit code, stdout and stderr).
+fn run(args: &[&str], cwd: &Path, home: &Path) -> (Option<i32>, String) {
+    let out = Command::new(bin())
+        .args(args)
+        .current_dir(cwd)
+        .env("HOME", home)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let mut text = String::from_utf8_lossy(&out.stdout).into_owned();
+    text.push_str(&String::from_utf8_lossy(&out.stderr));
+    (out.status.code(), text)
+}
+
+#[test]
+fn built_in_and_mcp_calls_are_decided_in_the_agents_scope() {
+    let sb = Sandbox::new();
+    let marker = sb.dir.path().join("started");
+    let mcp = mcp::config_file(
+        &sb,
+        json!({"srv": {"command": "sh", "args": ["-c", format!("touch '{}'", marker.display())]}}),
+    );
+    let settings = sb.settings_file(&json!({
+        "permissions": {"allow": ["mcp__srv__get", "mcp__srv__put", "Bash(echo *)"]},
+        "agents": {
+            "reader": {"tools": ["Read", "Bash", "mcp__srv"]},
+            "plain": {"tools": ["Read"]},
+            "strict": {"permissions": {"deny": ["mcp__srv__put"], "allow": ["mcp__srv__get", "mcp__srv__list"]}}
+        }
+    }));
+    let base = [
+        "explain",
+        "--mcp-config",
+        mcp.to_str().unwrap(),
+        "--settings",
+        &settings,
+    ];
+    // (agent types, tool, exit status, what the output says)
+    let rows: [(&[&str], &str, i32, &[&str]); 8] = [
+        (
+            &["reader"],
+            "mcp__srv__get",
+            0,
+            &["decision: allow", "agent types: reader"],
+        ),
+        (&["reader"], "Bash", 0, &["decision: allow"]),
+        (
+            &["plain"],
+            "mcp__srv__get",
+            2,
+            &[
+                "unavailable: No such tool available to agent",
+                "type \"plain\"",
+                "Read",
+            ],
+        ),
+        (
+            &["strict"],
+            "mcp__srv__put",
+            1,
+            &["decision: deny", "level: agent type \"strict\""],
+        ),
+        (&["strict"], "mcp__srv__get", 0, &["decision: allow"]),
+        // The type allows it, the session does not: it asks, decided at the session's rules.
+        (
+            &["strict"],
+            "mcp__srv__list",
+            3,
+            &["decision: ask", "level: the session's rules"],
+        ),
+        // Nested: reader's tools and strict's rules both hold.
+        (
+            &["reader", "strict"],
+            "mcp__srv__put",
+            1,
+            &["decision: deny", "agent types: reader > strict"],
+        ),
+        (&["plain", "strict"], "mcp__srv__get", 2, &["unavailable"]),
+    ];
+    for (types, tool, code, needles) in rows {
+        let mut args: Vec<&str> = base.to_vec();
+        for t in types {
+            args.extend(["--agent-type", t]);
+        }
+        let input = if tool == "Bash" {
+            r#"{"command": "echo hi"}"#
+        } else {
+            "{}"
+        };
+        args.extend([tool, input]);
+        let (status, out) = run(&args, &sb.cwd, sb.dir.path());
+        assert_eq!(status, Some(code), "{types:?} {tool}: {out}");
+        for needle in needles {
+            assert!(
+                out.contains(needle),
+                "{types:?} {tool}: no {needle:?} in {out}"
+            );
+        }
+    }
+    // An unknown server is unknown in a scope too.
+    let mut args = base.to_vec();
+    args.extend(["--agent-type", "reader", "mcp__other__get", "{}"]);
+    let (status, out) = run(&args, &sb.cwd, sb.dir.path());
+    assert_eq!(status, Some(2), "{out}");
+    assert!(out.contains("No MCP server named \"other\""), "{out}");
+    assert!(!marker.exists(), "explain started a server");
+}
