@@ -455,3 +455,41 @@ fn the_docs_cite_only_the_repositorys_own_files() {
         }
     }
 }
+
+/// The README's Python examples run from the repository's root, with the client from
+/// `clients/python/src` (standard library only, so no venv is needed) and the binary under
+/// test, and print what their `# prints:` comment says.
+#[test]
+fn readme_python_examples_print_what_they_say() {
+    let home = tempfile::tempdir().unwrap();
+    let mut checked = 0;
+    for block in blocks("README.md").into_iter().filter(|b| b.lang == "python") {
+        let code = block.lines.join("\n") + "\n";
+        let expected: Vec<&str> = block
+            .lines
+            .iter()
+            .filter_map(|l| l.split_once("# prints: ").map(|(_, out)| out))
+            .collect();
+        assert!(!expected.is_empty(), "{}: no `# prints:` comment", block.at);
+        let out = Command::new("python3")
+            .arg("-c")
+            .arg(&code)
+            .current_dir(repo())
+            .env("PYTHONPATH", repo().join("clients/python/src"))
+            .env("TOOLRT_BIN", bin())
+            .env("HOME", home.path())
+            .env_remove("TOOLRT_LOG")
+            .output()
+            .expect("python3 is on PATH (the MCP tests need it too)");
+        assert!(
+            out.status.success(),
+            "{}: {}",
+            block.at,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let got = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(got.lines().collect::<Vec<_>>(), expected, "{}", block.at);
+        checked += 1;
+    }
+    assert!(checked >= 1, "README.md has a Python example");
+}
