@@ -463,7 +463,10 @@ fn the_docs_cite_only_the_repositorys_own_files() {
 fn readme_python_examples_print_what_they_say() {
     let home = tempfile::tempdir().unwrap();
     let mut checked = 0;
-    for block in blocks("README.md").into_iter().filter(|b| b.lang == "python") {
+    for block in blocks("README.md")
+        .into_iter()
+        .filter(|b| b.lang == "python")
+    {
         let code = block.lines.join("\n") + "\n";
         let expected: Vec<&str> = block
             .lines

@@ -188,8 +188,8 @@ async def test_registered_python_tools_run_sync_async_fail_and_return_images(wor
     assert gone.outcome == "unavailable"
 
 
-@aio
-async def test_a_toolrt_that_dies_fails_every_pending_call_with_a_clear_error(work):
+def hanging_tool():
+    """A client tool that never returns, and an event set once a call of it has started."""
     started = asyncio.Event()
 
     async def hang() -> str:
@@ -197,6 +197,12 @@ async def test_a_toolrt_that_dies_fails_every_pending_call_with_a_clear_error(wo
         await asyncio.Event().wait()
         return "never"
 
+    return started, hang
+
+
+@aio
+async def test_a_toolrt_that_dies_fails_every_pending_call_with_a_clear_error(work):
+    started, hang = hanging_tool()
     s = toolrt.Session(**opts(work, allowed_tools=["Hang"]))
     await s.start()
     await s.register_tool(hang, name="Hang")
@@ -214,13 +220,7 @@ async def test_a_toolrt_that_dies_fails_every_pending_call_with_a_clear_error(wo
 
 @aio
 async def test_leaving_the_block_on_an_exception_cancels_what_is_in_flight(work):
-    started = asyncio.Event()
-
-    async def hang() -> str:
-        started.set()
-        await asyncio.Event().wait()
-        return "never"
-
+    started, hang = hanging_tool()
     with pytest.raises(ZeroDivisionError):
         async with toolrt.Session(**opts(work, allowed_tools=["Hang"])) as s:
             await s.register_tool(hang, name="Hang")

@@ -109,7 +109,7 @@ class Batch:
     async def results(self) -> List[ToolResult]:
         """Every call's result, in call order; raises the first call's error if one was
         refused or the session ended first (the other futures still resolve)."""
-        return list(await asyncio.gather(*self.futures))
+        return [await f for f in self.futures]
 
     def __await__(self) -> Generator[Any, None, List[ToolResult]]:
         return self.results().__await__()
@@ -305,7 +305,6 @@ class Session:
         wire: List[Dict[str, JSON]] = []
         for call in batch:
             fut: asyncio.Future[ToolResult] = loop.create_future()
-            fut.add_done_callback(_mark_retrieved)
             futures.append(fut)
             if call.input_error is not None:
                 fut.set_result(_input_error_result(call))
@@ -477,12 +476,28 @@ class Session:
         assert self._proc is not None and self._proc.stdout is not None
         stdout = self._proc.stdout
         failure = ""
+        parts: List[bytes] = []  # the unfinished line's chunks
+        size = 0
         try:
+            # Whole chunks, split here: one await per chunk rather than one per line.
             while True:
-                line = await stdout.readline()
-                if not line:
+                chunk = await stdout.read(1 << 16)
+                if not chunk:
                     break
-                self._dispatch(json.loads(line))
+                if b"\n" not in chunk:
+                    parts.append(chunk)
+                    size += len(chunk)
+                    if size > _LINE_LIMIT:
+                        raise ValueError(f"a line longer than {_LINE_LIMIT} bytes")
+                    continue
+                if parts:
+                    chunk = b"".join(parts) + chunk
+                lines = chunk.split(b"\n")
+                rest = lines.pop()
+                parts, size = ([rest], len(rest)) if rest else ([], 0)
+                for line in lines:
+                    if line.strip():
+                        self._dispatch(json.loads(line))
         except Exception as e:  # a line over the limit, not JSON: the stream is not the protocol
             failure = f"the client could not read toolrt's output ({type(e).__name__}: {e})"
             self._proc.kill()
@@ -506,7 +521,7 @@ class Session:
         pending, self._pending = self._pending, {}
         for fut in pending.values():
             if not fut.done():
-                fut.set_exception(closed)
+                _fail(fut, closed)
         if self._register_waiter is not None and not self._register_waiter.done():
             self._register_waiter.set_exception(closed)
         for stream in list(self._streams):
@@ -581,7 +596,7 @@ class Session:
             self._names.pop(call_id, None)
             self._forget(call_id)
             if fut is not None and not fut.done():
-                fut.set_exception(error)
+                _fail(fut, error)
 
     def _spawn(self, coro: Awaitable[None]) -> None:
         task = asyncio.ensure_future(coro)
@@ -644,10 +659,10 @@ class Session:
         self._send_quiet(answer)
 
 
-def _mark_retrieved(fut: "asyncio.Future[Any]") -> None:
+def _fail(fut: "asyncio.Future[Any]", error: BaseException) -> None:
+    fut.set_exception(error)
     # A refused call nobody awaits should not log "exception was never retrieved".
-    if not fut.cancelled():
-        fut.exception()
+    fut.exception()
 
 
 def _input_error_result(call: Call) -> ToolResult:
