@@ -270,6 +270,7 @@ fn the_listener_hears_each_start_and_each_end_once_by_key() {
         (true, "a".to_string(), again.key),
     ];
     assert_eq!(heard, expected);
+}
 
 #[test]
 fn only_the_agent_tools_id_form_is_reserved() {
