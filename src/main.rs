@@ -140,7 +140,7 @@ fn main() -> ExitCode {
 /// The config of a command that runs no session (`explain`, `tools`: asks are denied) and a
 /// runtime for its async work; Err is the exit code, its reason already on stderr.
 fn config_and_runtime(
-    args: toolrt::cli::RuntimeArgs,
+    args: cli::RuntimeArgs,
 ) -> Result<(toolrt::Config, tokio::runtime::Runtime), ExitCode> {
     let config = args.into_config(AskPolicy::Deny).map_err(|e| {
         eprintln!("toolrt: {e}");
@@ -158,7 +158,7 @@ fn config_and_runtime(
 
 /// `toolrt tools`: the effective registry as one API's tool-definition list on stdout; tools
 /// listed non-strict or left out are named on stderr, with why.
-fn tools(format: toolrt::formats::Format, args: toolrt::cli::RuntimeArgs) -> ExitCode {
+fn tools(format: toolrt::formats::Format, args: cli::RuntimeArgs) -> ExitCode {
     // MCP servers are started to list their tools: they need a runtime.
     let (config, runtime) = match config_and_runtime(args) {
         Ok(both) => both,
