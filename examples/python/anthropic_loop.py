@@ -26,41 +26,8 @@ import toolrt
 MODEL = os.environ.get("ANTHROPIC_MODEL", "claude-sonnet-4-5")
 MAX_TURNS = 20
 
-# The tools offered to the model, in the Messages API's shape (toolrt's own input schemas, cut
-# to the fields this example needs).
-TOOLS = [
-    {
-        "name": "Read",
-        "description": "Read a text file; lines are numbered.",
-        "input_schema": {
-            "type": "object",
-            "properties": {
-                "file_path": {"type": "string"},
-                "offset": {"type": "integer", "description": "1-based first line"},
-                "limit": {"type": "integer", "description": "how many lines"},
-            },
-            "required": ["file_path"],
-        },
-    },
-    {
-        "name": "Glob",
-        "description": "List files matching a glob pattern, newest first.",
-        "input_schema": {
-            "type": "object",
-            "properties": {"pattern": {"type": "string"}, "path": {"type": "string"}},
-            "required": ["pattern"],
-        },
-    },
-    {
-        "name": "Bash",
-        "description": "Run a shell command (read-only ones run at once, others need approval).",
-        "input_schema": {
-            "type": "object",
-            "properties": {"command": {"type": "string"}},
-            "required": ["command"],
-        },
-    },
-]
+# The tools offered to the model: toolrt's own definitions (`toolrt tools --format anthropic`).
+TOOLS = ["Read", "Glob", "Bash"]
 
 
 async def ask(request: toolrt.PermissionRequest) -> toolrt.PermissionDecision:
@@ -77,10 +44,11 @@ async def ask(request: toolrt.PermissionRequest) -> toolrt.PermissionDecision:
 async def main(prompt: str) -> int:
     client = anthropic.AsyncAnthropic()  # ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL
     messages: list = [{"role": "user", "content": prompt}]
-    async with toolrt.Session(allowed_tools=["Read", "Glob"], permission=ask) as session:
+    definitions = toolrt.tool_definitions("anthropic", tools=TOOLS)
+    async with toolrt.Session(tools=TOOLS, allowed_tools=["Read", "Glob"], permission=ask) as session:
         for _ in range(MAX_TURNS):
             response = await client.messages.create(
-                model=MODEL, max_tokens=4096, tools=TOOLS, messages=messages
+                model=MODEL, max_tokens=4096, tools=definitions, messages=messages
             )
             messages.append({"role": "assistant", "content": response.content})
             calls = toolrt.from_anthropic(response)

@@ -26,28 +26,9 @@ import toolrt
 MODEL = os.environ.get("OPENAI_MODEL", "gpt-4.1")
 MAX_TURNS = 20
 
-# name, description, parameters: the tools offered to the model.
-FUNCTIONS = [
-    (
-        "Read",
-        "Read a text file; lines are numbered.",
-        {
-            "type": "object",
-            "properties": {"file_path": {"type": "string"}, "limit": {"type": "integer"}},
-            "required": ["file_path"],
-        },
-    ),
-    (
-        "Glob",
-        "List files matching a glob pattern, newest first.",
-        {"type": "object", "properties": {"pattern": {"type": "string"}}, "required": ["pattern"]},
-    ),
-    (
-        "Bash",
-        "Run a shell command (read-only ones run at once, others need approval).",
-        {"type": "object", "properties": {"command": {"type": "string"}}, "required": ["command"]},
-    ),
-]
+# The tools offered to the model: toolrt's own definitions (`toolrt tools --format openai-chat`
+# or `openai-responses`: strict schemas, optional fields nullable; the adapters drop the nulls).
+TOOLS = ["Read", "Glob", "Bash"]
 
 
 def report(calls: list, results: list) -> None:
@@ -56,7 +37,7 @@ def report(calls: list, results: list) -> None:
 
 
 def chat_loop(client: openai.OpenAI, session: toolrt.SyncSession, prompt: str) -> int:
-    tools = [{"type": "function", "function": {"name": n, "description": d, "parameters": p}} for n, d, p in FUNCTIONS]
+    tools = toolrt.tool_definitions("openai-chat", tools=TOOLS)
     messages: list = [{"role": "user", "content": prompt}]
     for _ in range(MAX_TURNS):
         completion = client.chat.completions.create(model=MODEL, messages=messages, tools=tools)
@@ -73,7 +54,7 @@ def chat_loop(client: openai.OpenAI, session: toolrt.SyncSession, prompt: str) -
 
 
 def responses_loop(client: openai.OpenAI, session: toolrt.SyncSession, prompt: str) -> int:
-    tools = [{"type": "function", "name": n, "description": d, "parameters": p, "strict": False} for n, d, p in FUNCTIONS]
+    tools = toolrt.tool_definitions("openai-responses", tools=TOOLS)
     items: list = [{"role": "user", "content": prompt}]
     for _ in range(MAX_TURNS):
         response = client.responses.create(model=MODEL, input=items, tools=tools)
@@ -92,7 +73,7 @@ def main(argv: list) -> int:
     use_responses = "--responses" in argv
     prompt = " ".join(a for a in argv if a != "--responses") or "What does this repository do?"
     client = openai.OpenAI()  # OPENAI_API_KEY, OPENAI_BASE_URL
-    with toolrt.SyncSession(allowed_tools=["Read", "Glob"]) as session:
+    with toolrt.SyncSession(tools=TOOLS, allowed_tools=["Read", "Glob"]) as session:
         status = (responses_loop if use_responses else chat_loop)(client, session, prompt)
     if status:
         print(f"stopped after {MAX_TURNS} turns", file=sys.stderr)

@@ -118,7 +118,9 @@ def test_anthropic_loop_sends_toolrts_results_back_in_order(workspace):
     assert "[toolu_c] Bash" in log and "-> denied" in log
     assert (workspace / "todo.txt").exists()
     assert path1 == path2 == "/v1/messages"
-    assert [t["name"] for t in first["tools"]] == ["Read", "Glob", "Bash"]
+    # toolrt's own definitions, in a request the SDK built and sent.
+    assert sorted(t["name"] for t in first["tools"]) == ["Bash", "Glob", "Read"]
+    assert all(t["input_schema"]["type"] == "object" for t in first["tools"])
     assistant, reply = second["messages"][1:]
     assert assistant["role"] == "assistant" and [b["type"] for b in assistant["content"]][0] == "text"
     assert reply["role"] == "user"
@@ -167,7 +169,7 @@ def test_openai_chat_loop_sends_tool_messages_keyed_by_call_id(workspace):
     env = {"OPENAI_BASE_URL": stub.url + "/v1", "OPENAI_API_KEY": "test"}
     (path1, first), (_, second), _ = converse(stub, "openai_loop.py", workspace, env, "Ship it.", "what now?")
     assert path1 == "/v1/chat/completions"
-    assert first["tools"][0]["function"]["name"] == "Read"
+    assert sorted(t["function"]["name"] for t in first["tools"]) == ["Bash", "Glob", "Read"]
     assistant, *tool_messages = second["messages"][1:]
     assert [c["id"] for c in assistant["tool_calls"]] == ["call_1", "call_2", "call_3", "call_4"]
     assert [m["role"] for m in tool_messages] == ["tool"] * 4
@@ -182,7 +184,7 @@ def test_openai_chat_loop_sends_tool_messages_keyed_by_call_id(workspace):
 
 def test_openai_responses_loop_sends_function_call_outputs_keyed_by_call_id(workspace):
     function_calls = [
-        {"type": "function_call", "id": "fc_1", "call_id": "call_x", "name": "Glob", "arguments": '{"pattern": "n*"}', "status": "completed"},
+        {"type": "function_call", "id": "fc_1", "call_id": "call_x", "name": "Glob", "arguments": '{"pattern": "n*", "path": null}', "status": "completed"},
         {"type": "function_call", "id": "fc_2", "call_id": "call_y", "name": "Nope", "arguments": "{}", "status": "completed"},
     ]
 
@@ -211,7 +213,7 @@ def test_openai_responses_loop_sends_function_call_outputs_keyed_by_call_id(work
     args = ("--responses", "find notes")
     (path1, first), (_, second), _ = converse(stub, "openai_loop.py", workspace, env, "Found notes.", *args)
     assert path1 == "/v1/responses"
-    assert first["tools"][0]["name"] == "Read"
+    assert sorted(t["name"] for t in first["tools"]) == ["Bash", "Glob", "Read"]
     items = second["input"]
     assert [i.get("call_id") for i in items if i.get("type") == "function_call"] == ["call_x", "call_y"]
     outputs = [i for i in items if i.get("type") == "function_call_output"]

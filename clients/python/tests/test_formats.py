@@ -6,8 +6,10 @@ import anthropic.types
 import openai.types.chat
 import openai.types.responses
 
+import pytest
+
 import toolrt
-from conftest import aio, opts
+from conftest import BIN, aio, opts
 
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
 
@@ -189,3 +191,28 @@ def test_adapters_take_toolrt_result_lines_as_dicts():
     assert toolrt.to_openai_chat([line]) == [{"role": "tool", "tool_call_id": "t1", "content": "hi"}]
     assert toolrt.to_openai_responses([line]) == [{"type": "function_call_output", "call_id": "t1", "output": "hi"}]
     assert toolrt.from_anthropic({"role": "assistant", "content": "just text"}) == []
+
+
+def test_openai_nulls_are_fields_not_given():
+    # What a model sends under the strict schemas `toolrt tools --format openai-chat` writes.
+    [call] = toolrt.from_openai_chat(
+        {"tool_calls": [{"id": "c", "type": "function", "function": {"name": "Glob", "arguments": '{"pattern": "*.rs", "path": null}'}}]}
+    )
+    assert call.input == {"pattern": "*.rs"}
+    [call] = toolrt.from_openai_responses(
+        [{"type": "function_call", "call_id": "r", "name": "Edit", "arguments": '{"edits": [{"a": 1, "b": null}], "c": null}'}]
+    )
+    assert call.input == {"edits": [{"a": 1}]}
+
+
+def test_tool_definitions_are_each_apis_shape():
+    tools = ["Read", "Glob", "Bash"]
+    anthropic_defs = toolrt.tool_definitions("anthropic", binary=BIN, tools=tools)
+    assert sorted(d["name"] for d in anthropic_defs) == sorted(tools)
+    assert all(d["input_schema"]["type"] == "object" and d["description"] for d in anthropic_defs)
+    chat = toolrt.tool_definitions("openai-chat", binary=BIN, tools=tools)
+    assert all(d["type"] == "function" and d["function"]["parameters"]["type"] == "object" for d in chat)
+    responses = toolrt.tool_definitions("openai-responses", binary=BIN, tools=tools)
+    assert sorted(d["name"] for d in responses) == sorted(tools)
+    with pytest.raises(toolrt.ToolrtError, match="Nope"):
+        toolrt.tool_definitions("anthropic", binary=BIN, tools=["Nope"])

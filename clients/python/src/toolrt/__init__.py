@@ -8,7 +8,7 @@ calls into `Call`s and `ToolResult`s back into what the API expects next.
 
 __version__ = "0.1.0"
 
-from ._binary import find_binary
+from ._binary import find_binary, tool_definitions
 from ._types import (
     BinaryNotFound,
     Call,
@@ -53,6 +53,7 @@ __all__ = [
     "ToolResult",
     "ToolrtError",
     "find_binary",
+    "tool_definitions",
     "from_anthropic",
     "from_openai_chat",
     "from_openai_responses",

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
+import subprocess
 from pathlib import Path
-from typing import List, Optional, Sequence, Union
+from typing import Any, Dict, List, Optional, Sequence, Union
 
-from ._types import BinaryNotFound
+from ._types import BinaryNotFound, ToolrtError
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -103,3 +105,18 @@ def serve_args(
     if strict_mcp_config:
         args.append("--strict-mcp-config")
     return args
+
+
+def tool_definitions(
+    format: str = "anthropic", *, binary: Optional[PathLike] = None, **options: Any
+) -> List[Dict[str, Any]]:
+    """The tools a session with these options would have, as the model API's tool-definition
+    list: `format` is `anthropic`, `openai-chat`, `openai-responses` or `native`; `options` are
+    `Session`'s (`tools=`, `settings=`, `disallowed_tools=`, `mcp_config=`, …). Runs `toolrt
+    tools --format FORMAT`; raises `ToolrtError` with toolrt's stderr if it fails."""
+    args = [find_binary(binary), "tools", "--format", format, *serve_args(**options)]
+    done = subprocess.run(args, stdin=subprocess.DEVNULL, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise ToolrtError(done.stderr.strip() or f"toolrt tools exited with status {done.returncode}")
+    definitions: List[Dict[str, Any]] = json.loads(done.stdout)
+    return definitions

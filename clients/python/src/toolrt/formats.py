@@ -90,10 +90,21 @@ def to_anthropic(results: Iterable[ResultLike]) -> Dict[str, JSON]:
 # ----- OpenAI, both APIs ------------------------------------------------------------------
 
 
+def _without_nulls(value: Any) -> Any:
+    """Drops `null` properties at every depth: with OpenAI's strict schemas (every property
+    required, optional ones nullable, as `toolrt tools --format openai-*` writes them) the model
+    sends `null` for a field it does not give, which toolrt's schema would refuse."""
+    if isinstance(value, dict):
+        return {k: _without_nulls(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_without_nulls(v) for v in value]
+    return value
+
+
 def _arguments(name: str, call_id: str, arguments: Any) -> Call:
     """A function call whose `arguments` is a JSON string: read it, or say why not."""
     if isinstance(arguments, Mapping):
-        return Call(name, dict(arguments), call_id)
+        return Call(name, _without_nulls(dict(arguments)), call_id)
     if arguments is None or (isinstance(arguments, str) and not arguments.strip()):
         return Call(name, {}, call_id)
     try:
@@ -105,7 +116,7 @@ def _arguments(name: str, call_id: str, arguments: Any) -> Call:
         return Call(
             name, {}, call_id, input_error=f"the arguments must be a JSON object, got {type(value).__name__}"
         )
-    return Call(name, value, call_id)
+    return Call(name, _without_nulls(value), call_id)
 
 
 def _text(r: ToolResult) -> str:
@@ -119,7 +130,7 @@ def from_openai_chat(message: Any) -> List[Call]:
     """The `tool_calls` of an assistant message (a `ChatCompletionMessage` or dict), of a
     `choice`, or of a whole `ChatCompletion` (its first choice), as calls, in order. A call
     whose `arguments` is not a JSON object resolves to a `schema_error` naming the call, and
-    never runs."""
+    never runs. A `null` property is left out (strict mode's "not given")."""
     message = _plain(message)
     if isinstance(message, Mapping) and "choices" in message:
         choices = message["choices"]
