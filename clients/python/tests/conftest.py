@@ -9,7 +9,9 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[3]
-BIN = Path(os.environ.get("TOOLRT_BIN") or REPO / "target" / "release" / "toolrt")
+# Cargo's target folder: $CARGO_TARGET_DIR when set (relative to the checkout), else target/.
+TARGET = REPO / os.environ.get("CARGO_TARGET_DIR", "target")
+BIN = Path(os.environ.get("TOOLRT_BIN") or TARGET / "release" / "toolrt")
 
 if not BIN.is_file():
     raise RuntimeError(f"{BIN} is missing: run `cargo build --release` first")

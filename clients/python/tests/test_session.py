@@ -9,7 +9,7 @@ import threading
 import pytest
 
 import toolrt
-from conftest import BIN, REPO, aio, opts
+from conftest import BIN, REPO, TARGET, aio, opts
 
 
 @aio
@@ -250,7 +250,7 @@ def test_the_binary_is_found_in_the_given_order(work, monkeypatch):
     monkeypatch.delenv("TOOLRT_BIN")
     monkeypatch.setenv("PATH", str(work))
     # From inside the checkout: its release binary.
-    assert toolrt.find_binary(start=REPO / "clients" / "python") == str(REPO / "target" / "release" / "toolrt")
+    assert toolrt.find_binary(start=REPO / "clients" / "python") == str(TARGET / "release" / "toolrt")
     with pytest.raises(toolrt.BinaryNotFound, match="`toolrt` on PATH"):
         toolrt.find_binary(start=work)
 

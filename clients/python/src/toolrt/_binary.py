@@ -17,7 +17,8 @@ PathLike = Union[str, "os.PathLike[str]"]
 def find_binary(binary: Optional[PathLike] = None, start: Optional[PathLike] = None) -> str:
     """The toolrt binary to run: `binary` if given, else `$TOOLRT_BIN`, else `toolrt` on `PATH`,
     else `target/release/toolrt` of the toolrt checkout holding `start` (default: the current
-    directory) or one of its parents. Raises `BinaryNotFound` naming every place it looked."""
+    directory) or one of its parents — `$CARGO_TARGET_DIR/release/toolrt` when cargo's target
+    folder is moved (relative to the checkout, as cargo reads it). Raises `BinaryNotFound` naming every place it looked."""
     looked: List[str] = []
     for given, what in ((binary, "binary="), (os.environ.get("TOOLRT_BIN"), "$TOOLRT_BIN")):
         if given:
@@ -32,7 +33,7 @@ def find_binary(binary: Optional[PathLike] = None, start: Optional[PathLike] = N
     here = Path(start or os.getcwd()).resolve()
     for folder in (here, *here.parents):
         manifest = folder / "Cargo.toml"
-        candidate = folder / "target" / "release" / "toolrt"
+        candidate = folder / os.environ.get("CARGO_TARGET_DIR", "target") / "release" / "toolrt"
         if manifest.is_file() and 'name = "toolrt"' in manifest.read_text(errors="replace"):
             if candidate.is_file() and os.access(candidate, os.X_OK):
                 return str(candidate)
