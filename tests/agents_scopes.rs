@@ -165,13 +165,42 @@ fn subagent_hooks_hear_of_starts_and_ends() {
             .unwrap_or_else(|| panic!("{event} {id}: {got:#?}"))
             .clone()
     };
+    // Exactly the reference CLI's fields (its SubagentStart input carries no permission_mode).
+    let keys = |v: &Value| {
+        let mut k: Vec<String> = v.as_object().unwrap().keys().cloned().collect();
+        k.sort();
+        k
+    };
     let s = find("SubagentStart", "a");
     assert_eq!(s["agent_type"], "tester");
     assert!(s["session_id"].is_string() && s["cwd"].is_string(), "{s}");
+    let common = [
+        "agent_id",
+        "agent_type",
+        "cwd",
+        "hook_event_name",
+        "session_id",
+        "transcript_path",
+    ];
+    assert_eq!(keys(&s), common, "{s}");
     for id in ["a", "b"] {
         let stop = find("SubagentStop", id);
         assert_eq!(stop["stop_hook_active"], false, "{stop}");
-        assert!(stop.get("agent_transcript_path").is_some(), "{stop}");
+        assert_eq!(
+            stop["agent_transcript_path"], "",
+            "a string, as the reference's type has it"
+        );
+        assert_eq!(stop["session_crons"], json!([]), "{stop}");
+        assert_eq!(stop["permission_mode"], "default", "{stop}");
+        let mut want: Vec<&str> = common.to_vec();
+        want.extend([
+            "agent_transcript_path",
+            "permission_mode",
+            "session_crons",
+            "stop_hook_active",
+        ]);
+        want.sort();
+        assert_eq!(keys(&stop), want, "{stop}");
     }
     assert_eq!(find("SubagentStop", "b")["agent_type"], "other");
 }

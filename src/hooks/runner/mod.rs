@@ -333,9 +333,14 @@ impl HookRunner {
 
     /// Runs SubagentStart or SubagentStop hooks whose matcher matches the agent's type, in the
     /// background: an agent's start or end never waits for them (nothing they answer can change
-    /// it), and they are bounded as async hooks are. The input has the reference CLI's fields:
-    /// `agent_id`, `agent_type`, and for SubagentStop `agent_transcript_path` (toolrt keeps no
-    /// transcript: null) and `stop_hook_active` (false).
+    /// it), and they are bounded as async hooks are. The input has the reference CLI's fields
+    /// (the common ones, then `agent_id`, `agent_type`): SubagentStart without
+    /// `permission_mode`, as the reference builds it; SubagentStop with `permission_mode`,
+    /// `stop_hook_active` (false), `agent_transcript_path` (a string in the reference's type:
+    /// `""`, as the reference sends when it keeps no transcript, and toolrt keeps none) and
+    /// `session_crons` (`[]`: toolrt schedules nothing). The reference's optional
+    /// `last_assistant_message` and `background_tasks` are left out: toolrt sees no model
+    /// messages, and its background tasks belong to the session, not to an agent.
     pub fn subagent_event(&self, event: HookEvent, agent: &SubagentFacts<'_>, mode: &str) {
         let selected: Vec<Selected<'_>> = self
             .shared
@@ -355,8 +360,11 @@ impl HookRunner {
         input.insert("agent_id".into(), agent.agent_id.into());
         input.insert("agent_type".into(), agent.agent_type.into());
         if event == HookEvent::SubagentStop {
-            input.insert("agent_transcript_path".into(), Value::Null);
+            input.insert("agent_transcript_path".into(), "".into());
             input.insert("stop_hook_active".into(), Value::Bool(false));
+            input.insert("session_crons".into(), Value::Array(Vec::new()));
+        } else {
+            input.remove("permission_mode");
         }
         let input = Value::Object(input);
         let mut bytes = serde_json::to_vec(&input).unwrap_or_default();
