@@ -36,14 +36,17 @@ pub struct Chain {
     levels: Box<[Level]>,
     /// Decisions of tools matched by their name only, by name: such a decision depends on
     /// nothing but the tool and the rules, so each is made once per chain (bounded).
-    by_name: RwLock<HashMap<NameKey, Decision>>,
+    /// Keyed by the name alone so a lookup borrows the call's `&str` (no allocation per call);
+    /// the slot is whether the tool needs no permission.
+    by_name: RwLock<HashMap<Box<str>, ByDefault>>,
 }
 
-/// A tool matched by name only: its name, and whether it needs no permission.
-type NameKey = (Box<str>, bool);
+/// A name's decisions: `[needs permission, allowed by default]`.
+type ByDefault = [Option<Decision>; 2];
 
-/// The most name-only decisions a chain keeps (past it, they are made per call).
-const MAX_BY_NAME: usize = 16;
+/// The most tool names a chain keeps decisions for (two each at most: past it, decisions are
+/// made per call).
+const MAX_BY_NAME: usize = 8;
 
 impl Chain {
     /// A chain of these levels, outermost first. A level deciding exactly as the one above it
@@ -94,21 +97,25 @@ impl Chain {
         // decided the same way every time: once per chain.
         let by_name = hook.is_none() && access.subject == Subject::Name;
         if by_name {
-            let key = (Box::from(tool), access.allowed_by_default);
-            if let Some(d) = self.read_by_name().get(&key) {
+            let slot = usize::from(access.allowed_by_default);
+            if let Some(Some(d)) = self.read_by_name().get(tool).map(|pair| &pair[slot]) {
                 return d.clone();
             }
             let d = self.decide_levels(tool, access, input, None);
             let mut cache = self.by_name.write().unwrap_or_else(|p| p.into_inner());
-            if cache.len() < MAX_BY_NAME {
-                cache.insert(key, d.clone());
+            if let Some(pair) = cache.get_mut(tool) {
+                pair[slot] = Some(d.clone());
+            } else if cache.len() < MAX_BY_NAME {
+                let mut pair = ByDefault::default();
+                pair[slot] = Some(d.clone());
+                cache.insert(Box::from(tool), pair);
             }
             return d;
         }
         self.decide_levels(tool, access, input, hook)
     }
 
-    fn read_by_name(&self) -> std::sync::RwLockReadGuard<'_, HashMap<NameKey, Decision>> {
+    fn read_by_name(&self) -> std::sync::RwLockReadGuard<'_, HashMap<Box<str>, ByDefault>> {
         self.by_name.read().unwrap_or_else(|p| p.into_inner())
     }
 
@@ -216,6 +223,12 @@ mod tests {
         (d.behavior, d.level.map(|l| l.to_string()))
     }
 
+    /// How many decisions the chain has kept.
+    fn cached_decisions(chain: &Chain) -> usize {
+        let cache = chain.read_by_name();
+        cache.values().flatten().filter(|d| d.is_some()).count()
+    }
+
     #[test]
     fn narrowing_rules_add_up_and_allows_need_every_level() {
         let root =
@@ -270,11 +283,11 @@ mod tests {
                 assert_eq!(cached.behavior, want, "{tool} {by_default}");
             }
         }
-        assert_eq!(chain.read_by_name().len(), 4);
+        assert_eq!(cached_decisions(&chain), 4);
         // A hook's verdict is never cached.
         let hooked = chain.decide("Other", name(false), &none, Some(HookVerdict::Allow));
         assert_eq!(hooked.behavior, Behavior::Allow);
-        assert_eq!(chain.read_by_name().len(), 4);
+        assert_eq!(cached_decisions(&chain), 4);
     }
 
     #[test]
