@@ -126,7 +126,21 @@ impl ExecSlots {
         self: &Arc<Self>,
         scope: Option<&Arc<str>>,
     ) -> impl Future<Output = ExecSlot> + Send + use<> {
-        let wait = self.take_or_queue(scope);
+        Self::wait(self.take_or_queue(scope, |key| (self.limits)(key)))
+    }
+
+    /// [`ExecSlots::acquire`] for a call whose scope's limit is already known (the supervisor
+    /// holds the call's resolved scope): nothing is looked up.
+    pub fn acquire_limited(
+        self: &Arc<Self>,
+        scope: &Arc<str>,
+        limit: Option<usize>,
+    ) -> impl Future<Output = ExecSlot> + Send + use<> {
+        Self::wait(self.take_or_queue(Some(scope), |_| limit))
+    }
+
+    /// The slot taken, or the wait for the queued one.
+    fn wait(wait: Result<ExecSlot, Queued>) -> impl Future<Output = ExecSlot> + Send + use<> {
         async move {
             match wait {
                 Ok(slot) => slot,
@@ -143,7 +157,11 @@ impl ExecSlots {
         }
     }
 
-    fn take_or_queue(self: &Arc<Self>, scope: Option<&Arc<str>>) -> Result<ExecSlot, Queued> {
+    fn take_or_queue(
+        self: &Arc<Self>,
+        scope: Option<&Arc<str>>,
+        limit: impl FnOnce(&str) -> Option<usize>,
+    ) -> Result<ExecSlot, Queued> {
         let mut st = self.lock();
         let st = &mut *st;
         let free = st.free;
@@ -152,7 +170,7 @@ impl ExecSlots {
             Some(key) => st
                 .agents
                 .entry(key.clone())
-                .or_insert_with(|| Scope::new((self.limits)(key))),
+                .or_insert_with(|| Scope::new(limit(key))),
         };
         // Nobody waits while a slot is free (every grant ends with no free slot or no scope
         // in turn), so a free slot below the scope's limit is this caller's.
@@ -369,6 +387,19 @@ mod tests {
         assert!(now(&mut a[1]).is_some(), "then a again, in arrival order");
         assert_eq!(slots.counts(Some("b")), (0, 0));
         assert_eq!(slots.counts(None), (0, 0));
+    }
+
+    #[tokio::test]
+    async fn a_limit_given_with_the_call_holds_without_a_lookup() {
+        // The lookup knows no limit; the caller's limit (its resolved scope's) is what counts.
+        let slots = ExecSlots::unlimited(4);
+        let a: Arc<str> = Arc::from("a");
+        let a1 = slots.acquire_limited(&a, Some(1)).await;
+        let mut a2 = Box::pin(slots.acquire_limited(&a, Some(1)));
+        assert!(now(&mut a2).is_none(), "a is at the limit it came with");
+        assert!(slots.acquire(key("b").as_ref()).now_or_never().is_some());
+        drop(a1);
+        assert!(now(&mut a2).is_some());
     }
 
     #[tokio::test]

@@ -33,6 +33,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
+use futures::future::Either;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
@@ -147,9 +148,14 @@ impl Call<'_> {
     /// Takes an execution slot (`--max-in-flight`, and the scope's own limit; in turn with
     /// other scopes' calls), unless the call is cancelled first.
     async fn take_slot(&mut self, p: &Pipeline) -> Result<(), Rejection> {
+        // A scoped call's limit comes from its scope, resolved at acceptance: no lookup.
+        let acquire = match &self.scope {
+            Some(s) => Either::Left(p.exec_slots.acquire_limited(&s.id, s.max_in_flight)),
+            None => Either::Right(p.exec_slots.acquire(self.agent.as_ref())),
+        };
         let slot = tokio::select! {
             biased;
-            slot = p.exec_slots.acquire(self.agent.as_ref()) => Some(slot),
+            slot = acquire => Some(slot),
             _ = self.cancel.cancelled() => None,
         };
         self.slot = Some(slot.ok_or_else(Rejection::cancelled)?);
