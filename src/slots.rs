@@ -140,20 +140,18 @@ impl ExecSlots {
     }
 
     /// The slot taken, or the wait for the queued one.
-    fn wait(wait: Result<ExecSlot, Queued>) -> impl Future<Output = ExecSlot> + Send + use<> {
-        async move {
-            match wait {
-                Ok(slot) => slot,
-                Err(mut queued) => match (&mut queued.rx).await {
-                    Ok(slot) => {
-                        queued.granted = true;
-                        slot
-                    }
-                    // The sender lives in the queue until it is granted; `give_back` never
-                    // drops it unsent, so this cannot happen while the slots exist.
-                    Err(_) => std::future::pending().await,
-                },
-            }
+    async fn wait(wait: Result<ExecSlot, Queued>) -> ExecSlot {
+        match wait {
+            Ok(slot) => slot,
+            Err(mut queued) => match (&mut queued.rx).await {
+                Ok(slot) => {
+                    queued.granted = true;
+                    slot
+                }
+                // The sender lives in the queue until it is granted; `give_back` never drops
+                // it unsent, so this cannot happen while the slots exist.
+                Err(_) => std::future::pending().await,
+            },
         }
     }
 
