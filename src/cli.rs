@@ -4,11 +4,11 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
-use toolrt::permission::Mode;
-use toolrt::registry::Selection;
-use toolrt::runtime::{Config, OutputDir};
-use toolrt::settings::Settings;
-use toolrt::supervisor::AskPolicy;
+use toolrt::AskPolicy;
+use toolrt::Mode;
+use toolrt::Selection;
+use toolrt::Settings;
+use toolrt::{Config, OutputDir};
 
 /// toolrt: executes AI agents' tool calls safely, in parallel, with one bounded result per call.
 #[derive(Debug, Parser)]
@@ -54,14 +54,14 @@ pub(crate) enum Command {
     Tools {
         /// native | anthropic | openai-chat | openai-responses.
         #[arg(long, value_name = "FORMAT", default_value = "native", value_parser = parse_format)]
-        format: toolrt::formats::Format,
+        format: toolrt::Format,
         /// Settings, tool selection and MCP flags, as for `serve`.
         #[command(flatten)]
         args: RuntimeArgs,
     },
     /// Measure dispatch latency against its floors (docs/BENCH.md explains the figures).
     Bench(BenchArgs),
-    /// Internal: the watchdog process toolrt starts for itself (see `toolrt::process::watchdog`).
+    /// Internal: the watchdog process toolrt starts for itself (see `toolrt::watchdog`).
     #[command(name = "__watchdog", hide = true)]
     Watchdog,
 }
@@ -132,7 +132,7 @@ pub(crate) struct RuntimeArgs {
     pub max_queued: u32,
     /// Accepted calls allowed to wait for admission (also bounded to 64 MiB of input); past
     /// that toolrt stops reading, or refuses calls as busy while a call waits for an answer.
-    #[arg(long = "max-parked", value_name = "N", default_value_t = toolrt::dispatch::DEFAULT_MAX_PARKED as u32)]
+    #[arg(long = "max-parked", value_name = "N", default_value_t = toolrt::DEFAULT_MAX_PARKED as u32)]
     pub max_parked: u32,
     /// Concurrency-safe calls of one batch running at once.
     #[arg(long = "max-parallel", value_name = "N", default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
@@ -175,14 +175,12 @@ fn non_empty(s: &str) -> Result<String, String> {
     }
 }
 
-fn parse_format(s: &str) -> Result<toolrt::formats::Format, String> {
-    s.parse()
-        .map_err(|e: toolrt::formats::UnknownFormat| e.to_string())
+fn parse_format(s: &str) -> Result<toolrt::Format, String> {
+    s.parse().map_err(|e: toolrt::UnknownFormat| e.to_string())
 }
 
 fn parse_mode(s: &str) -> Result<Mode, String> {
-    s.parse()
-        .map_err(|e: toolrt::permission::UnknownMode| e.to_string())
+    s.parse().map_err(|e: toolrt::UnknownMode| e.to_string())
 }
 
 impl RuntimeArgs {
@@ -214,7 +212,7 @@ impl RuntimeArgs {
         config.plugin_dirs = self.plugin_dirs;
         config.session_id = self.session_id;
         config.transcript_path = self.transcript_path;
-        config.mcp = toolrt::mcp::config::McpOptions {
+        config.mcp = toolrt::McpOptions {
             config_files: self.mcp_config,
             strict: self.strict_mcp_config,
         };

@@ -31,11 +31,11 @@ use crate::protocol::ServerMessage;
 
 /// Queued, unwritten `progress` events may hold at most this many bytes (estimated); past it a
 /// new event is refused.
-pub const PROGRESS_BUDGET: usize = 4 << 20;
+pub(crate) const PROGRESS_BUDGET: usize = 4 << 20;
 
 /// Answers of the reader itself (error lines, `rewound`) that may wait unwritten before the reader
 /// stops reading input.
-pub const READER_BACKLOG: usize = 1024;
+pub(crate) const READER_BACKLOG: usize = 1024;
 
 /// What the queue counts for one message, given back when the writer has written it (or the
 /// message is dropped).
@@ -99,25 +99,20 @@ impl Queued {
 /// one waits unwritten, a newer one replaces it instead of queueing behind it, so a client that
 /// does not read holds at most one per stream.
 #[derive(Debug, Default)]
-pub struct Latest {
+pub(crate) struct Latest {
     /// The unwritten message; Some exactly while its place is in the queue.
     pending: std::sync::Mutex<Option<ServerMessage>>,
 }
 
 /// One queued message and what it holds until written.
-pub struct Outgoing {
+pub(crate) struct Outgoing {
     msg: ServerMessage,
     _hold: Hold,
 }
 
 impl Outgoing {
-    /// The message.
-    pub fn message(&self) -> &ServerMessage {
-        &self.msg
-    }
-
     /// The message; what it held is given back now.
-    pub fn into_message(self) -> ServerMessage {
+    pub(crate) fn into_message(self) -> ServerMessage {
         self.msg
     }
 }
@@ -145,7 +140,7 @@ impl std::fmt::Debug for Hold {
 
 /// A cheap, cloneable sender of server messages.
 #[derive(Clone, Debug)]
-pub struct Emitter {
+pub(crate) struct Emitter {
     tx: mpsc::UnboundedSender<Queued>,
     shared: Arc<Shared>,
 }
@@ -169,7 +164,7 @@ impl Outbox {
 
     /// The next message with what it holds, for a writer that gives it back only once the
     /// message is written.
-    pub async fn recv_held(&mut self) -> Option<Outgoing> {
+    pub(crate) async fn recv_held(&mut self) -> Option<Outgoing> {
         loop {
             if let Some(out) = self.rx.recv().await?.resolve() {
                 return Some(out);
@@ -188,7 +183,7 @@ impl Outbox {
 
 impl Emitter {
     /// A new emitter and the outbox its messages arrive in.
-    pub fn channel() -> (Self, Outbox) {
+    pub(crate) fn channel() -> (Self, Outbox) {
         let (tx, rx) = mpsc::unbounded_channel();
         (
             Self {
@@ -208,7 +203,7 @@ impl Emitter {
     /// Sends the newest message of `latest`'s stream: it replaces the stream's message still
     /// waiting unwritten, if there is one (and takes its place in the queue), else it is
     /// queued.
-    pub fn send_latest(&self, latest: &Arc<Latest>, msg: ServerMessage) {
+    pub(crate) fn send_latest(&self, latest: &Arc<Latest>, msg: ServerMessage) {
         let mut pending = latest.pending.lock().unwrap_or_else(|e| e.into_inner());
         let queued = pending.replace(msg).is_some();
         if !queued && self.tx.send(Queued::Latest(latest.clone())).is_err() {
@@ -220,18 +215,18 @@ impl Emitter {
     /// Sends a message of an admitted call (an event, a permission request) while the call
     /// holds its admission place, or a message bounded some other way. Results go through
     /// [`Emitter::send_result`], the reader's answers through [`Emitter::send_reply`].
-    pub fn send(&self, msg: ServerMessage) {
+    pub(crate) fn send(&self, msg: ServerMessage) {
         self.push(msg, Hold::Nothing);
     }
 
     /// Sends a result carrying the call's admission place, given back once the result is written.
-    pub fn send_result(&self, msg: ServerMessage, place: Option<OwnedSemaphorePermit>) {
+    pub(crate) fn send_result(&self, msg: ServerMessage, place: Option<OwnedSemaphorePermit>) {
         self.shared.results.fetch_add(1, Ordering::Relaxed);
         self.send_with_place(msg, place);
     }
 
     /// Sends a message carrying an admission place (a batch's `batch_end`).
-    pub fn send_with_place(&self, msg: ServerMessage, place: Option<OwnedSemaphorePermit>) {
+    pub(crate) fn send_with_place(&self, msg: ServerMessage, place: Option<OwnedSemaphorePermit>) {
         let hold = match place {
             Some(p) => Hold::Place(p),
             None => Hold::Nothing,
@@ -241,7 +236,7 @@ impl Emitter {
 
     /// Sends an answer of the reader's own (an error line, `rewound`). It counts toward the
     /// reader's backlog until written.
-    pub fn send_reply(&self, mut msg: ServerMessage) {
+    pub(crate) fn send_reply(&self, mut msg: ServerMessage) {
         if let ServerMessage::Error {
             line: line @ None, ..
         } = &mut msg
@@ -258,17 +253,17 @@ impl Emitter {
     /// Names the input line the reader is now handling: an error line sent as its answer
     /// without a line number gets this one. The dispatcher's errors (a duplicate id, a cancel of
     /// an unknown id, a rewind that cannot be done) are caused by that line but do not know it.
-    pub fn set_reply_line(&self, line: u64) {
+    pub(crate) fn set_reply_line(&self, line: u64) {
         self.shared.reply_line.store(line, Ordering::Relaxed);
     }
 
     /// Whether the reader should stop reading until answers it already gave are written.
-    pub fn reader_backlog_full(&self) -> bool {
+    pub(crate) fn reader_backlog_full(&self) -> bool {
         self.shared.reader_backlog.load(Ordering::Acquire) >= READER_BACKLOG
     }
 
     /// Waits until the reader's backlog is below [`READER_BACKLOG`].
-    pub async fn reader_room(&self) {
+    pub(crate) async fn reader_room(&self) {
         loop {
             let notified = self.shared.reader_room.notified();
             tokio::pin!(notified);
@@ -281,13 +276,13 @@ impl Emitter {
     }
 
     /// Whether a progress event of about `bytes` would be queued now.
-    pub fn progress_room(&self, bytes: usize) -> bool {
+    pub(crate) fn progress_room(&self, bytes: usize) -> bool {
         self.shared.progress_bytes.load(Ordering::Relaxed) + bytes <= PROGRESS_BUDGET
     }
 
     /// Sends a progress event of about `bytes` if the progress budget has room; false if it was
     /// refused (the client is reading slowly).
-    pub fn send_progress(&self, msg: ServerMessage, bytes: usize) -> bool {
+    pub(crate) fn send_progress(&self, msg: ServerMessage, bytes: usize) -> bool {
         let before = self
             .shared
             .progress_bytes
@@ -303,7 +298,7 @@ impl Emitter {
     }
 
     /// How many results have been sent so far.
-    pub fn results_sent(&self) -> u64 {
+    pub(crate) fn results_sent(&self) -> u64 {
         self.shared.results.load(Ordering::Relaxed)
     }
 }
@@ -347,7 +342,7 @@ fn approx_size(value: &Value) -> usize {
 /// `close` fires (then what is already queued is written, and no more). What a message holds is
 /// given back once its line is in the write buffer. Flushes whenever the queue runs dry, so a
 /// lone result is not held back in a buffer.
-pub async fn write_all<W: AsyncWrite + Unpin>(
+pub(crate) async fn write_all<W: AsyncWrite + Unpin>(
     mut outbox: Outbox,
     out: W,
     mut close: tokio::sync::oneshot::Receiver<()>,

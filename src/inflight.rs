@@ -66,7 +66,7 @@ pub(crate) struct BatchEntry {
 
 /// The calls and batches in flight, by id.
 #[derive(Default)]
-pub struct InFlight {
+pub(crate) struct InFlight {
     pub(crate) calls: DashMap<Arc<str>, Arc<CallEntry>>,
     pub(crate) batches: DashMap<String, BatchEntry>,
     seq: AtomicU64,
@@ -84,7 +84,7 @@ impl InFlight {
 }
 
 /// The one-shot right to answer a call.
-pub struct ResultSlot {
+pub(crate) struct ResultSlot {
     id: Arc<str>,
     /// Which call of those that used this id (the registry frees the id only for this one).
     seq: u64,
@@ -121,17 +121,17 @@ impl ResultSlot {
     }
 
     /// The call id.
-    pub fn id(&self) -> &Arc<str> {
+    pub(crate) fn id(&self) -> &Arc<str> {
         &self.id
     }
 
     /// When the call was admitted.
-    pub fn started(&self) -> Instant {
+    pub(crate) fn started(&self) -> Instant {
         self.started
     }
 
     /// Milliseconds since admission.
-    pub fn elapsed_ms(&self) -> u64 {
+    pub(crate) fn elapsed_ms(&self) -> u64 {
         self.started.elapsed().as_millis() as u64
     }
 
@@ -150,7 +150,7 @@ impl ResultSlot {
 
     /// Emits the result; `tool_use_id` (when empty), `is_error`, `duration_ms` and `agent_id`
     /// are filled in here, so a result always answers the slot's call.
-    pub fn emit(mut self, mut result: ToolResult) {
+    pub(crate) fn emit(mut self, mut result: ToolResult) {
         if result.tool_use_id.as_str() != &*self.id {
             result.tool_use_id = self.id.to_string();
         }
@@ -160,7 +160,7 @@ impl ResultSlot {
     }
 
     /// Emits a result with this outcome and content.
-    pub fn answer(self, outcome: Outcome, content: impl Into<String>) {
+    pub(crate) fn answer(self, outcome: Outcome, content: impl Into<String>) {
         let result = ToolResult::new(String::new(), outcome, content);
         self.emit(result)
     }

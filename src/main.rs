@@ -8,10 +8,10 @@ use clap::Parser;
 use cli::{Cli, Command};
 use tokio::io::BufReader;
 
-use toolrt::permission::Behavior;
-use toolrt::runtime::Explained;
-use toolrt::server::{SignalState, serve, watch_signals};
-use toolrt::supervisor::AskPolicy;
+use toolrt::AskPolicy;
+use toolrt::Behavior;
+use toolrt::Explained;
+use toolrt::{SignalState, serve, watch_signals};
 
 // Every call allocates a little (messages, futures, ids); mimalloc makes that cheap.
 #[global_allocator]
@@ -34,7 +34,7 @@ fn main() -> ExitCode {
         .init();
     let cli = Cli::parse();
     if let Command::Watchdog = cli.command {
-        return ExitCode::from(toolrt::process::watchdog::run() as u8);
+        return ExitCode::from(toolrt::watchdog::run() as u8);
     }
     if let Command::Explain {
         tool,
@@ -52,17 +52,17 @@ fn main() -> ExitCode {
         .ok()
         .filter(|p| p.exists())
         .unwrap_or_else(|| "/proc/self/exe".into());
-    if let Err(err) = toolrt::process::watchdog::start(&program) {
+    if let Err(err) = toolrt::watchdog::start(&program) {
         tracing::warn!(%err, "could not start the watchdog: if toolrt is killed, processes it started keep running");
     }
     if let Command::Tools { format, args } = cli.command {
         let code = tools(format, args);
-        toolrt::process::watchdog::stop();
+        toolrt::watchdog::stop();
         return code;
     }
     if let Command::Bench(args) = cli.command {
         let code = toolrt::bench::run(&args.into());
-        toolrt::process::watchdog::stop();
+        toolrt::watchdog::stop();
         return code;
     }
     // One thread drives the whole pipeline: every hop between actors is then a local wake-up,
@@ -133,7 +133,7 @@ fn main() -> ExitCode {
     // A read of stdin may still be parked on a blocking thread (shutdown came as a message, not
     // EOF); do not wait for it.
     runtime.shutdown_background();
-    toolrt::process::watchdog::stop();
+    toolrt::watchdog::stop();
     code
 }
 
@@ -158,13 +158,13 @@ fn config_and_runtime(
 
 /// `toolrt tools`: the effective registry as one API's tool-definition list on stdout; tools
 /// listed non-strict or left out are named on stderr, with why.
-fn tools(format: toolrt::formats::Format, args: cli::RuntimeArgs) -> ExitCode {
+fn tools(format: toolrt::Format, args: cli::RuntimeArgs) -> ExitCode {
     // MCP servers are started to list their tools: they need a runtime.
     let (config, runtime) = match config_and_runtime(args) {
         Ok(both) => both,
         Err(code) => return code,
     };
-    let defs = match runtime.block_on(toolrt::runtime::list_tools(&config)) {
+    let defs = match runtime.block_on(toolrt::list_tools(&config)) {
         Ok(defs) => defs,
         Err(e) => {
             eprintln!("toolrt: {e}");
@@ -172,7 +172,7 @@ fn tools(format: toolrt::formats::Format, args: cli::RuntimeArgs) -> ExitCode {
         }
     };
     runtime.shutdown_background();
-    let list = toolrt::formats::tool_list(format, &defs);
+    let list = toolrt::tool_list(format, &defs);
     for note in &list.non_strict {
         eprintln!(
             "toolrt: {}: listed with strict: false: {}",
@@ -208,12 +208,7 @@ fn explain(tool: &str, input: &str, agent_types: &[String], args: cli::RuntimeAr
         Ok(both) => both,
         Err(code) => return code,
     };
-    match runtime.block_on(toolrt::runtime::explain_as(
-        &config,
-        agent_types,
-        tool,
-        input,
-    )) {
+    match runtime.block_on(toolrt::explain_as(&config, agent_types, tool, input)) {
         Err(e) => {
             eprintln!("toolrt: {e}");
             ExitCode::from(2)

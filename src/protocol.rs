@@ -9,9 +9,9 @@ use serde_json::{Map, Value};
 
 use crate::call::{ToolCall, ToolResult};
 
-pub mod agents;
-pub mod client_tools;
-pub mod json;
+pub(crate) mod agents;
+pub(crate) mod client_tools;
+pub(crate) mod json;
 mod parse;
 
 pub use agents::AgentStart;
@@ -20,13 +20,13 @@ pub use parse::parse_line;
 
 /// Longest id (a call's, a batch's, a request's) and tool name a message may carry, in bytes.
 /// Ids come back in every result and event; a longer one is refused with an `error` line.
-pub const MAX_ID_BYTES: usize = 256;
+pub(crate) const MAX_ID_BYTES: usize = 256;
 
 /// Longest `message` a `permission_response` may carry, in bytes.
-pub const MAX_MESSAGE_BYTES: usize = 64 * 1024;
+pub(crate) const MAX_MESSAGE_BYTES: usize = 64 * 1024;
 
 /// The protocol version `hello` reports (docs/PROTOCOL.md): additions keep it, changes bump it.
-pub const PROTOCOL_VERSION: u32 = 1;
+pub(crate) const PROTOCOL_VERSION: u32 = 1;
 
 /// A message from the client.
 #[derive(Debug, Clone, PartialEq)]
@@ -260,7 +260,7 @@ pub enum LineError {
 /// What is wrong with an agent id, if anything: like a call id it is non-empty and at most
 /// [`MAX_ID_BYTES`] long; it also holds no control characters, since it is echoed in results
 /// and written into logs.
-pub fn agent_id_problem(id: &str) -> Option<String> {
+pub(crate) fn agent_id_problem(id: &str) -> Option<String> {
     if id.is_empty() {
         Some("must not be empty".into())
     } else if id.len() > MAX_ID_BYTES {
@@ -320,7 +320,7 @@ fn field_err(message: &'static str, field: &str, expected: String) -> LineError 
 }
 
 /// The JSON type name of a value, for error messages.
-pub fn json_type(v: &Value) -> &'static str {
+pub(crate) fn json_type(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",
         Value::Bool(_) => "boolean",
@@ -333,12 +333,12 @@ pub fn json_type(v: &Value) -> &'static str {
 }
 
 /// A file path field for messages, as a string.
-pub fn path_value(p: &std::path::Path) -> Value {
+pub(crate) fn path_value(p: &std::path::Path) -> Value {
     Value::from(p.to_string_lossy().into_owned())
 }
 
 /// Convenience for events that carry a path list.
-pub fn paths_value(paths: &[PathBuf]) -> Value {
+pub(crate) fn paths_value(paths: &[PathBuf]) -> Value {
     Value::Array(paths.iter().map(|p| path_value(p)).collect())
 }
 

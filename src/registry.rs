@@ -17,7 +17,7 @@ use serde_json::Value;
 use crate::tool::Tool;
 
 /// A tool in the effective registry, with its schema compiled once.
-pub struct ToolEntry {
+pub(crate) struct ToolEntry {
     /// The canonical name, shared: every call of the tool carries it without copying.
     pub name: Arc<str>,
     /// The tool.
@@ -136,7 +136,7 @@ pub enum RegistryError {
 
 /// How a name resolved.
 #[derive(Debug, Clone)]
-pub enum Resolution {
+pub(crate) enum Resolution {
     /// A tool of the effective registry.
     Found(Arc<ToolEntry>),
     /// Not in the effective registry; `canonical` is set when the name (or its alias) names a
@@ -148,11 +148,11 @@ pub enum Resolution {
 }
 
 /// Whether a bare-name deny rule removes a tool (asked for every tool, added ones too).
-pub type Removed = Arc<dyn Fn(&str) -> bool + Send + Sync>;
+pub(crate) type Removed = Arc<dyn Fn(&str) -> bool + Send + Sync>;
 
 /// What decides which names exist, besides the tools themselves.
 #[derive(Debug, Clone, Copy)]
-pub struct Naming<'a> {
+pub(crate) struct Naming<'a> {
     /// `--tools`.
     pub selection: &'a Selection,
     /// Aliases (settings `aliases`): alias → canonical name, one hop.
@@ -166,7 +166,7 @@ pub struct Naming<'a> {
 
 /// The effective registry: selected tools minus removed ones, with aliases. Built from the tools
 /// known at start-up; groups of tools come and go while it serves ([`Registry::set_group`]).
-pub struct Registry {
+pub(crate) struct Registry {
     current: ArcSwap<Snapshot>,
     base: Base,
     /// Every group's tools (compiled), by group; the lock also serialises writers.
@@ -183,7 +183,7 @@ struct Group {
 
 /// Whether `--tools` applies to a group's tools.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub enum Selected {
+pub(crate) enum Selected {
     /// Only the tools `--tools` selects exist (MCP servers', a library user's).
     #[default]
     BySelection,
@@ -266,7 +266,7 @@ fn compile(name: &str, tool: Arc<dyn Tool>) -> Result<Arc<ToolEntry>, RegistryEr
 impl Registry {
     /// Builds the registry from every tool known at start-up, the names around them and a
     /// predicate for tools removed by a bare-name deny rule.
-    pub fn build(
+    pub(crate) fn build(
         tools: Vec<Arc<dyn Tool>>,
         naming: Naming<'_>,
         removed: impl Fn(&str) -> bool + Send + Sync + 'static,
@@ -354,7 +354,7 @@ impl Registry {
     }
 
     /// Resolves a name as the model wrote it: a canonical name, or one alias hop. Takes no lock.
-    pub fn resolve(&self, name: &str) -> Resolution {
+    pub(crate) fn resolve(&self, name: &str) -> Resolution {
         let snapshot = self.current.load();
         if let Some(entry) = snapshot.effective.get(name) {
             return Resolution::Found(entry.clone());
@@ -376,14 +376,14 @@ impl Registry {
     }
 
     /// The names of the tools that exist now, sorted.
-    pub fn available(&self) -> Vec<String> {
+    pub(crate) fn available(&self) -> Vec<String> {
         let mut names: Vec<String> = self.current.load().effective.keys().cloned().collect();
         names.sort_unstable();
         names
     }
 
     /// Every tool that exists now, sorted by name, each with the aliases that name it (sorted).
-    pub fn listing(&self) -> Vec<(Arc<ToolEntry>, Vec<String>)> {
+    pub(crate) fn listing(&self) -> Vec<(Arc<ToolEntry>, Vec<String>)> {
         let snapshot = self.current.load();
         let mut entries: Vec<_> = snapshot
             .effective
@@ -403,7 +403,7 @@ impl Registry {
     /// removes the group. The selection and bare-name deny rules apply to every tool; a tool
     /// whose name another tool or an alias already has, or whose schema does not compile, is
     /// left out and reported. Calls in flight keep the entries they resolved.
-    pub fn set_group(&self, group: &str, tools: Vec<Arc<dyn Tool>>) -> GroupChange {
+    pub(crate) fn set_group(&self, group: &str, tools: Vec<Arc<dyn Tool>>) -> GroupChange {
         let mut groups = self.groups.lock().unwrap_or_else(|e| e.into_inner());
         let mut skipped = Vec::new();
         let entries = self.compile_group(&groups, group, tools, &mut skipped);
@@ -428,7 +428,7 @@ impl Registry {
     /// of the list) or whose schema does not compile refuses the whole list, and the reasons
     /// come back, one per refused tool, each naming it. `selected` says whether `--tools`
     /// applies; bare-name deny rules always do.
-    pub fn add_to_group(
+    pub(crate) fn add_to_group(
         &self,
         group: &str,
         tools: Vec<Arc<dyn Tool>>,
@@ -462,7 +462,7 @@ impl Registry {
     /// Removes the tools named `names` from `group`, all of them or none: a name that is not
     /// one of the group's tools refuses the whole list, and the reasons come back. Calls in
     /// flight keep the entries they resolved.
-    pub fn remove_from_group(
+    pub(crate) fn remove_from_group(
         &self,
         group: &str,
         names: &[String],

@@ -26,7 +26,7 @@ use assemble::{
     warn_unmatched_mcp_selection, working_dir,
 };
 use config::output_folder;
-pub use config::{Config, OutputDir, StartError, default_output_dir};
+pub use config::{Config, OutputDir, StartError};
 pub use explain::{Explained, explain, explain_as};
 pub use listing::list_tools;
 
@@ -43,10 +43,10 @@ const ASYNC_HOOK_GRACE: Duration = Duration::from_secs(5);
 ///
 /// use async_trait::async_trait;
 /// use serde_json::{Value, json};
-/// use toolrt::call::Input;
-/// use toolrt::protocol::{ClientMessage, ServerMessage};
-/// use toolrt::supervisor::AskPolicy;
-/// use toolrt::{Config, Outcome, Runtime, Tool, ToolCall, ToolContext, ToolOutput};
+/// use toolrt::{
+///     AskPolicy, ClientMessage, Config, Input, Outcome, OutputDir, Runtime, ServerMessage, Tool,
+///     ToolCall, ToolContext, ToolOutput,
+/// };
 ///
 /// /// Answers with its `text` field.
 /// struct Echo;
@@ -73,7 +73,7 @@ const ASYNC_HOOK_GRACE: Duration = Duration::from_secs(5);
 /// let run = async {
 ///     let mut config = Config::new(cwd).tool(Arc::new(Echo));
 ///     config.builtins = false;
-///     config.output_dir = toolrt::runtime::OutputDir::Temporary;
+///     config.output_dir = OutputDir::Temporary;
 ///     // A tool that is not built in needs a rule to run without asking.
 ///     config.allowed_tools = vec!["Echo".into()];
 ///     config.ask_policy = AskPolicy::Deny;
@@ -356,15 +356,16 @@ impl Runtime {
     /// ```
     /// use std::sync::Arc;
     /// use serde_json::json;
-    /// use toolrt::protocol::{ClientMessage, ClientToolSpec, ServerMessage};
-    /// use toolrt::supervisor::AskPolicy;
-    /// use toolrt::{Config, Outcome, Runtime, ToolCall, ToolOutput};
+    /// use toolrt::{
+    ///     AskPolicy, ClientMessage, ClientToolSpec, Config, Outcome, OutputDir, Runtime,
+    ///     ServerMessage, ToolCall, ToolOutput,
+    /// };
     ///
     /// # fn main() {
     /// # let dir = tempfile::tempdir().unwrap();
     /// let run = async {
     ///     let mut config = Config::new(dir.path().to_path_buf());
-    ///     config.output_dir = toolrt::runtime::OutputDir::Temporary;
+    ///     config.output_dir = OutputDir::Temporary;
     ///     // A client tool asks unless a rule allows it.
     ///     config.allowed_tools = vec!["Shout".into()];
     ///     config.ask_policy = AskPolicy::Deny;

@@ -12,7 +12,7 @@ use crate::protocol::{ClientMessage, ServerMessage, parse_line};
 use crate::runtime::{Config, Runtime, StartError};
 
 /// Longest input line accepted; the rest of a longer line is skipped and reported.
-pub const MAX_LINE_BYTES: usize = 64 * 1024 * 1024;
+pub(crate) const MAX_LINE_BYTES: usize = 64 * 1024 * 1024;
 
 /// What the process signals asked for. Later states include the earlier ones.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]

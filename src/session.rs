@@ -19,7 +19,7 @@ pub trait Guard: Send + Sync + std::fmt::Debug {
 
 /// A [`Guard`] that permits everything.
 #[derive(Debug, Default)]
-pub struct AllowAll;
+pub(crate) struct AllowAll;
 
 impl Guard for AllowAll {
     fn read_denied(&self, _path: &Path) -> bool {
@@ -71,7 +71,7 @@ impl Session {
 }
 
 /// The home directory: `$HOME`, else `/`.
-pub fn home_dir() -> PathBuf {
+pub(crate) fn home_dir() -> PathBuf {
     std::env::var_os("HOME")
         .filter(|h| !h.is_empty())
         .map(PathBuf::from)

@@ -106,7 +106,7 @@ pub struct Settings {
 
 /// What toolrt knows about one settings key's value.
 #[derive(Debug, Clone, Copy)]
-pub enum Known {
+pub(crate) enum Known {
     /// A value whose inside holds no settings keys (a list, a scalar, or a map of names such as
     /// `aliases`), or whose stage checks its own keys (`hooks`).
     Value,
@@ -117,7 +117,7 @@ pub enum Known {
 /// Every settings key toolrt knows, as a tree. A key missing here warns as unknown, naming the
 /// known key it most resembles (`permissions.alow` → `permissions.allow`), and is an error with
 /// `--strict-settings`. When toolrt learns a key, add it here.
-pub const KNOWN_KEYS: Known = Known::Object(&[
+pub(crate) const KNOWN_KEYS: Known = Known::Object(&[
     ("$schema", Known::Value),
     (
         "permissions",
@@ -209,7 +209,7 @@ fn unknown_keys(value: &Map<String, Value>, known: Known, prefix: &str, out: &mu
 
 /// The known key an unknown one most likely meant: the closest sibling by edit distance, else a
 /// key of that name elsewhere (`defaultMode` at the top level → `permissions.defaultMode`).
-pub fn likely_key(unknown: &str) -> Option<String> {
+pub(crate) fn likely_key(unknown: &str) -> Option<String> {
     let (prefix, name) = match unknown.rsplit_once('.') {
         Some((p, n)) => (p, n),
         None => ("", unknown),

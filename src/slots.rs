@@ -20,10 +20,10 @@ use tokio::sync::oneshot;
 
 /// How many slots a scope may hold at once: its agent's `maxInFlight`, None for no limit of
 /// its own. Asked when a scope's first call comes (and again after it has had none).
-pub type ScopeLimits = Arc<dyn Fn(&str) -> Option<usize> + Send + Sync>;
+pub(crate) type ScopeLimits = Arc<dyn Fn(&str) -> Option<usize> + Send + Sync>;
 
 /// The slots of one runtime.
-pub struct ExecSlots {
+pub(crate) struct ExecSlots {
     state: Mutex<State>,
     limits: ScopeLimits,
 }
@@ -69,14 +69,15 @@ impl Scope {
 }
 
 /// One execution slot, held until dropped.
-pub struct ExecSlot {
+pub(crate) struct ExecSlot {
     slots: Option<Arc<ExecSlots>>,
     scope: Option<Arc<str>>,
 }
 
 impl ExecSlot {
+    #[cfg(test)]
     /// The scope this slot counts against.
-    pub fn scope(&self) -> Option<&Arc<str>> {
+    pub(crate) fn scope(&self) -> Option<&Arc<str>> {
         self.scope.as_ref()
     }
 }
@@ -99,7 +100,7 @@ impl std::fmt::Debug for ExecSlot {
 
 impl ExecSlots {
     /// `total` slots (at least one), scope limits from `limits`.
-    pub fn new(total: usize, limits: ScopeLimits) -> Arc<Self> {
+    pub(crate) fn new(total: usize, limits: ScopeLimits) -> Arc<Self> {
         Arc::new(Self {
             state: Mutex::new(State {
                 free: total.max(1),
@@ -111,8 +112,9 @@ impl ExecSlots {
         })
     }
 
+    #[cfg(test)]
     /// No scope has a limit of its own.
-    pub fn unlimited(total: usize) -> Arc<Self> {
+    pub(crate) fn unlimited(total: usize) -> Arc<Self> {
         Self::new(total, Arc::new(|_| None))
     }
 
@@ -122,7 +124,7 @@ impl ExecSlots {
 
     /// A slot for a call of `scope`: at once when one is free for it, else when its turn
     /// comes. Dropping the future before then gives up its place in the queue.
-    pub fn acquire(
+    pub(crate) fn acquire(
         self: &Arc<Self>,
         scope: Option<&Arc<str>>,
     ) -> impl Future<Output = ExecSlot> + Send + use<> {
@@ -283,8 +285,9 @@ impl ExecSlots {
         forget_if_idle(&mut st, scope);
     }
 
+    #[cfg(test)]
     /// Calls running and waiting in `scope`, for tests and diagnostics.
-    pub fn counts(&self, scope: Option<&str>) -> (usize, usize) {
+    pub(crate) fn counts(&self, scope: Option<&str>) -> (usize, usize) {
         let mut st = self.lock();
         scope_mut(&mut st, scope).map_or((0, 0), |s| {
             let waiting = s.waiters.iter().filter(|w| !w.tx.is_closed()).count();
@@ -292,8 +295,9 @@ impl ExecSlots {
         })
     }
 
+    #[cfg(test)]
     /// Slots free now.
-    pub fn available(&self) -> usize {
+    pub(crate) fn available(&self) -> usize {
         self.lock().free
     }
 }

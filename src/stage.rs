@@ -15,7 +15,7 @@ use ractor::{ActorRef, Message, RpcReplyPort};
 /// A stage could not answer.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("internal error: the {stage} stage did not answer ({why})")]
-pub struct StageFault {
+pub(crate) struct StageFault {
     /// Which stage.
     pub stage: &'static str,
     /// What went wrong.

@@ -22,7 +22,7 @@ mod plot;
 mod report;
 mod scopes;
 mod stats;
-pub mod workload;
+pub(crate) mod workload;
 
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -421,7 +421,7 @@ fn decide(cwd: &std::path::Path, samples: usize) -> Result<(Dist, CaseMedians), 
 }
 
 /// Bash `true` through toolrt and spawned directly, interleaved in small blocks.
-pub struct BashFigures {
+pub(crate) struct BashFigures {
     /// Through toolrt, one in flight.
     pub toolrt_c1: Dist,
     /// Directly, one in flight.

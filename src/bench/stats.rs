@@ -2,40 +2,40 @@
 
 /// A latency distribution: the sorted samples and the figures the report prints.
 #[derive(Debug, Clone, Default)]
-pub struct Dist {
+pub(crate) struct Dist {
     /// Every sample in nanoseconds, ascending.
     pub sorted: Vec<u64>,
 }
 
 impl Dist {
     /// A distribution of these samples (nanoseconds), in any order.
-    pub fn new(mut samples: Vec<u64>) -> Self {
+    pub(crate) fn new(mut samples: Vec<u64>) -> Self {
         samples.sort_unstable();
         Self { sorted: samples }
     }
 
     /// The `p`-th percentile (0–100) in nanoseconds; 0 for no samples.
-    pub fn percentile_ns(&self, p: f64) -> u64 {
+    pub(crate) fn percentile_ns(&self, p: f64) -> u64 {
         percentile(&self.sorted, p)
     }
 
     /// The `p`-th percentile in microseconds.
-    pub fn percentile_us(&self, p: f64) -> f64 {
+    pub(crate) fn percentile_us(&self, p: f64) -> f64 {
         self.percentile_ns(p) as f64 / 1_000.0
     }
 
     /// Median in microseconds.
-    pub fn p50_us(&self) -> f64 {
+    pub(crate) fn p50_us(&self) -> f64 {
         self.percentile_us(50.0)
     }
 
     /// 99th percentile in microseconds.
-    pub fn p99_us(&self) -> f64 {
+    pub(crate) fn p99_us(&self) -> f64 {
         self.percentile_us(99.0)
     }
 
     /// Mean in microseconds; 0 for no samples.
-    pub fn mean_us(&self) -> f64 {
+    pub(crate) fn mean_us(&self) -> f64 {
         if self.sorted.is_empty() {
             return 0.0;
         }
@@ -44,12 +44,13 @@ impl Dist {
     }
 
     /// How many samples.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.sorted.len()
     }
 
+    #[cfg(test)]
     /// Whether there are no samples.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.sorted.is_empty()
     }
 }

@@ -10,7 +10,7 @@ use crate::tool::Tool;
 
 /// How many of everything one run measures.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Sizes {
+pub(crate) struct Sizes {
     /// Calls at one in flight for each latency figure (inline, actor floor, toolrt no-op).
     pub latency_calls: usize,
     /// Calls for each throughput figure.
@@ -30,7 +30,7 @@ pub struct Sizes {
 
 impl Sizes {
     /// The full run: ≥ 100,000 calls per latency figure.
-    pub const FULL: Sizes = Sizes {
+    pub(crate) const FULL: Sizes = Sizes {
         latency_calls: 100_000,
         throughput_calls: 100_000,
         stage_calls: 50_000,
@@ -41,7 +41,7 @@ impl Sizes {
     };
 
     /// `--quick`: well under a minute on two cores.
-    pub const QUICK: Sizes = Sizes {
+    pub(crate) const QUICK: Sizes = Sizes {
         latency_calls: 30_000,
         throughput_calls: 30_000,
         stage_calls: 20_000,
@@ -52,7 +52,7 @@ impl Sizes {
     };
 
     /// `--smoke` (tests only): every figure from a handful of samples, in a few seconds.
-    pub const SMOKE: Sizes = Sizes {
+    pub(crate) const SMOKE: Sizes = Sizes {
         latency_calls: 200,
         throughput_calls: 200,
         stage_calls: 200,
@@ -64,16 +64,16 @@ impl Sizes {
 }
 
 /// Permission rules of the no-op run (and of the inline floor's policy).
-pub const PIPELINE_RULES: usize = 100;
+pub(crate) const PIPELINE_RULES: usize = 100;
 
 /// Permission rules of the decide figure.
-pub const DECIDE_RULES: usize = 1_000;
+pub(crate) const DECIDE_RULES: usize = 1_000;
 
 /// `n` rules, a mix of the kinds a real settings file holds: Bash (exact, prefix, `:*`,
 /// mid-pattern stars), Read and Edit paths (anchored, any-depth, globs, home) and WebFetch
 /// domains, as (allow, deny) lists. None of them matches the calls the bench makes, so every
 /// decision walks all of them before the allow rule for the tool itself.
-pub fn mixed_rules(n: usize) -> (Vec<String>, Vec<String>) {
+pub(crate) fn mixed_rules(n: usize) -> (Vec<String>, Vec<String>) {
     let mut allow = Vec::new();
     let mut deny = Vec::new();
     for i in 0..n {
@@ -100,7 +100,7 @@ pub fn mixed_rules(n: usize) -> (Vec<String>, Vec<String>) {
 
 /// A temporary workspace with a few real files, since path rules resolve symlinks on the file
 /// system as they do in production.
-pub struct Workspace {
+pub(crate) struct Workspace {
     /// Removed when dropped.
     _dir: tempfile::TempDir,
     /// Its canonical path.
@@ -109,7 +109,7 @@ pub struct Workspace {
 
 impl Workspace {
     /// Creates the workspace.
-    pub fn new() -> std::io::Result<Self> {
+    pub(crate) fn new() -> std::io::Result<Self> {
         let dir = tempfile::Builder::new().prefix("toolrt-bench-").tempdir()?;
         let cwd = std::fs::canonicalize(dir.path())?;
         std::fs::create_dir_all(cwd.join("src/mod4"))?;
@@ -121,7 +121,7 @@ impl Workspace {
 
 /// The runtime config of the no-op runs: only `tools` (no built-ins), the mixed rules plus an
 /// allow rule for each tool, no hooks, asks denied, and room for `max_in_flight` calls.
-pub fn config(
+pub(crate) fn config(
     cwd: &Path,
     tools: Vec<Arc<dyn Tool>>,
     allow_extra: &[&str],
@@ -142,14 +142,14 @@ pub fn config(
 }
 
 /// The policy the runtime builds from [`config`]'s rules, for the inline floor.
-pub fn pipeline_policy(cwd: &Path, allow_extra: &[&str]) -> Result<Policy, String> {
+pub(crate) fn pipeline_policy(cwd: &Path, allow_extra: &[&str]) -> Result<Policy, String> {
     let (mut allow, deny) = mixed_rules(PIPELINE_RULES);
     allow.extend(allow_extra.iter().map(|s| s.to_string()));
     policy(cwd, &allow, &deny)
 }
 
 /// A policy of these allow and deny rules, given as flags are.
-pub fn policy(cwd: &Path, allow: &[String], deny: &[String]) -> Result<Policy, String> {
+pub(crate) fn policy(cwd: &Path, allow: &[String], deny: &[String]) -> Result<Policy, String> {
     let mut b = PolicyBuilder::new(cwd.to_path_buf(), crate::paths::home_dir());
     for rule in allow {
         b.add_cli_allow(rule).map_err(|e| e.to_string())?;
@@ -161,12 +161,12 @@ pub fn policy(cwd: &Path, allow: &[String], deny: &[String]) -> Result<Policy, S
 }
 
 /// The wire line of one no-op call.
-pub fn noop_line(id: u64) -> String {
+pub(crate) fn noop_line(id: u64) -> String {
     format!(r#"{{"type":"tool_use","id":"b{id}","name":"Noop","input":{{"value":{id}}}}}"#)
 }
 
 /// The wire line of one `true` through Bash.
-pub fn bash_line(id: u64) -> String {
+pub(crate) fn bash_line(id: u64) -> String {
     format!(r#"{{"type":"tool_use","id":"s{id}","name":"Bash","input":{{"command":"true"}}}}"#)
 }
 

@@ -18,7 +18,7 @@ use crate::tool::{Attachments, BudgetClass, FullOutput, ToolOutput, ToolStatus};
 
 /// The budgeted result content.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Shaped {
+pub(crate) struct Shaped {
     /// The outcome from the tool status.
     pub outcome: Outcome,
     /// What the model sees.
@@ -32,7 +32,7 @@ pub struct Shaped {
 
 /// What to do with one output.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Plan {
+pub(crate) enum Plan {
     /// Within budget: send as is.
     Inline,
     /// Over budget: `content` for the model; the complete text is `write` (to be written to a
@@ -49,7 +49,7 @@ pub enum Plan {
 
 /// The pieces of an over-budget content; rendered once the file path is known.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Notice {
+pub(crate) struct Notice {
     /// Total characters of the complete output.
     pub chars: u64,
     /// Total lines of the complete output.
@@ -66,7 +66,7 @@ const TEMPORARY: &str = " (a temporary folder: deleted when this toolrt session 
 impl Notice {
     /// The content the model sees: the notice first, then the preview. `temporary`: the file
     /// is in a folder deleted when the session ends, and the notice says so.
-    pub fn render(&self, path: &Path, temporary: bool) -> String {
+    pub(crate) fn render(&self, path: &Path, temporary: bool) -> String {
         let kept = if temporary { TEMPORARY } else { "" };
         match &self.tail {
             None => format!(
@@ -96,7 +96,7 @@ impl Notice {
 }
 
 /// The character limit for a successful output of this class.
-pub fn success_limit(class: BudgetClass, limits: &Limits) -> usize {
+pub(crate) fn success_limit(class: BudgetClass, limits: &Limits) -> usize {
     match class {
         BudgetClass::Shell => limits.bash_chars,
         BudgetClass::Mcp => limits.mcp_chars,
@@ -106,7 +106,7 @@ pub fn success_limit(class: BudgetClass, limits: &Limits) -> usize {
 
 /// The character limit for a successful output of `tool`: its own `limits.per_tool` entry if
 /// it has one, else its class's.
-pub fn success_limit_for(tool: &str, class: BudgetClass, limits: &Limits) -> usize {
+pub(crate) fn success_limit_for(tool: &str, class: BudgetClass, limits: &Limits) -> usize {
     limits
         .per_tool
         .get(tool)
@@ -115,12 +115,12 @@ pub fn success_limit_for(tool: &str, class: BudgetClass, limits: &Limits) -> usi
 }
 
 /// Decides how to present an output of a tool of `class` (pure).
-pub fn plan(output: &ToolOutput, class: BudgetClass, limits: &Limits) -> Plan {
+pub(crate) fn plan(output: &ToolOutput, class: BudgetClass, limits: &Limits) -> Plan {
     plan_within(output, success_limit(class, limits), limits)
 }
 
 /// Decides how to present an output whose success limit is `success_limit` (pure).
-pub fn plan_within(output: &ToolOutput, success_limit: usize, limits: &Limits) -> Plan {
+pub(crate) fn plan_within(output: &ToolOutput, success_limit: usize, limits: &Limits) -> Plan {
     if clearly_inline(output, success_limit, limits) {
         return Plan::Inline;
     }
@@ -203,14 +203,14 @@ fn char_limit(output: &ToolOutput, success_limit: usize, limits: &Limits) -> usi
 
 /// True when an output is inline without counting anything: held wholly in memory and no longer
 /// in bytes than the limit in characters (a character is at least one byte).
-pub fn clearly_inline(output: &ToolOutput, success_limit: usize, limits: &Limits) -> bool {
+pub(crate) fn clearly_inline(output: &ToolOutput, success_limit: usize, limits: &Limits) -> bool {
     output.full_output.is_none()
         && output.attachments.is_none()
         && output.content.len() <= char_limit(output, success_limit, limits)
 }
 
 /// Lines in a text (a last line without a newline counts).
-pub fn count_lines(s: &str) -> u64 {
+pub(crate) fn count_lines(s: &str) -> u64 {
     let n = s.bytes().filter(|&b| b == b'\n').count() as u64;
     if s.is_empty() || s.ends_with('\n') {
         n
@@ -220,7 +220,7 @@ pub fn count_lines(s: &str) -> u64 {
 }
 
 /// The first `n` characters of `s`.
-pub fn take_chars(s: &str, n: usize) -> &str {
+pub(crate) fn take_chars(s: &str, n: usize) -> &str {
     match s.char_indices().nth(n) {
         Some((i, _)) => &s[..i],
         None => s,
@@ -228,7 +228,7 @@ pub fn take_chars(s: &str, n: usize) -> &str {
 }
 
 /// The last `n` characters of `s`.
-pub fn last_chars(s: &str, n: usize) -> &str {
+pub(crate) fn last_chars(s: &str, n: usize) -> &str {
     if n == 0 {
         return "";
     }
@@ -265,7 +265,7 @@ fn file_name(id: &str, seq: u64) -> String {
 }
 
 /// Messages of the budget stage.
-pub enum BudgetMsg {
+pub(crate) enum BudgetMsg {
     /// Shape one output.
     Shape {
         /// The call id (names the file).
@@ -282,10 +282,10 @@ pub enum BudgetMsg {
 }
 
 /// The budget stage actor.
-pub struct BudgetActor;
+pub(crate) struct BudgetActor;
 
 /// What it owns.
-pub struct BudgetState {
+pub(crate) struct BudgetState {
     /// The same limits the handle checks against.
     limits: Arc<Limits>,
     dir: PathBuf,
@@ -391,7 +391,7 @@ impl Actor for BudgetActor {
 
 /// Typed handle to the budget stage.
 #[derive(Clone)]
-pub struct Budget {
+pub(crate) struct Budget {
     actor: ActorRef<BudgetMsg>,
     limits: Arc<Limits>,
 }
@@ -399,7 +399,7 @@ pub struct Budget {
 impl Budget {
     /// Spawns the stage actor, writing into `dir` (`temporary`: a folder deleted when the
     /// session ends).
-    pub async fn spawn(
+    pub(crate) async fn spawn(
         limits: Limits,
         dir: PathBuf,
         temporary: bool,
@@ -411,14 +411,14 @@ impl Budget {
     }
 
     /// The most characters a successful output of `tool` shows inline.
-    pub fn success_limit(&self, tool: &str, class: BudgetClass) -> usize {
+    pub(crate) fn success_limit(&self, tool: &str, class: BudgetClass) -> usize {
         success_limit_for(tool, class, &self.limits)
     }
 
     /// Shapes an output into result content. An output that is clearly within budget needs no
     /// shaping and is answered here; only one that may need cutting or a file goes to the stage
     /// (as a hook stage with no hooks is skipped, a round trip with nothing to do is saved).
-    pub async fn shape(
+    pub(crate) async fn shape(
         &self,
         id: Arc<str>,
         output: ToolOutput,
@@ -448,7 +448,7 @@ impl Budget {
     }
 
     /// Stops the actor.
-    pub fn stop(&self) {
+    pub(crate) fn stop(&self) {
         self.actor.stop(None);
     }
 }

@@ -24,7 +24,7 @@ use crate::tool::{ToolContext, ToolOutput};
 const REQUEST_PREFIX: &str = "exec-";
 
 /// The calls waiting for the client to run a client tool.
-pub struct Exchange {
+pub(crate) struct Exchange {
     waiting: Mutex<HashMap<u64, oneshot::Sender<ExecuteResult>>>,
     /// The next request's number: every number below it was handed out once.
     seq: AtomicU64,
@@ -48,7 +48,7 @@ impl std::fmt::Debug for Exchange {
 
 /// Why an `execute_result` was not taken.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum AnswerError {
+pub(crate) enum AnswerError {
     /// No `execute` ever had this id.
     #[error("execute_result: no execute has request_id {0:?}")]
     Unknown(String),
@@ -61,7 +61,7 @@ pub enum AnswerError {
 
 impl Exchange {
     /// An exchange writing through `emitter`, counting its waits in `client_waits`.
-    pub fn new(emitter: Emitter, client_waits: watch::Sender<usize>) -> Self {
+    pub(crate) fn new(emitter: Emitter, client_waits: watch::Sender<usize>) -> Self {
         Self {
             waiting: Mutex::new(HashMap::new()),
             seq: AtomicU64::new(1),
@@ -82,7 +82,7 @@ impl Exchange {
     }
 
     /// Hands the client's answer to the call waiting for it.
-    pub fn answer(&self, result: ExecuteResult) -> Result<(), AnswerError> {
+    pub(crate) fn answer(&self, result: ExecuteResult) -> Result<(), AnswerError> {
         let number = result
             .request_id
             .strip_prefix(REQUEST_PREFIX)
@@ -101,7 +101,7 @@ impl Exchange {
 
     /// No more answers can come: every waiting call ends `cancelled` (each with an
     /// `execute_cancel`), and later calls end at once without an `execute`.
-    pub fn close(&self) {
+    pub(crate) fn close(&self) {
         self.closed.store(true, Ordering::SeqCst);
         // Dropping the senders wakes each waiting call with "no answer".
         let drained: Vec<_> = self.lock().drain().collect();
@@ -109,15 +109,16 @@ impl Exchange {
         self.lock().shrink_to_fit();
     }
 
+    #[cfg(test)]
     /// How many calls wait for an answer now.
-    pub fn waiting(&self) -> usize {
+    pub(crate) fn waiting(&self) -> usize {
         self.lock().len()
     }
 
     /// Runs one call of client tool `name` through the client: writes `execute`, waits for the
     /// answer within `timeout`, and writes `execute_cancel` when the call stops waiting without
     /// one.
-    pub async fn execute(
+    pub(crate) async fn execute(
         &self,
         name: &str,
         input: Input,

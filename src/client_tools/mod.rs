@@ -10,7 +10,7 @@
 //! `--tools` does not filter client tools (registering one selects it); a bare-name deny rule
 //! removes one as it removes any tool.
 
-pub mod exchange;
+pub(crate) mod exchange;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -20,7 +20,7 @@ use async_trait::async_trait;
 use futures::future::BoxFuture;
 use serde_json::Value;
 
-pub use exchange::{AnswerError, Exchange};
+pub(crate) use exchange::Exchange;
 
 use crate::call::Input;
 use crate::deadlines::Deadlines;
@@ -30,19 +30,19 @@ use crate::tool::{Tool, ToolContext, ToolOutput};
 
 /// How long toolrt waits for the answer to one call of a client tool registered without
 /// `timeout_ms`: ten minutes.
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
+pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
 
 /// The longest `timeout_ms` a client tool may ask for: a day.
-pub const MAX_TIMEOUT_MS: u64 = 24 * 60 * 60 * 1000;
+pub(crate) const MAX_TIMEOUT_MS: u64 = 24 * 60 * 60 * 1000;
 
 /// Most client tools registered at once.
-pub const MAX_TOOLS: usize = 1_000;
+pub(crate) const MAX_TOOLS: usize = 1_000;
 
 /// Most bytes the registered client tools' descriptions and schemas may hold together.
-pub const MAX_TOTAL_BYTES: usize = 64 << 20;
+pub(crate) const MAX_TOTAL_BYTES: usize = 64 << 20;
 
 /// Longest client tool name, in characters (the model APIs' own limit).
-pub const MAX_NAME_CHARS: usize = 64;
+pub(crate) const MAX_NAME_CHARS: usize = 64;
 
 /// The registry group of client tools.
 const GROUP: &str = "client";
@@ -50,7 +50,8 @@ const GROUP: &str = "client";
 /// An async function that runs a client tool's calls inside the library user's process. It
 /// gets the input as checked, hooked and approved; cancellation and the time limit are
 /// toolrt's (the future is dropped), and its output goes through the output budget.
-pub type ToolFn = Arc<dyn Fn(Input, ToolContext) -> BoxFuture<'static, ToolOutput> + Send + Sync>;
+pub(crate) type ToolFn =
+    Arc<dyn Fn(Input, ToolContext) -> BoxFuture<'static, ToolOutput> + Send + Sync>;
 
 /// Who runs a client tool's calls.
 enum Runner {
@@ -62,7 +63,7 @@ enum Runner {
 
 /// A client tool as a toolrt tool. Its calls are matched by permission rules by name only
 /// (toolrt cannot know what they act on), so they ask unless a rule allows them.
-pub struct ClientTool {
+pub(crate) struct ClientTool {
     spec: ClientToolSpec,
     timeout: Duration,
     runner: Runner,
@@ -133,7 +134,7 @@ pub struct RegisterError {
 }
 
 /// The client tools of a runtime: registration and the wire exchange.
-pub struct ClientTools {
+pub(crate) struct ClientTools {
     registry: Arc<Registry>,
     exchange: Arc<Exchange>,
     /// Each registered tool's size (description and schema), for [`MAX_TOTAL_BYTES`]; the lock
@@ -151,7 +152,7 @@ impl std::fmt::Debug for ClientTools {
 
 impl ClientTools {
     /// Client tools joining `registry`, executed on the wire through `exchange`.
-    pub fn new(registry: Arc<Registry>, exchange: Arc<Exchange>) -> Self {
+    pub(crate) fn new(registry: Arc<Registry>, exchange: Arc<Exchange>) -> Self {
         Self {
             registry,
             exchange,
@@ -160,12 +161,15 @@ impl ClientTools {
     }
 
     /// The wire exchange (answers, closing).
-    pub fn exchange(&self) -> &Arc<Exchange> {
+    pub(crate) fn exchange(&self) -> &Arc<Exchange> {
         &self.exchange
     }
 
     /// Registers tools the client runs (`register_tools`): all of them, or none.
-    pub fn register(&self, specs: Vec<ClientToolSpec>) -> Result<GroupChange, RegisterError> {
+    pub(crate) fn register(
+        &self,
+        specs: Vec<ClientToolSpec>,
+    ) -> Result<GroupChange, RegisterError> {
         let tools = specs
             .into_iter()
             .map(|spec| (spec, Runner::Wire(self.exchange.clone())))
@@ -174,7 +178,7 @@ impl ClientTools {
     }
 
     /// Registers a tool whose calls `run` executes in this process.
-    pub fn register_fn(
+    pub(crate) fn register_fn(
         &self,
         spec: ClientToolSpec,
         run: ToolFn,
@@ -239,7 +243,7 @@ impl ClientTools {
 
     /// Removes client tools (`unregister_tools`): all of them, or none. Calls in flight finish
     /// with the tool they resolved; later calls are `unavailable`.
-    pub fn unregister(&self, names: &[String]) -> Result<GroupChange, RegisterError> {
+    pub(crate) fn unregister(&self, names: &[String]) -> Result<GroupChange, RegisterError> {
         let mut sizes = self.sizes.lock().unwrap_or_else(|e| e.into_inner());
         let change = self
             .registry
@@ -255,9 +259,10 @@ impl ClientTools {
         Ok(change)
     }
 
+    #[cfg(test)]
     /// The names of the client tools registered now (whether or not a deny rule removes
     /// them), sorted.
-    pub fn names(&self) -> Vec<String> {
+    pub(crate) fn names(&self) -> Vec<String> {
         let mut names: Vec<String> = self
             .sizes
             .lock()

@@ -33,7 +33,6 @@ use tokio_util::task::TaskTracker;
 
 use crate::call::{Outcome, ToolCall};
 use crate::inflight::{BatchEntry, CallEntry, InFlight, Pending, ResultSlot};
-pub use parked::{AGENT_SHARE, MAX_PARKED_BYTES};
 use parked::{Parked, ParkedItem, ParkedQueue, RunBatch};
 
 mod batch;
@@ -88,7 +87,7 @@ pub struct Dispatcher {
 
 /// Admission limits of a [`Dispatcher`].
 #[derive(Debug, Clone, Copy)]
-pub struct Limits {
+pub(crate) struct Limits {
     /// Admitted calls at once (`--max-in-flight` + `--max-queued`).
     pub capacity: usize,
     /// Calls of one batch running at once (`--max-parallel`).
@@ -99,7 +98,7 @@ pub struct Limits {
 
 impl Dispatcher {
     /// A dispatcher with these limits.
-    pub fn new(pipeline: Arc<Pipeline>, limits: Limits) -> Self {
+    pub(crate) fn new(pipeline: Arc<Pipeline>, limits: Limits) -> Self {
         let capacity = limits.capacity.max(1);
         Self {
             pipeline,
@@ -117,7 +116,7 @@ impl Dispatcher {
     }
 
     /// The pipeline this dispatcher feeds.
-    pub fn pipeline(&self) -> &Arc<Pipeline> {
+    pub(crate) fn pipeline(&self) -> &Arc<Pipeline> {
         &self.pipeline
     }
 

@@ -21,10 +21,10 @@ use crate::scope::Scope;
 
 /// How many bytes of input lines the parked calls may hold. A line longer than this is parked
 /// only into an empty queue.
-pub const MAX_PARKED_BYTES: usize = 64 << 20;
+pub(crate) const MAX_PARKED_BYTES: usize = 64 << 20;
 
 /// The part of the parked queue (calls and bytes) one agent's scope may hold: one over this.
-pub const AGENT_SHARE: usize = 4;
+pub(crate) const AGENT_SHARE: usize = 4;
 
 /// What waits in the parked queue.
 pub(super) enum Parked {

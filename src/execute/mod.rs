@@ -114,19 +114,19 @@ pub(crate) fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
 
 /// Typed handle to the execute stage.
 #[derive(Clone)]
-pub struct Executor {
+pub(crate) struct Executor {
     actor: ActorRef<ExecuteMsg>,
 }
 
 impl Executor {
     /// Spawns the stage actor.
-    pub async fn spawn() -> Result<(Self, tokio::task::JoinHandle<()>), ractor::SpawnErr> {
+    pub(crate) async fn spawn() -> Result<(Self, tokio::task::JoinHandle<()>), ractor::SpawnErr> {
         let (actor, handle) = Actor::spawn(None, ExecuteActor, ()).await?;
         Ok((Self { actor }, handle))
     }
 
     /// Runs a call and returns its output.
-    pub async fn run(
+    pub(crate) async fn run(
         &self,
         tool: Arc<dyn Tool>,
         input: Input,
@@ -142,7 +142,7 @@ impl Executor {
     }
 
     /// Stops the actor.
-    pub fn stop(&self) {
+    pub(crate) fn stop(&self) {
         self.actor.stop(None);
     }
 }

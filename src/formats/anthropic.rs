@@ -9,10 +9,10 @@ use super::{
 use crate::call::{ToolCall, ToolResult};
 
 /// Longest tool name the API takes.
-pub const MAX_NAME_CHARS: usize = 128;
+pub(crate) const MAX_NAME_CHARS: usize = 128;
 
 /// A tool as the API's `tools` entry: `{name, description, input_schema}`.
-pub fn definition(def: &ToolDef) -> Value {
+pub(crate) fn definition(def: &ToolDef) -> Value {
     let mut obj = Map::new();
     obj.insert("name".into(), Value::from(def.name.as_str()));
     if !def.description.is_empty() {
@@ -25,7 +25,7 @@ pub fn definition(def: &ToolDef) -> Value {
 /// The `tool_use` blocks of an assistant message (`{role, content}`, or the whole `Message`
 /// the API answered), or of its `content` list alone, as calls in order. Other blocks (text,
 /// thinking, the server's own tool uses) are not calls for toolrt.
-pub fn calls(body: &Value) -> Result<Turn, ShapeError> {
+pub(crate) fn calls(body: &Value) -> Result<Turn, ShapeError> {
     let (content, id, at) = match body {
         Value::Array(blocks) => (blocks, None, ""),
         Value::Object(obj) => {
@@ -88,7 +88,7 @@ pub fn calls(body: &Value) -> Result<Turn, ShapeError> {
 
 /// One `user` message answering every call: a `tool_result` block per result, in order, with
 /// `is_error`, its text as `content` (text and image blocks when the tool gave images).
-pub fn results(results: &[&ToolResult]) -> Value {
+pub(crate) fn results(results: &[&ToolResult]) -> Value {
     let content: Vec<Value> = results.iter().map(|r| result_block(r)).collect();
     json!({"role": "user", "content": content})
 }

@@ -9,10 +9,10 @@ use serde_json::{Map, Value, json};
 
 use crate::call::{ToolCall, ToolResult};
 
-pub mod anthropic;
-pub mod openai_chat;
-pub mod openai_responses;
-pub mod strict;
+pub(crate) mod anthropic;
+pub(crate) mod openai_chat;
+pub(crate) mod openai_responses;
+pub(crate) mod strict;
 
 /// Which API's shapes a message or a session speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]

@@ -7,12 +7,12 @@ use super::{ShapeError, ToolDef, Turn, assistant_role, id_field, own_id, type_na
 use crate::call::{ToolCall, ToolResult};
 
 /// Longest function name the API takes.
-pub const MAX_NAME_CHARS: usize = 64;
+pub(crate) const MAX_NAME_CHARS: usize = 64;
 
 /// A tool as the API's `tools` entry: `{type: "function", function: {name, description,
 /// parameters, strict}}`; `strict` is the schema made strict, or None to send the tool's own
 /// schema with `strict: false`.
-pub fn definition(def: &ToolDef, strict: Option<Value>) -> Value {
+pub(crate) fn definition(def: &ToolDef, strict: Option<Value>) -> Value {
     let mut obj = Map::new();
     obj.insert("type".into(), Value::from("function"));
     obj.insert("function".into(), Value::Object(function(def, strict)));
@@ -39,7 +39,7 @@ pub(super) fn function(def: &ToolDef, strict: Option<Value>) -> Map<String, Valu
 /// of a whole completion with one choice, as calls in order. `arguments`, the JSON text the
 /// model wrote, is the call's input as that string: invalid JSON is the call's `schema_error`,
 /// never a refusal of the whole message.
-pub fn calls(body: &Value) -> Result<Turn, ShapeError> {
+pub(crate) fn calls(body: &Value) -> Result<Turn, ShapeError> {
     let Some(obj) = body.as_object() else {
         return Err(ShapeError::new(
             "message",
@@ -141,7 +141,7 @@ pub(super) fn arguments(value: Option<&Value>) -> Value {
 
 /// The `role: "tool"` messages answering every call, in order, keyed by `tool_call_id`. The
 /// API takes only text in a tool message: an image is named in the text, not sent.
-pub fn results(results: &[&ToolResult]) -> Value {
+pub(crate) fn results(results: &[&ToolResult]) -> Value {
     Value::Array(
         results
             .iter()

@@ -8,7 +8,7 @@ use crate::call::{ToolCall, ToolResult};
 
 /// A tool as the API's `tools` entry: `{type: "function", name, description, parameters,
 /// strict}`; `strict` as for Chat Completions.
-pub fn definition(def: &ToolDef, strict: Option<Value>) -> Value {
+pub(crate) fn definition(def: &ToolDef, strict: Option<Value>) -> Value {
     let mut obj = Map::new();
     obj.insert("type".into(), Value::from("function"));
     obj.extend(super::openai_chat::function(def, strict));
@@ -18,7 +18,7 @@ pub fn definition(def: &ToolDef, strict: Option<Value>) -> Value {
 /// The `function_call` items of a response's output (the list of items, a whole `Response`
 /// with its `output`, or one item), as calls in order, keyed by `call_id`. Other items
 /// (messages, reasoning, the API's own tools' calls) are not calls for toolrt.
-pub fn calls(body: &Value) -> Result<Turn, ShapeError> {
+pub(crate) fn calls(body: &Value) -> Result<Turn, ShapeError> {
     let single;
     let (items, id, at): (&[Value], _, &str) = match body {
         Value::Array(items) => (items, None, ""),
@@ -77,7 +77,7 @@ pub fn calls(body: &Value) -> Result<Turn, ShapeError> {
 
 /// The `function_call_output` items answering every call, in order, keyed by `call_id`: the
 /// text as `output`, or `input_text` and `input_image` parts when the tool gave images.
-pub fn results(results: &[&ToolResult]) -> Value {
+pub(crate) fn results(results: &[&ToolResult]) -> Value {
     Value::Array(results.iter().map(|r| item(r)).collect())
 }
 

@@ -68,7 +68,7 @@ const FORMATS: &[&str] = &[
 ];
 
 /// `schema` made strict-mode compatible, or why it cannot be.
-pub fn strict_schema(schema: &Value) -> Result<Value, String> {
+pub(crate) fn strict_schema(schema: &Value) -> Result<Value, String> {
     let Some(root) = schema.as_object() else {
         return Err("the input schema is not an object".into());
     };

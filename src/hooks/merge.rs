@@ -13,7 +13,7 @@ use super::protocol::{
 
 /// A rewritten call input and the hook that wrote it.
 #[derive(Debug, Clone, PartialEq)]
-pub struct UpdatedInput {
+pub(crate) struct UpdatedInput {
     /// The whole new input.
     pub input: Map<String, Value>,
     /// Which hook rewrote it (its command, or `in-process hook #n`).
@@ -22,7 +22,7 @@ pub struct UpdatedInput {
 
 /// The merged PreToolUse verdict.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct PreToolUseResult {
+pub(crate) struct PreToolUseResult {
     /// deny > defer > ask > allow across hooks; `None` when no hook decided.
     pub permission: Option<HookPermission>,
     /// The reasons given with the winning decision (`permissionDecisionReason`, or the exit-2
@@ -40,7 +40,7 @@ pub struct PreToolUseResult {
 
 /// A PermissionRequest hook decision.
 #[derive(Debug, Clone, PartialEq)]
-pub enum PermissionRequestDecision {
+pub(crate) enum PermissionRequestDecision {
     /// Allow, optionally with a rewritten input (to be re-validated and re-checked against the
     /// deny and ask rules).
     Allow {
@@ -56,7 +56,7 @@ pub enum PermissionRequestDecision {
 
 /// The merged PermissionRequest verdict.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct PermissionRequestResult {
+pub(crate) struct PermissionRequestResult {
     /// Deny beats allow; `None` means ask the client as before.
     pub decision: Option<PermissionRequestDecision>,
     /// `stopReason` when a hook said `continue: false`.
@@ -65,7 +65,7 @@ pub struct PermissionRequestResult {
 
 /// The merged PostToolUse / PostToolUseFailure verdict.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct PostToolResult {
+pub(crate) struct PostToolResult {
     /// Texts for the model, already labelled (`[PostToolUse hook feedback] …`), in
     /// configuration order; append them to the kept result content.
     pub feedback: Vec<String>,
@@ -78,7 +78,7 @@ pub struct PostToolResult {
 
 /// The merged PostToolBatch verdict.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct PostBatchResult {
+pub(crate) struct PostBatchResult {
     /// Labelled texts (`[PostToolBatch hook feedback] …`) for the `batch_end` event's
     /// `hook_feedback` field.
     pub feedback: Vec<String>,

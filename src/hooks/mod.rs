@@ -21,21 +21,19 @@ mod command;
 mod config;
 mod http;
 mod merge;
-pub mod plugin;
+pub(crate) mod plugin;
 mod protocol;
 mod runner;
-pub mod stage;
+pub(crate) mod stage;
 
-pub use config::{
-    DEFAULT_TIMEOUT_SECS, HookConfig, HookConfigError, HookEvent, Matcher, PluginInfo,
-    REFERENCE_EVENTS,
-};
-pub use merge::{
+pub(crate) use config::HookConfig;
+pub use config::{HookConfigError, HookEvent, PluginInfo};
+pub(crate) use merge::{
     PermissionRequestDecision, PermissionRequestResult, PostBatchResult, PostToolResult,
-    PreToolUseResult, UpdatedInput,
+    PreToolUseResult,
 };
 pub use protocol::{HookOutput, HookPermission, HookStatus, InProcessHook};
-pub use runner::{
-    BatchCallRecord, HookEnv, HookRunner, IfFilter, MAX_INLINE_CHARS, SubagentFacts, ToolHookCall,
+pub(crate) use runner::{
+    BatchCallRecord, HookEnv, HookRunner, IfFilter, SubagentFacts, ToolHookCall,
 };
-pub use stage::{HookMsg, HookStageActor, Hooks};
+pub(crate) use stage::Hooks;

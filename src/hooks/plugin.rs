@@ -10,7 +10,7 @@ use super::config::PluginInfo;
 
 /// One hooks file of a plugin: where it is and its `hooks` object.
 #[derive(Debug, Clone, PartialEq)]
-pub struct PluginHooks {
+pub(crate) struct PluginHooks {
     /// The file (for errors and warnings).
     pub file: PathBuf,
     /// Its `hooks` value, in the format of a settings file's `hooks`.
@@ -19,7 +19,7 @@ pub struct PluginHooks {
 
 /// A loaded plugin: who it is and its hooks files, in load order.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Plugin {
+pub(crate) struct Plugin {
     /// Name, root and data directory.
     pub info: PluginInfo,
     /// Its hooks (none is fine: a plugin may only carry things toolrt has no use for).
@@ -39,7 +39,7 @@ pub struct PluginError {
 /// Loads the plugin in `dir` (relative to the process's working directory, as `--settings`
 /// files are). Its data directory is `<data_root>/<plugin name>`; it is created when a hook of
 /// the plugin first runs.
-pub fn load(dir: &Path, data_root: &Path) -> Result<Plugin, PluginError> {
+pub(crate) fn load(dir: &Path, data_root: &Path) -> Result<Plugin, PluginError> {
     let err = |message: String| PluginError {
         dir: dir.display().to_string(),
         message,

@@ -20,7 +20,7 @@ use crate::call::Input;
 use crate::stage::{StageFault, request};
 
 /// The call a tool event is about, owned so it can travel in a message.
-pub struct CallFacts {
+pub(crate) struct CallFacts {
     /// The tool (its canonical name, and what `if` filters need to know about it).
     pub tool: Arc<dyn crate::tool::Tool>,
     /// The input (returned with the answer).
@@ -38,7 +38,7 @@ pub struct CallFacts {
 /// The call a tool event is about, as its supervisor holds it: borrowed, and made into
 /// [`CallFacts`] only when a hook will run.
 #[derive(Clone, Copy)]
-pub struct About<'a> {
+pub(crate) struct About<'a> {
     /// The tool.
     pub tool: &'a Arc<dyn crate::tool::Tool>,
     /// The call id.
@@ -65,7 +65,7 @@ impl About<'_> {
 }
 
 /// Messages of the hook stage.
-pub enum HookMsg {
+pub(crate) enum HookMsg {
     /// PreToolUse.
     Pre(CallFacts, RpcReplyPort<(Input, PreToolUseResult)>),
     /// PermissionRequest.
@@ -92,7 +92,7 @@ pub enum HookMsg {
 }
 
 /// The hook stage actor.
-pub struct HookStageActor;
+pub(crate) struct HookStageActor;
 
 impl Actor for HookStageActor {
     type Msg = HookMsg;
@@ -165,14 +165,14 @@ fn call(f: &CallFacts) -> ToolHookCall<'_> {
 
 /// Typed handle to the hook stage.
 #[derive(Clone)]
-pub struct Hooks {
+pub(crate) struct Hooks {
     actor: Option<ActorRef<HookMsg>>,
     runner: Option<Arc<HookRunner>>,
 }
 
 impl Hooks {
     /// A stage with no hooks at all (no actor).
-    pub fn none() -> Self {
+    pub(crate) fn none() -> Self {
         Self {
             actor: None,
             runner: None,
@@ -180,7 +180,7 @@ impl Hooks {
     }
 
     /// Spawns the stage actor around a runner.
-    pub async fn spawn(runner: Arc<HookRunner>) -> Result<Self, ractor::SpawnErr> {
+    pub(crate) async fn spawn(runner: Arc<HookRunner>) -> Result<Self, ractor::SpawnErr> {
         let (actor, _) = Actor::spawn(None, HookStageActor, runner.clone()).await?;
         Ok(Self {
             actor: Some(actor),
@@ -189,7 +189,7 @@ impl Hooks {
     }
 
     /// Whether any hook is configured for `event`.
-    pub fn has(&self, event: HookEvent) -> bool {
+    pub(crate) fn has(&self, event: HookEvent) -> bool {
         self.runner.as_ref().is_some_and(|r| r.config().has(event))
     }
 
@@ -203,7 +203,7 @@ impl Hooks {
     /// PreToolUse hooks for a call: the request to await, or `None` when no PreToolUse hook is
     /// configured. "Nothing to do" is answered here, synchronously: no message, no future, and
     /// the input is not touched. The request lends the input to the stage and puts it back.
-    pub fn pre_tool_use<'a>(
+    pub(crate) fn pre_tool_use<'a>(
         &'a self,
         about: About<'a>,
         input: &'a mut Input,
@@ -215,7 +215,7 @@ impl Hooks {
     }
 
     /// PermissionRequest hooks for a call, as [`Hooks::pre_tool_use`].
-    pub fn permission_request<'a>(
+    pub(crate) fn permission_request<'a>(
         &'a self,
         about: About<'a>,
         input: &'a mut Input,
@@ -228,7 +228,7 @@ impl Hooks {
 
     /// PermissionDenied hooks for a call, as [`Hooks::pre_tool_use`]; the request answers true
     /// when one allows a retry.
-    pub fn permission_denied<'a>(
+    pub(crate) fn permission_denied<'a>(
         &'a self,
         about: About<'a>,
         input: &'a mut Input,
@@ -257,7 +257,7 @@ impl Hooks {
     }
 
     /// Runs PostToolUse hooks.
-    pub async fn post_tool_use(
+    pub(crate) async fn post_tool_use(
         &self,
         about: About<'_>,
         input: Input,
@@ -275,7 +275,7 @@ impl Hooks {
     }
 
     /// Runs PostToolUseFailure hooks.
-    pub async fn post_tool_use_failure(
+    pub(crate) async fn post_tool_use_failure(
         &self,
         about: About<'_>,
         input: Input,
@@ -294,14 +294,14 @@ impl Hooks {
     }
 
     /// Runs SessionStart hooks (straight on the runner: once per session, no call waits).
-    pub async fn session_start(&self, mode: &'static str) {
+    pub(crate) async fn session_start(&self, mode: &'static str) {
         if let Some(r) = &self.runner {
             r.session_start(mode).await;
         }
     }
 
     /// Runs SessionEnd hooks, then waits at most `grace` for async hooks still running.
-    pub async fn session_end(&self, mode: &'static str, grace: std::time::Duration) {
+    pub(crate) async fn session_end(&self, mode: &'static str, grace: std::time::Duration) {
         if let Some(r) = &self.runner {
             r.session_end(mode).await;
             r.drain_background(grace).await;
@@ -309,7 +309,7 @@ impl Hooks {
     }
 
     /// Starts SubagentStart or SubagentStop hooks in the background (never waits).
-    pub fn subagent(
+    pub(crate) fn subagent(
         &self,
         event: HookEvent,
         agent: &crate::hooks::SubagentFacts<'_>,
@@ -323,14 +323,14 @@ impl Hooks {
     }
 
     /// A client named the session (`session` message): later hooks see its ids.
-    pub fn set_session(&self, session_id: Option<String>, transcript_path: Option<String>) {
+    pub(crate) fn set_session(&self, session_id: Option<String>, transcript_path: Option<String>) {
         if let Some(r) = &self.runner {
             r.set_session(session_id, transcript_path);
         }
     }
 
     /// Runs PostToolBatch hooks.
-    pub async fn post_tool_batch(
+    pub(crate) async fn post_tool_batch(
         &self,
         batch: String,
         records: Vec<BatchCallRecord>,
@@ -346,7 +346,7 @@ impl Hooks {
     }
 
     /// Stops the actor.
-    pub fn stop(&self) {
+    pub(crate) fn stop(&self) {
         if let Some(a) = &self.actor {
             a.stop(None);
         }

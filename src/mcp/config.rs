@@ -16,7 +16,7 @@ use crate::protocol::json_type;
 use crate::settings::Settings;
 
 mod vars;
-pub use vars::{Launch, Unset, expand, expand_str};
+pub(crate) use vars::{Launch, expand};
 
 /// An MCP configuration problem: the file, the key and what was wrong.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -32,7 +32,7 @@ pub struct McpConfigError {
 
 /// Where a server's configuration came from; later sources win for a name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Scope {
+pub(crate) enum Scope {
     /// The project's `.mcp.json` (needs approval).
     Project,
     /// A settings file's `mcpServers`.
@@ -43,7 +43,7 @@ pub enum Scope {
 
 /// How toolrt talks to a server (values not yet expanded).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Transport {
+pub(crate) enum Transport {
     /// A child process speaking JSON-RPC on its stdin and stdout.
     Stdio {
         /// The program.
@@ -71,7 +71,7 @@ pub enum Transport {
 
 /// One configured server.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ServerConfig {
+pub(crate) struct ServerConfig {
     /// Its name, as configured.
     pub name: String,
     /// The file it came from.
@@ -86,7 +86,7 @@ pub struct ServerConfig {
 
 /// Whether a server may be started.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Approval {
+pub(crate) enum Approval {
     /// Started.
     Approved,
     /// A project server nobody approved: reported as `needs-approval`, not started.
@@ -97,7 +97,7 @@ pub enum Approval {
 
 /// A server and whether it may start.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Planned {
+pub(crate) struct Planned {
     /// The server.
     pub config: ServerConfig,
     /// Its approval.
@@ -115,7 +115,7 @@ pub struct McpOptions {
 
 /// Every server to report, sorted by name, and warnings (keys ignored).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Plan {
+pub(crate) struct Plan {
     /// The servers, by name.
     pub servers: Vec<Planned>,
     /// Settings that were ignored, one line each.
@@ -123,7 +123,11 @@ pub struct Plan {
 }
 
 /// Reads the servers of the settings files, the `--mcp-config` files and `<cwd>/.mcp.json`.
-pub fn plan(settings: &Settings, options: &McpOptions, cwd: &Path) -> Result<Plan, McpConfigError> {
+pub(crate) fn plan(
+    settings: &Settings,
+    options: &McpOptions,
+    cwd: &Path,
+) -> Result<Plan, McpConfigError> {
     let mut warnings = Vec::new();
     let mut by_name: BTreeMap<String, ServerConfig> = BTreeMap::new();
     if !options.strict {

@@ -18,7 +18,7 @@
 //! timeout, and returns when all have answered or timed out: a server that fails is reported
 //! (an `mcp_server` event) and its tools are absent; toolrt itself never fails for it.
 
-pub mod config;
+pub(crate) mod config;
 pub(crate) mod content;
 pub(crate) mod names;
 pub(crate) mod process;
@@ -32,21 +32,22 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use config::{Approval, McpConfigError, McpOptions};
-pub use server::{EventSink, ServerStatus, Status, ToolsSink};
+pub(crate) use server::{EventSink, ToolsSink};
 use server::{McpServer, Timeouts};
+pub use server::{ServerStatus, Status};
 
 use crate::settings::Settings;
 use crate::tool::Tool;
 
 /// Start-up timeout without `MCP_TIMEOUT` (the reference's default).
-pub const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(30);
+pub(crate) const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(30);
 /// Tool-call timeout without `MCP_TOOL_TIMEOUT` or a server `timeout` (the reference's
 /// default: 100,000,000 ms, about 28 hours: a call is normally ended by its client).
-pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_millis(100_000_000);
+pub(crate) const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_millis(100_000_000);
 
 /// Looks a variable up as MCP configuration sees it: the settings' `env` first, then toolrt's
 /// own environment.
-pub fn lookup_var(settings: &Settings, name: &str) -> Option<String> {
+pub(crate) fn lookup_var(settings: &Settings, name: &str) -> Option<String> {
     settings
         .env
         .get(name)
@@ -70,7 +71,7 @@ fn millis_var(settings: &Settings, name: &str, warnings: &mut Vec<String>) -> Op
 
 /// The MCP servers of a runtime.
 #[derive(Default)]
-pub struct McpServers {
+pub(crate) struct McpServers {
     servers: Vec<Arc<McpServer>>,
     /// Servers not started (awaiting approval, disabled), as reported.
     not_started: Vec<ServerStatus>,
@@ -85,7 +86,7 @@ impl std::fmt::Debug for McpServers {
 }
 
 /// What [`McpServers::start`] gives back.
-pub struct Started {
+pub(crate) struct Started {
     /// The servers.
     pub servers: Arc<McpServers>,
     /// The resource tools, when a server connected (the servers' own tools join the registry
@@ -99,7 +100,7 @@ impl McpServers {
     /// Starts every approved server of the configuration in parallel and lists their tools.
     /// Errors are configuration errors (a wrong type, an unset `${VAR}`): toolrt does not
     /// start. A server that fails to start is reported through `events` and left out.
-    pub async fn start(
+    pub(crate) async fn start(
         settings: &Settings,
         options: &McpOptions,
         cwd: &Path,
@@ -180,14 +181,14 @@ impl McpServers {
 
     /// Publishes every connected server's tools through `sink` (the registry's groups), each
     /// reported connected with the number that joined, and keeps them current from then on.
-    pub fn attach(&self, sink: ToolsSink) {
+    pub(crate) fn attach(&self, sink: ToolsSink) {
         for server in &self.servers {
             server.attach(sink.clone());
         }
     }
 
     /// Every configured server's last reported status, by name.
-    pub fn statuses(&self) -> Vec<ServerStatus> {
+    pub(crate) fn statuses(&self) -> Vec<ServerStatus> {
         let mut all: Vec<ServerStatus> = self
             .servers
             .iter()
@@ -199,19 +200,19 @@ impl McpServers {
     }
 
     /// The server named `name` (or whose name normalises alike), if it connected at start-up.
-    pub fn server(&self, name: &str) -> Option<&Arc<McpServer>> {
+    pub(crate) fn server(&self, name: &str) -> Option<&Arc<McpServer>> {
         let up = || self.servers.iter().filter(|s| s.ever_connected());
         up().find(|s| s.name() == name)
             .or_else(|| up().find(|s| names::same_server(s.name(), name)))
     }
 
     /// The servers that connected at start-up (their tools are registered).
-    pub fn servers(&self) -> Vec<&Arc<McpServer>> {
+    pub(crate) fn servers(&self) -> Vec<&Arc<McpServer>> {
         self.servers.iter().filter(|s| s.ever_connected()).collect()
     }
 
     /// Shuts every server down, in parallel.
-    pub async fn shutdown(&self) {
+    pub(crate) async fn shutdown(&self) {
         futures::future::join_all(self.servers.iter().map(|s| s.shutdown())).await;
     }
 }

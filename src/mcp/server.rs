@@ -19,11 +19,11 @@ use crate::registry::GroupChange;
 use connection::{Connection, list_tools};
 
 /// Where `mcp_server` events go (the client's `event` lines, or a library user's function).
-pub type EventSink = Arc<dyn Fn(Value) + Send + Sync>;
+pub(crate) type EventSink = Arc<dyn Fn(Value) + Send + Sync>;
 
 /// Where a server's tools go: replaces the registry group named by the first argument with
 /// the tools, and says what changed.
-pub type ToolsSink =
+pub(crate) type ToolsSink =
     Arc<dyn Fn(&str, Vec<Arc<dyn crate::tool::Tool>>) -> GroupChange + Send + Sync>;
 
 /// The longest message a stdio server may write on one line (its stdout fails past it).
@@ -96,7 +96,7 @@ impl ServerStatus {
 
 /// A tool as the server lists it.
 #[derive(Debug, Clone, PartialEq)]
-pub struct RemoteTool {
+pub(crate) struct RemoteTool {
     /// Its name on the server.
     pub name: String,
     /// Its description (may be empty).
@@ -109,7 +109,7 @@ pub struct RemoteTool {
 
 /// Timeouts of one server.
 #[derive(Debug, Clone, Copy)]
-pub struct Timeouts {
+pub(crate) struct Timeouts {
     /// Connecting: initialize and the first tools/list (`MCP_TIMEOUT`).
     pub startup: Duration,
     /// One tool call (`timeout` of the server, else `MCP_TOOL_TIMEOUT`).
@@ -118,7 +118,7 @@ pub struct Timeouts {
 
 /// Why a connection attempt failed.
 #[derive(Debug, Clone)]
-pub struct Failure {
+pub(crate) struct Failure {
     /// In words.
     pub reason: String,
     /// The last lines of the server's stderr.
@@ -136,7 +136,7 @@ struct Restarts {
 }
 
 /// A supervised MCP server.
-pub struct McpServer {
+pub(crate) struct McpServer {
     name: String,
     launch: Launch,
     cwd: PathBuf,
@@ -167,7 +167,7 @@ impl std::fmt::Debug for McpServer {
 
 impl McpServer {
     /// A server not yet connected.
-    pub fn new(
+    pub(crate) fn new(
         launch: Launch,
         cwd: PathBuf,
         env: Vec<(std::ffi::OsString, std::ffi::OsString)>,
@@ -200,32 +200,27 @@ impl McpServer {
     }
 
     /// The configured name.
-    pub fn name(&self) -> &str {
+    pub(crate) fn name(&self) -> &str {
         &self.name
     }
 
     /// Whether it ever connected (a server that failed at start-up has no tools, and nothing
     /// restarts it).
-    pub fn ever_connected(&self) -> bool {
+    pub(crate) fn ever_connected(&self) -> bool {
         self.generation.load(Ordering::Relaxed) > 0
     }
 
     /// The per-call timeout.
-    pub fn call_timeout(&self) -> Duration {
+    pub(crate) fn call_timeout(&self) -> Duration {
         self.timeouts.call
     }
 
     /// The last status reported.
-    pub fn status(&self) -> ServerStatus {
+    pub(crate) fn status(&self) -> ServerStatus {
         self.status
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .clone()
-    }
-
-    /// Notified each time the server says its tool list changed.
-    pub fn watch_tools_changed(&self) -> watch::Receiver<u64> {
-        self.tools_changed.subscribe()
     }
 
     fn report(&self, status: ServerStatus) {
@@ -241,7 +236,7 @@ impl McpServer {
     }
 
     /// Reports the server connected with `tools` tools registered.
-    pub fn report_connected(&self, tools: usize) {
+    pub(crate) fn report_connected(&self, tools: usize) {
         self.report(ServerStatus {
             server: self.name.clone(),
             status: Status::Connected,
@@ -253,7 +248,7 @@ impl McpServer {
 
     /// The first connection, at start-up: its tools (the caller reports it connected once it
     /// knows how many it registers), or why it failed (reported here).
-    pub async fn start(self: &Arc<Self>) -> Result<Vec<RemoteTool>, Failure> {
+    pub(crate) async fn start(self: &Arc<Self>) -> Result<Vec<RemoteTool>, Failure> {
         let outcome = self.connect().await;
         match &outcome {
             Ok((conn, tools)) => {
@@ -272,7 +267,7 @@ impl McpServer {
     }
 
     /// The registry group of this server's tools.
-    pub fn group(&self) -> String {
+    pub(crate) fn group(&self) -> String {
         format!("mcp:{}", self.name)
     }
 
@@ -295,7 +290,7 @@ impl McpServer {
     /// Connects the server to the registry: its start-up tools join it (reported in an
     /// `mcp_server` event), and from now on a `notifications/tools/list_changed` or a restart
     /// replaces them.
-    pub fn attach(self: &Arc<Self>, sink: ToolsSink) {
+    pub(crate) fn attach(self: &Arc<Self>, sink: ToolsSink) {
         if self.sink.set(sink).is_err() {
             return;
         }
@@ -353,7 +348,7 @@ impl McpServer {
     }
 
     /// Lists the server's tools again on its live connection (after list_changed).
-    pub async fn list_tools(&self) -> Result<Vec<RemoteTool>, String> {
+    pub(crate) async fn list_tools(&self) -> Result<Vec<RemoteTool>, String> {
         let conn = self
             .current()
             .filter(|c| c.alive())
@@ -445,7 +440,7 @@ impl McpServer {
     }
 
     /// A live peer for other requests (resources), restarting the server if needed.
-    pub async fn peer(
+    pub(crate) async fn peer(
         self: &Arc<Self>,
         cancel: &tokio_util::sync::CancellationToken,
     ) -> Result<Peer<RoleClient>, String> {
@@ -454,7 +449,7 @@ impl McpServer {
 
     /// Ends the server: close the session (a stdio server's stdin reaches end of file), wait
     /// a grace period, then SIGTERM and SIGKILL to its process group.
-    pub async fn shutdown(&self) {
+    pub(crate) async fn shutdown(&self) {
         self.closing.store(true, Ordering::Relaxed);
         let _guard = self.restarts.lock().await;
         let Some(conn) = self

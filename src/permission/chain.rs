@@ -20,7 +20,7 @@ use crate::tool::{Access, Subject};
 
 /// One level of a scope's chain: whose rules, in which mode.
 #[derive(Debug, Clone)]
-pub struct Level {
+pub(crate) struct Level {
     /// The rules of this level (the session's, or an agent type's).
     pub policy: Arc<Policy>,
     /// The mode this level decides in (already narrowed against the level above).
@@ -32,7 +32,7 @@ pub struct Level {
 
 /// The levels a scoped call is decided by, outermost first; never empty.
 #[derive(Debug)]
-pub struct Chain {
+pub(crate) struct Chain {
     levels: Box<[Level]>,
     /// Decisions of tools matched by their name only, by name: such a decision depends on
     /// nothing but the tool and the rules, so each is made once per chain (bounded).
@@ -51,7 +51,7 @@ const MAX_BY_NAME: usize = 8;
 impl Chain {
     /// A chain of these levels, outermost first. A level deciding exactly as the one above it
     /// (the same rules in the same mode) is left out: it could never change a verdict.
-    pub fn new(top: Level, below: impl IntoIterator<Item = Level>) -> Self {
+    pub(crate) fn new(top: Level, below: impl IntoIterator<Item = Level>) -> Self {
         let mut levels = vec![top];
         for level in below {
             let last = &levels[levels.len() - 1];
@@ -67,26 +67,27 @@ impl Chain {
     }
 
     /// This chain with one more level below it (a child scope's).
-    pub fn below(&self, level: Level) -> Self {
+    pub(crate) fn below(&self, level: Level) -> Self {
         Self::new(
             self.levels[0].clone(),
             self.levels[1..].iter().cloned().chain([level]),
         )
     }
 
+    #[cfg(test)]
     /// The levels that decide, outermost first.
-    pub fn levels(&self) -> &[Level] {
+    pub(crate) fn levels(&self) -> &[Level] {
         &self.levels
     }
 
     /// The innermost level: its rules and mode are the scope's own (as narrowed).
-    pub fn innermost(&self) -> &Level {
+    pub(crate) fn innermost(&self) -> &Level {
         &self.levels[self.levels.len() - 1]
     }
 
     /// Decides one call at every level: the first deny (outermost first) wins, else the first
     /// ask, else the innermost allow. The decision names the level that decided.
-    pub fn decide(
+    pub(crate) fn decide(
         &self,
         tool: &str,
         access: Access<'_>,
@@ -139,7 +140,12 @@ impl Chain {
 
     /// [`Policy::recheck_updated`] at every level: an input rewritten after an ask must pass
     /// the deny and ask rules of every level.
-    pub fn recheck(&self, tool: &str, access: Access<'_>, input: &Map<String, Value>) -> Decision {
+    pub(crate) fn recheck(
+        &self,
+        tool: &str,
+        access: Access<'_>,
+        input: &Map<String, Value>,
+    ) -> Decision {
         self.combine(|level| {
             level
                 .policy
@@ -177,7 +183,7 @@ impl Chain {
 /// a child asking for one its parent lacks keeps its parent's mode. Every other choice (the
 /// same mode, `default`, `plan`, `dontAsk`) stands, and since every level of the chain must
 /// allow a call, a child's mode can only narrow what its parent allows.
-pub fn narrow_mode(parent: Mode, own: Option<Mode>) -> Mode {
+pub(crate) fn narrow_mode(parent: Mode, own: Option<Mode>) -> Mode {
     let Some(own) = own else {
         return parent;
     };

@@ -26,10 +26,12 @@ mod stage;
 #[rustfmt::skip] // one table row per line
 mod tests;
 
-pub use chain::{Chain, Level, narrow_mode};
+pub(crate) use chain::{Chain, Level, narrow_mode};
 pub use decision::{
     Behavior, DecidedBy, Decision, HookVerdict, Mode, RuleKind, SubcommandVerdict, UnknownMode,
 };
-pub use policy::{DecisionRequest, Policy, PolicyBuilder, PolicyError};
-pub use rule::{Rule, RuleError, has_specifier_grammar, split_rule_list};
-pub use stage::{Permission, PermissionActor, PermissionMsg, Query, RuleFilter, check_rule};
+pub use policy::PolicyError;
+pub(crate) use policy::{DecisionRequest, Policy, PolicyBuilder};
+pub use rule::RuleError;
+pub(crate) use rule::has_specifier_grammar;
+pub(crate) use stage::{Permission, Query, RuleFilter, check_rule};

@@ -44,7 +44,7 @@ pub enum RuleError {
 
 /// One parsed permission rule. It displays as exactly the text it was parsed from.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Rule {
+pub(crate) struct Rule {
     text: String,
     tool_len: usize,
     /// Byte range of the specifier inside `text`, `None` for a bare tool or `Tool(*)`.
@@ -60,7 +60,7 @@ pub(crate) const EDIT_TOOLS: [&str; 4] = ["Edit", "Write", "MultiEdit", "Noteboo
 /// domains, subagent types), so that its rules speak about what a call acts on rather than
 /// about the tool by name. A tool that is not built in must not take one of these names: its
 /// rules would be read with a grammar that is not about it.
-pub fn has_specifier_grammar(tool: &str) -> bool {
+pub(crate) fn has_specifier_grammar(tool: &str) -> bool {
     matches!(
         tool,
         "Bash"
@@ -79,7 +79,7 @@ pub fn has_specifier_grammar(tool: &str) -> bool {
 
 impl Rule {
     /// Parses a rule. `Tool(*)` is the same rule as `Tool` (but still prints as written).
-    pub fn parse(text: &str) -> Result<Rule, RuleError> {
+    pub(crate) fn parse(text: &str) -> Result<Rule, RuleError> {
         if text.trim().is_empty() {
             return Err(RuleError::Empty);
         }
@@ -151,24 +151,19 @@ impl Rule {
     }
 
     /// The tool name part.
-    pub fn tool(&self) -> &str {
+    pub(crate) fn tool(&self) -> &str {
         &self.text[..self.tool_len]
     }
 
     /// The specifier inside the parentheses; `None` for `Tool` and `Tool(*)`.
-    pub fn specifier(&self) -> Option<&str> {
+    pub(crate) fn specifier(&self) -> Option<&str> {
         self.spec.map(|(a, b)| &self.text[a..b])
     }
 
     /// Whether toolrt can check this rule's specifier against a call (Bash, file, WebFetch and
     /// Agent specifiers). A rule like `Skill(x)` loads, but its specifier is not read.
-    pub fn specifier_is_checked(&self) -> bool {
+    pub(crate) fn specifier_is_checked(&self) -> bool {
         self.spec.is_none() || has_specifier_grammar(self.tool())
-    }
-
-    /// The text the rule was parsed from.
-    pub fn as_str(&self) -> &str {
-        &self.text
     }
 }
 
@@ -207,7 +202,7 @@ fn balanced(s: &str) -> bool {
 
 /// Splits a command-line rule list (`--allowed-tools "Bash(git log:*) Read,Edit"`) on commas and
 /// whitespace outside parentheses, as the reference CLI does.
-pub fn split_rule_list(list: &str) -> Vec<&str> {
+pub(crate) fn split_rule_list(list: &str) -> Vec<&str> {
     let mut out = Vec::new();
     let mut depth = 0usize;
     let mut start = None;

@@ -10,7 +10,7 @@ use crate::stage::{StageFault, request};
 use crate::tool::Tool;
 
 /// The permission engine's matchers, for hooks' `if` filters.
-pub struct RuleFilter(pub Arc<Policy>);
+pub(crate) struct RuleFilter(pub Arc<Policy>);
 
 impl crate::hooks::IfFilter for RuleFilter {
     fn matches(&self, rule: &str, call: &crate::hooks::ToolHookCall<'_>) -> bool {
@@ -24,7 +24,7 @@ impl crate::hooks::IfFilter for RuleFilter {
 }
 
 /// Checks an `if` rule when hooks are loaded.
-pub fn check_rule(text: &str) -> Result<(), String> {
+pub(crate) fn check_rule(text: &str) -> Result<(), String> {
     Policy::parse_rule(text)
         .map(|_| ())
         .map_err(|e| e.to_string())
@@ -32,7 +32,7 @@ pub fn check_rule(text: &str) -> Result<(), String> {
 
 /// A question for the permission stage. The input travels with it and comes back in the answer,
 /// so no stage copies it.
-pub struct Query {
+pub(crate) struct Query {
     /// The tool (its canonical name and what rules need to know about it).
     pub tool: Arc<dyn Tool>,
     /// The input.
@@ -49,13 +49,13 @@ pub struct Query {
 }
 
 /// Messages of the permission stage.
-pub enum PermissionMsg {
+pub(crate) enum PermissionMsg {
     /// Decide one call.
     Decide(Query, RpcReplyPort<(Input, Decision)>),
 }
 
 /// The permission stage actor.
-pub struct PermissionActor;
+pub(crate) struct PermissionActor;
 
 impl Actor for PermissionActor {
     type Msg = PermissionMsg;
@@ -101,27 +101,21 @@ impl Actor for PermissionActor {
 
 /// Typed handle to the permission stage.
 #[derive(Clone)]
-pub struct Permission {
+pub(crate) struct Permission {
     actor: ActorRef<PermissionMsg>,
-    policy: Arc<Policy>,
 }
 
 impl Permission {
     /// Spawns the stage actor.
-    pub async fn spawn(
+    pub(crate) async fn spawn(
         policy: Arc<Policy>,
     ) -> Result<(Self, tokio::task::JoinHandle<()>), ractor::SpawnErr> {
-        let (actor, handle) = Actor::spawn(None, PermissionActor, policy.clone()).await?;
-        Ok((Self { actor, policy }, handle))
-    }
-
-    /// The policy (read-only).
-    pub fn policy(&self) -> &Arc<Policy> {
-        &self.policy
+        let (actor, handle) = Actor::spawn(None, PermissionActor, policy).await?;
+        Ok((Self { actor }, handle))
     }
 
     /// Ask the stage for a decision.
-    pub async fn decide(&self, query: Query) -> Result<(Input, Decision), StageFault> {
+    pub(crate) async fn decide(&self, query: Query) -> Result<(Input, Decision), StageFault> {
         request("permission", &self.actor, |port| {
             PermissionMsg::Decide(query, port)
         })
@@ -129,7 +123,7 @@ impl Permission {
     }
 
     /// Stops the actor.
-    pub fn stop(&self) {
+    pub(crate) fn stop(&self) {
         self.actor.stop(None);
     }
 }

@@ -32,7 +32,7 @@ pub fn scrubbed_names(patterns: &[String]) -> Vec<OsString> {
 }
 
 /// Glob match of a whole name: `*` matches any run of characters, `?` exactly one.
-pub fn glob_match(pattern: &str, name: &str) -> bool {
+pub(crate) fn glob_match(pattern: &str, name: &str) -> bool {
     let p: Vec<char> = pattern.chars().collect();
     let n: Vec<char> = name.chars().collect();
     // Iterative matcher with one backtrack point: linear in practice, no recursion.
@@ -61,7 +61,7 @@ pub fn glob_match(pattern: &str, name: &str) -> bool {
 /// `label` names the process in debug logs (its first 200 characters).
 ///
 /// If this future is dropped while the spawn runs, the new group is killed.
-pub async fn spawn<K, V>(
+pub(crate) async fn spawn<K, V>(
     mut cmd: Command,
     remove: &[OsString],
     set: impl IntoIterator<Item = (K, V)>,
@@ -95,7 +95,7 @@ where
 }
 
 /// Sends SIGKILL to the process group `pgid`. A group that no longer exists is fine.
-pub fn kill_group(pgid: u32) {
+pub(crate) fn kill_group(pgid: u32) {
     let Ok(raw) = i32::try_from(pgid) else {
         return;
     };
@@ -114,7 +114,7 @@ pub fn kill_group(pgid: u32) {
 /// must not leave its processes running), and known to the watchdog while it lives, so it is
 /// killed even if toolrt dies first.
 #[derive(Debug)]
-pub struct Group {
+pub(crate) struct Group {
     pgid: Option<u32>,
     watched: Option<watchdog::Watched>,
 }
@@ -129,12 +129,12 @@ impl Group {
     }
 
     /// The group guarded, until it is killed.
-    pub fn pgid(&self) -> Option<u32> {
+    pub(crate) fn pgid(&self) -> Option<u32> {
         self.pgid
     }
 
     /// Kills the group now (then the watchdog forgets it); later calls and the drop do nothing.
-    pub fn kill(&mut self) {
+    pub(crate) fn kill(&mut self) {
         if let Some(pgid) = self.pgid.take() {
             kill_group(pgid);
         }
@@ -150,7 +150,7 @@ impl Drop for Group {
 
 /// Kills `group` and reaps its leader `child`, which SIGKILL makes quick; without the reap the
 /// leader would linger as a zombie.
-pub async fn kill_and_reap(group: &mut Group, child: &mut Child) {
+pub(crate) async fn kill_and_reap(group: &mut Group, child: &mut Child) {
     group.kill();
     let _ = tokio::time::timeout(std::time::Duration::from_secs(2), child.wait()).await;
 }

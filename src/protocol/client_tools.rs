@@ -67,7 +67,7 @@ const UNREGISTER: &str = "unregister_tools";
 const RESULT: &str = "execute_result";
 
 /// Longest `description` of a client tool, in bytes.
-pub const MAX_DESCRIPTION_BYTES: usize = 64 * 1024;
+pub(crate) const MAX_DESCRIPTION_BYTES: usize = 64 * 1024;
 
 /// Reads a `register_tools` message's `tools`.
 pub(super) fn parse_register(

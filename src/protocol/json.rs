@@ -16,10 +16,10 @@ use serde_json::{Map, Number, Value};
 /// Most JSON values (objects, arrays, strings, numbers, …) one message may hold. Each costs a few
 /// dozen bytes in memory whatever its size on the line, so this bounds what a line of tiny
 /// values (`[0,0,0,…]`) can cost.
-pub const MAX_VALUES: usize = 1_000_000;
+pub(crate) const MAX_VALUES: usize = 1_000_000;
 
 /// Parses one strict JSON value.
-pub fn from_str(text: &str) -> Result<Value, serde_json::Error> {
+pub(crate) fn from_str(text: &str) -> Result<Value, serde_json::Error> {
     let count = Cell::new(0);
     let mut de = serde_json::Deserializer::from_str(text);
     let value = Seed::new(&count, Where::Message).deserialize(&mut de)?;
@@ -28,7 +28,7 @@ pub fn from_str(text: &str) -> Result<Value, serde_json::Error> {
 }
 
 /// Whether a parse error is a refusal of this module's (rather than bad JSON).
-pub fn is_refusal(err: &serde_json::Error) -> bool {
+pub(crate) fn is_refusal(err: &serde_json::Error) -> bool {
     let text = err.to_string();
     text.starts_with(DUPLICATE) || text.starts_with(TOO_MANY)
 }
@@ -38,7 +38,7 @@ const TOO_MANY: &str = "more than";
 
 /// Where a value sits, for error messages; built on the stack, rendered only on error.
 #[derive(Clone, Copy)]
-pub enum Where<'a> {
+pub(crate) enum Where<'a> {
     /// The message itself.
     Message,
     /// A field of the message.
@@ -76,14 +76,14 @@ fn short(key: &str) -> String {
 }
 
 /// Deserialises one strict value at `place`.
-pub struct Seed<'a> {
+pub(crate) struct Seed<'a> {
     count: &'a Cell<usize>,
     place: Where<'a>,
 }
 
 impl<'a> Seed<'a> {
     /// A seed counting values in `count`, for a value at `place`.
-    pub fn new(count: &'a Cell<usize>, place: Where<'a>) -> Self {
+    pub(crate) fn new(count: &'a Cell<usize>, place: Where<'a>) -> Self {
         Self { count, place }
     }
 

@@ -218,7 +218,7 @@ pub(super) fn output_folder(
 
 /// `$XDG_STATE_HOME/toolrt/sessions/<id>`, else `~/.local/state/toolrt/sessions/<id>`; without
 /// a usable home, under the system's temporary folder (still kept after the session).
-pub fn default_output_dir(session_id: &str) -> PathBuf {
+pub(crate) fn default_output_dir(session_id: &str) -> PathBuf {
     let state = std::env::var_os("XDG_STATE_HOME")
         .map(PathBuf::from)
         .filter(|p| p.is_absolute())

@@ -23,12 +23,13 @@ use crate::tool::{Access, Subject, Tool, ToolContext, ToolOutput};
 
 /// How long an `Agent` call waits for the orchestrator's answer: a subagent may work long, so
 /// the longest a client tool may be given.
-pub const AGENT_TIMEOUT: Duration = Duration::from_millis(crate::client_tools::MAX_TIMEOUT_MS);
+pub(crate) const AGENT_TIMEOUT: Duration =
+    Duration::from_millis(crate::client_tools::MAX_TIMEOUT_MS);
 
 /// The built-in `Agent` tool. It exists from start-up (so `--tools`, aliases and rules name it
 /// as a built-in) and is connected to the runtime's scope table and exchange once they exist.
 #[derive(Default)]
-pub struct AgentTool {
+pub(crate) struct AgentTool {
     deps: OnceLock<Deps>,
     next: AtomicU64,
 }
@@ -48,13 +49,13 @@ impl std::fmt::Debug for AgentTool {
 
 impl AgentTool {
     /// The tool, not yet connected.
-    pub fn new() -> Arc<Self> {
+    pub(crate) fn new() -> Arc<Self> {
         Arc::new(Self::default())
     }
 
     /// Connects the tool to the runtime: where scopes live, how the orchestrator is asked, the
     /// hooks and the way out. Only the first call counts.
-    pub fn connect(
+    pub(crate) fn connect(
         &self,
         scopes: Arc<ScopeTable>,
         exchange: Arc<Exchange>,

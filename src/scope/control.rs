@@ -11,23 +11,15 @@ use crate::emit::Emitter;
 use crate::hooks::{HookEvent, Hooks, SubagentFacts};
 use crate::protocol::{AgentStart, ServerMessage};
 
-/// What an agent message changed, for the hooks that fire on it.
-pub enum Change {
-    /// A scope started.
-    Started(Arc<Scope>),
-    /// These scopes ended (deepest first).
-    Ended(Vec<Arc<Scope>>),
-}
-
 /// Starts a scope and answers the client. `opener` finds the token of an in-flight call by id
 /// (`parent_tool_use_id`).
-pub fn start(
+pub(crate) fn start(
     table: &ScopeTable,
     emitter: &Emitter,
     hooks: &Hooks,
     msg: AgentStart,
     opener: impl FnOnce(&str) -> Option<CancellationToken>,
-) -> Option<Change> {
+) {
     let token = msg.parent_tool_use_id.as_deref().and_then(opener);
     let req = StartRequest {
         agent_id: msg.agent_id,
@@ -40,17 +32,13 @@ pub fn start(
         Ok(scope) => {
             emitter.send_reply(started_event(&scope));
             fire(hooks, HookEvent::SubagentStart, &scope);
-            Some(Change::Started(scope))
         }
-        Err(e) => {
-            emitter.send_reply(ServerMessage::error(e.to_string(), None));
-            None
-        }
+        Err(e) => emitter.send_reply(ServerMessage::error(e.to_string(), None)),
     }
 }
 
 /// The `agent_started` event: the scope as it was narrowed.
-pub fn started_event(scope: &Scope) -> ServerMessage {
+pub(crate) fn started_event(scope: &Scope) -> ServerMessage {
     let tools = scope
         .tools
         .as_ref()
@@ -69,24 +57,20 @@ pub fn started_event(scope: &Scope) -> ServerMessage {
 }
 
 /// Ends a scope (and its subtree) and answers the client.
-pub fn end(table: &ScopeTable, emitter: &Emitter, hooks: &Hooks, agent_id: &str) -> Option<Change> {
+pub(crate) fn end(table: &ScopeTable, emitter: &Emitter, hooks: &Hooks, agent_id: &str) {
     match table.end_scopes(agent_id) {
         Ok(scopes) => {
             emitter.send_reply(ended_event(agent_id, &scopes));
             for scope in &scopes {
                 fire(hooks, HookEvent::SubagentStop, scope);
             }
-            Some(Change::Ended(scopes))
         }
-        Err(e) => {
-            emitter.send_reply(ServerMessage::error(e.to_string(), None));
-            None
-        }
+        Err(e) => emitter.send_reply(ServerMessage::error(e.to_string(), None)),
     }
 }
 
 /// Ends every live scope (end of input), with an `agent_ended` event per top-level agent.
-pub fn end_all(table: &ScopeTable, emitter: &Emitter, hooks: &Hooks) {
+pub(crate) fn end_all(table: &ScopeTable, emitter: &Emitter, hooks: &Hooks) {
     for (id, scopes) in table.end_all() {
         emitter.send(ended_event(&id, &scopes));
         for scope in &scopes {
@@ -97,7 +81,7 @@ pub fn end_all(table: &ScopeTable, emitter: &Emitter, hooks: &Hooks) {
 
 /// Ends the scope an `Agent` call opened, as that call ends. The client may have ended it
 /// already (`agent_end`): then there is nothing left to say.
-pub fn close(table: &ScopeTable, emitter: &Emitter, hooks: &Hooks, scope: &Scope) {
+pub(crate) fn close(table: &ScopeTable, emitter: &Emitter, hooks: &Hooks, scope: &Scope) {
     // Only this scope, not a newer one that reuses its id.
     if table.resolve(&scope.id).is_none_or(|s| s.key != scope.key) {
         return;
@@ -117,7 +101,7 @@ fn ended_event(agent_id: &str, scopes: &[Arc<Scope>]) -> ServerMessage {
 }
 
 /// SubagentStart / SubagentStop hooks of a scope, in the background.
-pub fn fire(hooks: &Hooks, event: HookEvent, scope: &Scope) {
+pub(crate) fn fire(hooks: &Hooks, event: HookEvent, scope: &Scope) {
     let facts = SubagentFacts {
         agent_id: &scope.id,
         agent_type: &scope.agent_type,
@@ -129,7 +113,10 @@ pub fn fire(hooks: &Hooks, event: HookEvent, scope: &Scope) {
 /// The scope `toolrt explain --agent-type` decides in: one agent per type, each started under
 /// the one before (the first at the top level). Refused as `agent_start` would be: the words
 /// say which agent and why.
-pub fn explain_chain(table: &ScopeTable, agent_types: &[String]) -> Result<Arc<Scope>, String> {
+pub(crate) fn explain_chain(
+    table: &ScopeTable,
+    agent_types: &[String],
+) -> Result<Arc<Scope>, String> {
     let mut parent: Option<String> = None;
     let mut last = None;
     for (i, ty) in agent_types.iter().enumerate() {

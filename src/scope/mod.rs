@@ -17,9 +17,9 @@
 //! - `control`: `agent_start` / `agent_end` as the client sees them (events, error lines).
 //! - this module: [`Scope`], [`ScopeTable`] (start, end, resolve) and [`ScopeError`].
 
-pub mod agent_tool;
-pub mod control;
-pub mod types;
+pub(crate) mod agent_tool;
+pub(crate) mod control;
+pub(crate) mod types;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -31,25 +31,26 @@ use tokio_util::sync::CancellationToken;
 
 use crate::permission::{Behavior, Chain, Level, Mode, narrow_mode};
 use crate::tool::{Access, StateKey, Subject};
-pub use types::{AgentType, AgentTypes, AgentsError, ToolSet, narrow_tools};
+pub use types::AgentsError;
+pub(crate) use types::{AgentTypes, ToolSet, narrow_tools};
 
 /// The most scopes alive at once: memory stays bounded whatever the client starts.
-pub const MAX_SCOPES: usize = 10_000;
+pub(crate) const MAX_SCOPES: usize = 10_000;
 
 /// What the ids of the scopes the `Agent` tool opens start with (`agent-1`, `agent-2`, …).
-pub const AGENT_TOOL_ID_PREFIX: &str = "agent-";
+pub(crate) const AGENT_TOOL_ID_PREFIX: &str = "agent-";
 
 /// Whether `id` has the form of an id the `Agent` tool gives (`agent-` and digits): reserved
 /// for it, so a client's `agent_start` can never take one and a client's call can never land in
 /// (or outlive into) a scope the tool opened.
-pub fn is_agent_tool_id(id: &str) -> bool {
+pub(crate) fn is_agent_tool_id(id: &str) -> bool {
     id.strip_prefix(AGENT_TOOL_ID_PREFIX)
         .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
 }
 
 /// One agent's scope: computed once at `agent_start`, shared by every call of the agent.
 #[derive(Debug)]
-pub struct Scope {
+pub(crate) struct Scope {
     /// The agent's id.
     pub id: Arc<str>,
     /// Its type (`Agent(<type>)` rules name it; hooks see it as `agent_type`).
@@ -79,27 +80,27 @@ pub struct Scope {
 
 impl Scope {
     /// The mode its calls are decided in (its own, narrowed against its parent's).
-    pub fn mode(&self) -> Mode {
+    pub(crate) fn mode(&self) -> Mode {
         self.chain.innermost().mode
     }
 
     /// Its calls' tool state (what they read, their checkpoints), its own.
-    pub fn state_key(&self) -> StateKey {
+    pub(crate) fn state_key(&self) -> StateKey {
         StateKey::scope(self.key)
     }
 
     /// Whether the scope has ended (`agent_end`, or its parent's end).
-    pub fn has_ended(&self) -> bool {
+    pub(crate) fn has_ended(&self) -> bool {
         self.ended.load(Ordering::Acquire)
     }
 
     /// Whether a tool of this canonical name exists for this scope's calls.
-    pub fn may_use(&self, tool: &str) -> bool {
+    pub(crate) fn may_use(&self, tool: &str) -> bool {
         self.tools.as_ref().is_none_or(|t| t.allows(tool))
     }
 
     /// The words for a call of a tool the scope may not use.
-    pub fn unavailable(&self, tool: &str) -> String {
+    pub(crate) fn unavailable(&self, tool: &str) -> String {
         format!(
             "No such tool available to agent {:?} (type {:?}): {tool}. Its tools are: {}.",
             &*self.id,
@@ -118,7 +119,7 @@ impl Scope {
 
 /// `agent_start`, as the table needs it.
 #[derive(Debug, Clone, Default)]
-pub struct StartRequest {
+pub(crate) struct StartRequest {
     /// The new agent's id.
     pub agent_id: String,
     /// Its type.
@@ -195,7 +196,7 @@ pub enum ScopeError {
 
 /// Told when a scope starts and ends, by its key: what keeps state per scope outside this
 /// module (the built-in tools' file state) follows the table without the table knowing it.
-pub trait ScopeListener: Send + Sync {
+pub(crate) trait ScopeListener: Send + Sync {
     /// A scope started (called before any of its calls can resolve it).
     fn started(&self, scope: &Scope);
     /// A scope ended (called once per scope, deepest first).
@@ -203,7 +204,7 @@ pub trait ScopeListener: Send + Sync {
 }
 
 /// The live scopes, by agent id.
-pub struct ScopeTable {
+pub(crate) struct ScopeTable {
     scopes: DashMap<Arc<str>, Arc<Scope>>,
     live: AtomicUsize,
     types: Arc<AgentTypes>,
@@ -219,7 +220,7 @@ pub struct ScopeTable {
 }
 
 /// What [`ScopeTable::on_end`] calls after scopes ended.
-pub type EndListener = Arc<dyn Fn() + Send + Sync>;
+pub(crate) type EndListener = Arc<dyn Fn() + Send + Sync>;
 
 impl std::fmt::Debug for ScopeTable {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -231,7 +232,7 @@ impl std::fmt::Debug for ScopeTable {
 
 impl ScopeTable {
     /// A table for a session whose own rules and mode are `root`.
-    pub fn new(types: Arc<AgentTypes>, root: Level) -> Self {
+    pub(crate) fn new(types: Arc<AgentTypes>, root: Level) -> Self {
         Self {
             scopes: DashMap::new(),
             live: AtomicUsize::new(0),
@@ -246,53 +247,46 @@ impl ScopeTable {
     }
 
     /// The same table telling `listener` of every scope's start and end.
-    pub fn with_listener(mut self, listener: Arc<dyn ScopeListener>) -> Self {
+    pub(crate) fn with_listener(mut self, listener: Arc<dyn ScopeListener>) -> Self {
         self.listener = Some(listener);
         self
     }
 
+    #[cfg(test)]
     /// The same table with another cap on live scopes (tests).
-    pub fn with_max_scopes(mut self, max: usize) -> Self {
+    pub(crate) fn with_max_scopes(mut self, max: usize) -> Self {
         self.max_scopes = max;
         self
     }
 
-    /// The agent types.
-    pub fn types(&self) -> &Arc<AgentTypes> {
-        &self.types
-    }
-
+    #[cfg(test)]
     /// How many scopes are alive.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.live.load(Ordering::Acquire)
     }
 
-    /// Whether no scope is alive.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
     /// The live scope of this agent id.
-    pub fn resolve(&self, agent_id: &str) -> Option<Arc<Scope>> {
+    pub(crate) fn resolve(&self, agent_id: &str) -> Option<Arc<Scope>> {
         self.scopes.get(agent_id).map(|s| s.value().clone())
     }
 
+    #[cfg(test)]
     /// Cancels every scope (shutdown, SIGINT).
-    pub fn cancel_all(&self) {
+    pub(crate) fn cancel_all(&self) {
         self.cancel.cancel();
     }
 
     /// Calls `listener` after every end of scopes (the first listener set stays). The calls of
     /// an ended scope are cancelled through their tokens; the listener is for what a token
     /// does not reach by itself (calls parked for admission).
-    pub fn on_end(&self, listener: EndListener) {
+    pub(crate) fn on_end(&self, listener: EndListener) {
         let _ = self.on_end.set(listener);
     }
 
     /// Ends every live scope, each top-level one with its subtree (end of input: no call can
     /// come for them any more). Returns each top-level id with the scopes it ended, deepest
     /// first.
-    pub fn end_all(&self) -> Vec<(Arc<str>, Vec<Arc<Scope>>)> {
+    pub(crate) fn end_all(&self) -> Vec<(Arc<str>, Vec<Arc<Scope>>)> {
         let tops: Vec<Arc<str>> = self
             .scopes
             .iter()
@@ -306,7 +300,7 @@ impl ScopeTable {
 
     /// The chain a scope of type `agent_type` under `parent` (None: the session) is decided by,
     /// and its tools: what `agent_start` computes, for `toolrt explain --agent-type` too.
-    pub fn narrowed(
+    pub(crate) fn narrowed(
         &self,
         parent: Option<&Scope>,
         agent_type: &str,
@@ -338,7 +332,7 @@ impl ScopeTable {
     /// (else its parent's child). Refused — nothing changes — when the id is live, the parent
     /// unknown or the agent itself, the depth or the number of scopes past its limit, or an
     /// `Agent(<type>)` deny or ask rule of the parent's chain covers the type.
-    pub fn start(
+    pub(crate) fn start(
         &self,
         req: StartRequest,
         opener: Option<&CancellationToken>,
@@ -463,9 +457,10 @@ impl ScopeTable {
         })
     }
 
+    #[cfg(test)]
     /// Ends a scope and every scope below it, deepest first: each is removed and its token
     /// cancelled (its unfinished calls see their cancellation). Returns the ids ended.
-    pub fn end(&self, agent_id: &str) -> Result<Vec<Arc<str>>, ScopeError> {
+    pub(crate) fn end(&self, agent_id: &str) -> Result<Vec<Arc<str>>, ScopeError> {
         Ok(self
             .end_scopes(agent_id)?
             .into_iter()
@@ -474,7 +469,7 @@ impl ScopeTable {
     }
 
     /// [`ScopeTable::end`], returning the scopes ended.
-    pub fn end_scopes(&self, agent_id: &str) -> Result<Vec<Arc<Scope>>, ScopeError> {
+    pub(crate) fn end_scopes(&self, agent_id: &str) -> Result<Vec<Arc<Scope>>, ScopeError> {
         let Some(scope) = self.resolve(agent_id) else {
             return Err(ScopeError::Unknown(agent_id.to_string()));
         };

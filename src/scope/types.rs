@@ -12,10 +12,10 @@ use crate::settings::{Settings, SettingsError, key_err};
 
 /// How deep agents may nest when settings do not say (`toolrt.maxAgentDepth`): a top-level
 /// agent is at depth 1.
-pub const DEFAULT_MAX_DEPTH: u32 = 5;
+pub(crate) const DEFAULT_MAX_DEPTH: u32 = 5;
 
 /// The deepest `toolrt.maxAgentDepth` may allow.
-pub const MAX_MAX_DEPTH: u32 = 64;
+pub(crate) const MAX_MAX_DEPTH: u32 = 64;
 
 /// The largest `maxInFlight` an agent type may give.
 const MAX_IN_FLIGHT: u64 = 1_000_000;
@@ -23,20 +23,20 @@ const MAX_IN_FLIGHT: u64 = 1_000_000;
 /// A set of tool names an agent type may use (`tools`). A name covers itself; `mcp__server`
 /// covers every tool of that server; `Agent` and `Task` cover each other.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct ToolSet {
+pub(crate) struct ToolSet {
     names: HashSet<String>,
 }
 
 impl ToolSet {
     /// The set of these names.
-    pub fn new<S: Into<String>>(names: impl IntoIterator<Item = S>) -> Self {
+    pub(crate) fn new<S: Into<String>>(names: impl IntoIterator<Item = S>) -> Self {
         Self {
             names: names.into_iter().map(Into::into).collect(),
         }
     }
 
     /// Whether `tool` (a canonical name) is in the set.
-    pub fn allows(&self, tool: &str) -> bool {
+    pub(crate) fn allows(&self, tool: &str) -> bool {
         if self.names.contains(tool) {
             return true;
         }
@@ -55,7 +55,7 @@ impl ToolSet {
 
     /// The tools both sets allow, as one set: each name of one set that the other allows
     /// (a name covered by both sets is covered by one of those).
-    pub fn intersect(&self, other: &ToolSet) -> ToolSet {
+    pub(crate) fn intersect(&self, other: &ToolSet) -> ToolSet {
         let names = self
             .names
             .iter()
@@ -67,7 +67,7 @@ impl ToolSet {
     }
 
     /// The names, sorted (for messages).
-    pub fn sorted(&self) -> Vec<&str> {
+    pub(crate) fn sorted(&self) -> Vec<&str> {
         let mut v: Vec<&str> = self.names.iter().map(String::as_str).collect();
         v.sort_unstable();
         v
@@ -76,7 +76,7 @@ impl ToolSet {
 
 /// A child's tool selection: the intersection of its parent's and its own; `None` is "every
 /// tool that exists", and a type without `tools` inherits its parent's.
-pub fn narrow_tools(
+pub(crate) fn narrow_tools(
     parent: Option<&Arc<ToolSet>>,
     own: Option<&Arc<ToolSet>>,
 ) -> Option<Arc<ToolSet>> {
@@ -90,7 +90,7 @@ pub fn narrow_tools(
 
 /// One agent type, compiled.
 #[derive(Debug)]
-pub struct AgentType {
+pub(crate) struct AgentType {
     /// Its name, as `agent_start` and `Agent(…)` rules give it.
     pub name: Arc<str>,
     /// `tools`: the tools it may use (intersected with its parent's); `None` inherits.
@@ -105,7 +105,7 @@ pub struct AgentType {
 
 /// Every agent type of the settings, and the depth limit.
 #[derive(Debug)]
-pub struct AgentTypes {
+pub(crate) struct AgentTypes {
     types: HashMap<String, Arc<AgentType>>,
     /// `toolrt.maxAgentDepth`.
     pub max_depth: u32,
@@ -132,7 +132,7 @@ pub enum AgentsError {
 }
 
 /// What agent types' rules are anchored to: the session's directories.
-pub struct Base<'a> {
+pub(crate) struct Base<'a> {
     /// The working directory.
     pub cwd: &'a Path,
     /// The home directory.
@@ -147,7 +147,7 @@ impl AgentTypes {
     /// Reads `agents` and `toolrt.maxAgentDepth` from every settings file (a later file's
     /// definition of a type replaces an earlier one whole), compiling each type's rules.
     /// Keys toolrt does not read are returned as warnings.
-    pub fn compile(
+    pub(crate) fn compile(
         settings: &Settings,
         base: &Base<'_>,
     ) -> Result<(Self, Vec<String>), AgentsError> {
@@ -203,15 +203,8 @@ impl AgentTypes {
 
     /// The type named `name`, if the settings define it. A type they do not define adds
     /// nothing of its own: its agents have their parent's tools, rules and mode.
-    pub fn get(&self, name: &str) -> Option<&Arc<AgentType>> {
+    pub(crate) fn get(&self, name: &str) -> Option<&Arc<AgentType>> {
         self.types.get(name)
-    }
-
-    /// The defined type names, sorted.
-    pub fn names(&self) -> Vec<&str> {
-        let mut v: Vec<&str> = self.types.keys().map(String::as_str).collect();
-        v.sort_unstable();
-        v
     }
 }
 

@@ -12,7 +12,7 @@ use super::{Pipeline, mode_name};
 use crate::hooks::{BatchCallRecord, HookEvent};
 
 /// Where a call of a batch waits for its turn.
-pub struct Gate {
+pub(crate) struct Gate {
     /// Tells the batch runner whether the call is concurrency-safe; a call refused before its
     /// turn counts as safe (it runs nothing). Dropped: cancelled before its turn.
     pub ready: oneshot::Sender<bool>,
@@ -21,10 +21,10 @@ pub struct Gate {
 }
 
 /// Finished calls of a batch with their position, for PostToolBatch hooks.
-pub type BatchRecords = Arc<Mutex<Vec<(usize, BatchCallRecord)>>>;
+pub(crate) type BatchRecords = Arc<Mutex<Vec<(usize, BatchCallRecord)>>>;
 
 /// What a call shares with the rest of its batch.
-pub struct BatchLink {
+pub(crate) struct BatchLink {
     /// Set when a hook stops processing: the batch starts nothing more.
     pub stop: Arc<AtomicBool>,
     /// The call's position in the batch.
@@ -46,7 +46,7 @@ impl BatchLink {
 }
 
 /// Where a batch's calls leave their records: only when PostToolBatch hooks will read them.
-pub fn batch_records(p: &Pipeline) -> Option<BatchRecords> {
+pub(crate) fn batch_records(p: &Pipeline) -> Option<BatchRecords> {
     p.hooks
         .has(HookEvent::PostToolBatch)
         .then(|| Arc::new(Mutex::new(Vec::new())))
@@ -54,7 +54,7 @@ pub fn batch_records(p: &Pipeline) -> Option<BatchRecords> {
 
 /// Runs the batch's PostToolBatch hooks over its calls' records, in batch order, and returns
 /// what `batch_end` carries of them (`hook_feedback`, `stop_reason`).
-pub async fn end_batch(
+pub(crate) async fn end_batch(
     p: &Pipeline,
     batch_id: &str,
     records: Option<BatchRecords>,

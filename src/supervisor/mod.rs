@@ -38,9 +38,10 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
-pub use batch::{BatchLink, BatchRecords, Gate, batch_records, end_batch};
+pub(crate) use batch::{BatchLink, Gate, batch_records, end_batch};
 pub use clock::{Stage, StageClock};
-pub use pipeline::{AskPolicy, Pipeline, PipelineOptions, Stages};
+pub use pipeline::AskPolicy;
+pub(crate) use pipeline::{Pipeline, PipelineOptions, Stages};
 
 use crate::call::{Input, Outcome, Rejection, ToolCall, ToolResult};
 use crate::hooks::stage::About;
@@ -59,7 +60,7 @@ use clock::Lap;
 const CANCEL_GRACE: Duration = Duration::from_secs(2);
 
 /// One call's job.
-pub struct Job {
+pub(crate) struct Job {
     /// The call.
     pub call: ToolCall,
     /// Its one result.
@@ -89,7 +90,7 @@ pub struct Job {
 ///
 /// A panic inside the supervisor ends its task; dropping the job then drops its
 /// [`ResultSlot`], which answers the call `failed`.
-pub fn spawn(job: Job) {
+pub(crate) fn spawn(job: Job) {
     tokio::spawn(run(job));
 }
 
@@ -164,7 +165,7 @@ impl Call<'_> {
 }
 
 /// Drives one call through every stage.
-pub async fn run(job: Job) {
+pub(crate) async fn run(job: Job) {
     let Job {
         call,
         slot,
@@ -483,7 +484,7 @@ async fn shape_output(p: &Pipeline, c: &mut Call<'_>, ran: Ran) -> Result<ToolRe
 }
 
 /// The wire name of a mode, for hook input.
-pub fn mode_name(mode: Mode) -> &'static str {
+pub(crate) fn mode_name(mode: Mode) -> &'static str {
     match mode {
         Mode::Default => "default",
         Mode::AcceptEdits => "acceptEdits",

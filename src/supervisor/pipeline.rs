@@ -29,7 +29,7 @@ pub enum AskPolicy {
 }
 
 /// The handles of the stage actors a pipeline drives.
-pub struct Stages {
+pub(crate) struct Stages {
     /// Validate stage.
     pub validator: Validator,
     /// Hook stage.
@@ -44,7 +44,7 @@ pub struct Stages {
 
 /// How a pipeline treats every call.
 #[derive(Clone)]
-pub struct PipelineOptions {
+pub(crate) struct PipelineOptions {
     /// Calls executing at once (`--max-in-flight`).
     pub max_in_flight: usize,
     /// The permission mode in force.
@@ -61,7 +61,7 @@ pub struct PipelineOptions {
 
 /// Everything a supervisor needs: the stage handles and the session-wide state. Shared by all
 /// calls of a runtime.
-pub struct Pipeline {
+pub(crate) struct Pipeline {
     /// Validate stage.
     pub validator: Validator,
     /// Hook stage.
@@ -106,7 +106,7 @@ pub(super) struct Asks {
 
 impl Pipeline {
     /// Assembles a pipeline from its stages.
-    pub fn new(
+    pub(crate) fn new(
         stages: Stages,
         session: Arc<Session>,
         emitter: Emitter,
@@ -143,25 +143,20 @@ impl Pipeline {
         }
     }
 
-    /// How many calls wait for the client's answer right now.
-    pub fn client_waits(&self) -> usize {
-        *self.asks.client_waits.borrow()
-    }
-
     /// The counter of [`Pipeline::client_waits`], for other waits for the client (a client
     /// tool's `execute`): whoever waits adds one, and takes it away when done.
-    pub fn client_waits_counter(&self) -> watch::Sender<usize> {
+    pub(crate) fn client_waits_counter(&self) -> watch::Sender<usize> {
         self.asks.client_waits.clone()
     }
 
     /// Watches [`Pipeline::client_waits`].
-    pub fn watch_client_waits(&self) -> watch::Receiver<usize> {
+    pub(crate) fn watch_client_waits(&self) -> watch::Receiver<usize> {
         self.asks.client_waits.subscribe()
     }
 
     /// Routes a client's permission answer to the call waiting for it. False if no call waits
     /// under that request id.
-    pub fn answer_permission(&self, response: PermissionResponse) -> bool {
+    pub(crate) fn answer_permission(&self, response: PermissionResponse) -> bool {
         match self.asks.waiting.remove(&response.request_id) {
             Some((_, tx)) => tx.send(response).is_ok(),
             None => false,
@@ -170,7 +165,7 @@ impl Pipeline {
 
     /// No more answers can come (the client closed its input): every waiting and future ask is
     /// denied.
-    pub fn close_asks(&self) {
+    pub(crate) fn close_asks(&self) {
         self.asks.closed.store(true, Ordering::SeqCst);
         let ids: Vec<String> = self.asks.waiting.iter().map(|e| e.key().clone()).collect();
         for id in ids {
@@ -180,12 +175,12 @@ impl Pipeline {
     }
 
     /// Gives back what a burst of asks grew (for when nothing is in flight).
-    pub fn shrink(&self) {
+    pub(crate) fn shrink(&self) {
         self.asks.waiting.shrink_to_fit();
     }
 
     /// Stops every stage actor.
-    pub fn stop(&self) {
+    pub(crate) fn stop(&self) {
         self.validator.stop();
         self.hooks.stop();
         self.permission.stop();

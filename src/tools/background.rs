@@ -18,15 +18,15 @@ use crate::session::Session;
 
 /// Background tasks running at once. One more is refused (its call is `failed`): each holds a
 /// process group and its output capture, so a client must not start them without end.
-pub const MAX_RUNNING: usize = 64;
+pub(crate) const MAX_RUNNING: usize = 64;
 
 /// Finished tasks remembered for TaskOutput; past it the oldest are forgotten (their output
 /// files stay where they are).
-pub const MAX_FINISHED: usize = 1024;
+pub(crate) const MAX_FINISHED: usize = 1024;
 
 /// Where a background task is.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum TaskStatus {
+pub(crate) enum TaskStatus {
     /// Still running.
     Running,
     /// Exited by itself with this code (`None`: killed by a signal from outside).
@@ -51,7 +51,7 @@ impl std::fmt::Display for TaskStatus {
 
 /// One background task.
 #[derive(Debug)]
-pub struct Task {
+pub(crate) struct Task {
     /// Its id (`bg-1`, `bg-2`, …).
     pub id: String,
     /// The command it runs.
@@ -67,12 +67,12 @@ pub struct Task {
 
 impl Task {
     /// Its current status.
-    pub fn status(&self) -> TaskStatus {
+    pub(crate) fn status(&self) -> TaskStatus {
         self.status.borrow().clone()
     }
 
     /// Waits until it is no longer running.
-    pub async fn finished(&self) -> TaskStatus {
+    pub(crate) async fn finished(&self) -> TaskStatus {
         let mut rx = self.status.subscribe();
         match rx.wait_for(|s| *s != TaskStatus::Running).await {
             Ok(s) => s.clone(),
@@ -81,7 +81,7 @@ impl Task {
     }
 
     /// Kills its process group if it is still running; the runner then marks it killed.
-    pub fn kill(&self) {
+    pub(crate) fn kill(&self) {
         if *self.status.borrow() == TaskStatus::Running {
             self.cancel.cancel();
             // Kill right here too: at shutdown the runtime may never poll the runner again.
@@ -94,7 +94,7 @@ impl Task {
 
 /// The background tasks of one session. Dropping it kills every task still running.
 #[derive(Debug)]
-pub struct Tasks {
+pub(crate) struct Tasks {
     tasks: Mutex<BTreeMap<String, Arc<Task>>>,
     next: AtomicU64,
     /// One permit per task starting or running, held until it ends: a start takes one before
@@ -115,17 +115,17 @@ impl Default for Tasks {
 
 impl Tasks {
     /// The task with this id.
-    pub fn get(&self, id: &str) -> Option<Arc<Task>> {
+    pub(crate) fn get(&self, id: &str) -> Option<Arc<Task>> {
         self.lock().get(id).cloned()
     }
 
     /// The ids of every task, for error messages.
-    pub fn ids(&self) -> Vec<String> {
+    pub(crate) fn ids(&self) -> Vec<String> {
         self.lock().keys().cloned().collect()
     }
 
     /// Kills every task still running.
-    pub fn kill_all(&self) {
+    pub(crate) fn kill_all(&self) {
         for task in self.lock().values() {
             task.kill();
         }

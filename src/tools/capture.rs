@@ -23,7 +23,7 @@ const PROGRESS_MAX_CHARS: usize = 16_000;
 
 /// Running totals of a capture, shared with readers of a background task.
 #[derive(Debug, Default)]
-pub struct Counters {
+pub(crate) struct Counters {
     /// Bytes written to the spill file.
     pub bytes: AtomicU64,
     /// Characters (invalid UTF-8 sequences count as one each).
@@ -36,7 +36,7 @@ pub struct Counters {
 
 impl Counters {
     /// Lines as an editor counts them: newlines, plus an unterminated last line.
-    pub fn lines(&self) -> u64 {
+    pub(crate) fn lines(&self) -> u64 {
         self.newlines.load(Ordering::Relaxed) + self.open_line.load(Ordering::Relaxed)
     }
 }

@@ -21,7 +21,7 @@ pub(crate) const MAX_LINE_CHARS: usize = 2_000;
 
 /// What the file tools of one session remember.
 #[derive(Debug)]
-pub struct FileState {
+pub(crate) struct FileState {
     /// Files read (or written) and their state at that moment, per state.
     read_state: ReadState,
     /// Prior states of files changed by Write and Edit, per call (each call of one state).
@@ -33,7 +33,7 @@ pub struct FileState {
 impl FileState {
     /// State for one session; checkpoints are kept under `checkpoint_dir` (`None`: under the
     /// session's output folder, decided at the first save).
-    pub fn new(require_read_before_edit: bool, checkpoint_dir: Option<PathBuf>) -> Self {
+    pub(crate) fn new(require_read_before_edit: bool, checkpoint_dir: Option<PathBuf>) -> Self {
         Self {
             read_state: ReadState::default(),
             checkpoints: CheckpointStore::new(checkpoint_dir),
@@ -42,14 +42,14 @@ impl FileState {
     }
 
     /// Gives an agent scope's state an empty record of what it read (at the scope's start).
-    pub fn open_scope(&self, state: StateKey) {
+    pub(crate) fn open_scope(&self, state: StateKey) {
         self.read_state.open(state);
     }
 
     /// Drops an agent scope's state (at the scope's end): what it read, and its checkpoints.
     /// Returns the checkpoint files to delete, which the caller does off the pipeline's thread.
     /// Afterwards nothing is recorded for the state, so a late call of it cannot grow it again.
-    pub fn close_scope(&self, state: StateKey) -> Vec<PathBuf> {
+    pub(crate) fn close_scope(&self, state: StateKey) -> Vec<PathBuf> {
         if state.is_session() {
             return Vec::new();
         }
@@ -105,7 +105,7 @@ impl FileState {
     /// returns the restored files in the order they were first changed. The restored files
     /// count as unread for that state afterwards, so an Edit needs a fresh Read (for any other
     /// state they have changed, unless restored to what it read).
-    pub fn rewind(&self, to: &str) -> Result<Vec<PathBuf>, RewindError> {
+    pub(crate) fn rewind(&self, to: &str) -> Result<Vec<PathBuf>, RewindError> {
         let (state, files) = self.checkpoints.rewind(to)?;
         for file in &files {
             self.read_state.forget(state, file);

@@ -17,7 +17,7 @@ use std::sync::Arc;
 
 use crate::tool::{StateKey, Tool};
 
-pub mod background;
+pub(crate) mod background;
 pub(crate) mod bash;
 pub(crate) mod capture;
 pub(crate) mod checkpoint;
@@ -26,7 +26,7 @@ pub(crate) mod file_bytes;
 pub(crate) mod files;
 pub(crate) mod glob;
 pub(crate) mod grep;
-pub mod noop;
+pub(crate) mod noop;
 pub(crate) mod patch;
 pub(crate) mod read;
 pub(crate) mod read_state;
@@ -36,29 +36,29 @@ pub(crate) mod task_stop;
 pub(crate) mod web_fetch;
 pub(crate) mod write;
 
-pub use background::Tasks;
+pub(crate) use background::Tasks;
 pub use checkpoint::RewindError;
-pub use files::FileState;
+pub(crate) use files::FileState;
 
 /// The longest string each built-in tool's input fields take, in characters (each schema's
 /// `maxLength`). A longer value is a `schema_error` naming the field, and is refused before it
 /// is copied or looked at further (`validate::check_input`).
-pub mod limits {
+pub(crate) mod limits {
     /// A file or folder path: Linux's PATH_MAX.
-    pub const PATH_CHARS: u64 = 4096;
+    pub(crate) const PATH_CHARS: u64 = 4096;
     /// A Bash command: Linux passes at most 131,071 bytes in one argument (`bash -c COMMAND`);
     /// Bash also refuses a command over that many bytes.
-    pub const COMMAND_CHARS: u64 = 131_071;
+    pub(crate) const COMMAND_CHARS: u64 = 131_071;
     /// A file's content, and Edit's old and new text.
-    pub const CONTENT_CHARS: u64 = 16 * 1024 * 1024;
+    pub(crate) const CONTENT_CHARS: u64 = 16 * 1024 * 1024;
     /// A Grep regular expression or a glob pattern.
-    pub const PATTERN_CHARS: u64 = 16 * 1024;
+    pub(crate) const PATTERN_CHARS: u64 = 16 * 1024;
     /// A URL.
-    pub const URL_CHARS: u64 = 8 * 1024;
+    pub(crate) const URL_CHARS: u64 = 8 * 1024;
     /// Free text that only describes (Bash's `description`, WebFetch's `prompt`).
-    pub const TEXT_CHARS: u64 = 64 * 1024;
+    pub(crate) const TEXT_CHARS: u64 = 64 * 1024;
     /// A short name: a task id, a file type.
-    pub const NAME_CHARS: u64 = 256;
+    pub(crate) const NAME_CHARS: u64 = 256;
 }
 
 /// The names of every built-in tool, in the order [`ToolState::tools`] returns them (`--tools

@@ -5,7 +5,7 @@
 use serde_json::{Map, Value};
 
 /// Coerces `value` in place toward `schema`.
-pub fn coerce(value: &mut Value, schema: &Value) {
+pub(crate) fn coerce(value: &mut Value, schema: &Value) {
     let wants = Wants::of(schema);
     if let Value::String(s) = value {
         if let Some(new) = from_string(s, wants) {
@@ -40,7 +40,7 @@ pub fn coerce(value: &mut Value, schema: &Value) {
 }
 
 /// Coerces each property of `map` toward its property schema.
-pub fn coerce_object(map: &mut Map<String, Value>, schema: &Value) {
+pub(crate) fn coerce_object(map: &mut Map<String, Value>, schema: &Value) {
     let Some(props) = schema.get("properties").and_then(Value::as_object) else {
         return;
     };

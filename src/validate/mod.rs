@@ -10,8 +10,8 @@
 //! These are pure functions; [`ValidatorActor`] owns the registry and runs them for the
 //! supervisors; [`Validator`] is the typed handle they call.
 
-pub mod coerce;
-pub mod schema;
+pub(crate) mod coerce;
+pub(crate) mod schema;
 
 use std::sync::Arc;
 
@@ -27,7 +27,7 @@ use crate::tool::{StateKey, Verdict};
 
 /// A call that passed every check up to hooks: its tool, and its coerced, normalised input.
 #[derive(Debug, Clone)]
-pub struct Prepared {
+pub(crate) struct Prepared {
     /// The tool (canonical).
     pub entry: Arc<ToolEntry>,
     /// The input after coercion and normalisation.
@@ -41,18 +41,18 @@ pub struct Prepared {
 
 impl Prepared {
     /// The canonical tool name.
-    pub fn tool_name(&self) -> &str {
+    pub(crate) fn tool_name(&self) -> &str {
         self.entry.tool.name()
     }
 }
 
 /// Why a call stops at this stage (`unavailable`, `schema_error` or `validation_error`, with
 /// words the model can act on): the crate's one rejection type.
-pub use crate::call::Rejection;
+pub(crate) use crate::call::Rejection;
 
 /// How much of the validate stage one request runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Checks {
+pub(crate) enum Checks {
     /// Only what cannot depend on other calls: [`check`].
     Input,
     /// Everything: [`prepare`].
@@ -60,7 +60,7 @@ pub enum Checks {
 }
 
 /// Runs the whole validate stage on a call: [`check`], then [`validate_tool`].
-pub async fn prepare(
+pub(crate) async fn prepare(
     registry: &Registry,
     session: &Session,
     call: ToolCall,
@@ -72,7 +72,7 @@ pub async fn prepare(
 
 /// The half of the validate stage that depends on nothing but the call: resolve, alias,
 /// registry, coercion, schema, and whether the call is concurrency-safe.
-pub fn check(
+pub(crate) fn check(
     registry: &Registry,
     session: &Session,
     call: ToolCall,
@@ -115,7 +115,7 @@ pub fn check(
 
 /// The half of the validate stage that looks at the session and the files: the tool's own
 /// validation. Run at the call's turn, after every earlier call it could depend on.
-pub async fn validate_tool(prepared: &Prepared, session: &Session) -> Result<(), Rejection> {
+pub(crate) async fn validate_tool(prepared: &Prepared, session: &Session) -> Result<(), Rejection> {
     verdict_of(prepared, session)
         .decided()
         .await
@@ -137,7 +137,7 @@ fn rejection(message: String) -> Rejection {
 
 /// Coerces, normalises and schema-checks an input for a known tool; on failure, one line per
 /// problem. Used for the model's input and again for inputs rewritten by hooks or the client.
-pub fn check_input(
+pub(crate) fn check_input(
     entry: &ToolEntry,
     session: &Session,
     input: Value,
@@ -193,7 +193,7 @@ pub fn check_input(
 }
 
 /// Messages of the validate stage.
-pub enum ValidateMsg {
+pub(crate) enum ValidateMsg {
     /// Run [`check`] (`Checks::Input`) or [`prepare`] (`Checks::All`) on a call whose tool
     /// state is the given one.
     Prepare(
@@ -215,10 +215,10 @@ pub enum ValidateMsg {
 }
 
 /// The validate stage actor. Its state is read-only, so its handler never awaits.
-pub struct ValidatorActor;
+pub(crate) struct ValidatorActor;
 
 /// What the validate actor owns.
-pub struct ValidatorState {
+pub(crate) struct ValidatorState {
     registry: Arc<Registry>,
     session: Arc<Session>,
 }
@@ -317,13 +317,13 @@ impl Actor for ValidatorActor {
 
 /// Typed handle to the validate stage.
 #[derive(Clone)]
-pub struct Validator {
+pub(crate) struct Validator {
     actor: ActorRef<ValidateMsg>,
 }
 
 impl Validator {
     /// Spawns the stage actor.
-    pub async fn spawn(
+    pub(crate) async fn spawn(
         registry: Arc<Registry>,
         session: Arc<Session>,
     ) -> Result<(Self, tokio::task::JoinHandle<()>), ractor::SpawnErr> {
@@ -333,7 +333,7 @@ impl Validator {
 
     /// Resolve, coerce and schema-check a call, and with `Checks::All` also run the tool's own
     /// validation, against the tool state `state` (the call's scope's, else the session's).
-    pub async fn prepare(
+    pub(crate) async fn prepare(
         &self,
         call: ToolCall,
         checks: Checks,
@@ -346,7 +346,7 @@ impl Validator {
     }
 
     /// The tool's own validation of a call checked with `Checks::Input`, at its turn.
-    pub async fn validate(
+    pub(crate) async fn validate(
         &self,
         prepared: Prepared,
     ) -> Result<(Prepared, Result<(), Rejection>), StageFault> {
@@ -357,7 +357,7 @@ impl Validator {
     }
 
     /// Check an input rewritten by a hook or the client, against the tool state `state`.
-    pub async fn recheck(
+    pub(crate) async fn recheck(
         &self,
         entry: Arc<ToolEntry>,
         input: Value,
@@ -370,7 +370,7 @@ impl Validator {
     }
 
     /// Stops the actor.
-    pub fn stop(&self) {
+    pub(crate) fn stop(&self) {
         self.actor.stop(None);
     }
 }

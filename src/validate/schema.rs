@@ -8,7 +8,7 @@ use serde_json::Value;
 use crate::protocol::json_type;
 
 /// Validates `instance` and returns one line per problem (empty when valid).
-pub fn problems(validator: &jsonschema::Validator, instance: &Value) -> Vec<String> {
+pub(crate) fn problems(validator: &jsonschema::Validator, instance: &Value) -> Vec<String> {
     if validator.is_valid(instance) {
         return Vec::new();
     }
@@ -109,7 +109,7 @@ fn dotted<'a>(segments: impl Iterator<Item = LocationSegment<'a>>) -> String {
 
 /// The top-level string fields of `input` longer than their schema's `maxLength` (in
 /// characters), one line each. Cheap: a field is counted only when its bytes exceed the limit.
-pub fn oversized(schema: &Value, input: &serde_json::Map<String, Value>) -> Vec<String> {
+pub(crate) fn oversized(schema: &Value, input: &serde_json::Map<String, Value>) -> Vec<String> {
     let Some(props) = schema.get("properties").and_then(Value::as_object) else {
         return Vec::new();
     };

@@ -107,7 +107,7 @@ impl fmt::Display for HookEvent {
 /// Every hook event of the reference CLI. All of them load; toolrt fires the ones in
 /// [`HookEvent`] and reports the others once as not applicable (they concern a conversation,
 /// compaction, … which toolrt does not have).
-pub const REFERENCE_EVENTS: &[&str] = &[
+pub(crate) const REFERENCE_EVENTS: &[&str] = &[
     "PreToolUse",
     "PostToolUse",
     "PostToolUseFailure",
@@ -147,7 +147,7 @@ pub const REFERENCE_EVENTS: &[&str] = &[
 /// Which tool names a hook group applies to. PostToolBatch and the session events concern no
 /// single tool, so their matchers (and `if` rules) are not consulted.
 #[derive(Debug, Clone)]
-pub enum Matcher {
+pub(crate) enum Matcher {
     /// `""`, `"*"` or no matcher: every tool.
     All,
     /// Only letters, digits, `_`, `-`, spaces, `,` and `|`: exact, case-sensitive names.
@@ -158,7 +158,7 @@ pub enum Matcher {
 
 impl Matcher {
     /// Parses a matcher string as docs/SEMANTICS.md §4.1 says; the error is the regex compiler's.
-    pub fn parse(raw: &str) -> Result<Self, String> {
+    pub(crate) fn parse(raw: &str) -> Result<Self, String> {
         if raw.is_empty() || raw == "*" {
             return Ok(Matcher::All);
         }
@@ -184,7 +184,7 @@ impl Matcher {
     }
 
     /// Whether this matcher selects the tool named `tool`.
-    pub fn matches(&self, tool: &str) -> bool {
+    pub(crate) fn matches(&self, tool: &str) -> bool {
         match self {
             Matcher::All => true,
             Matcher::Names(names) => names.iter().any(|n| n == tool),
@@ -316,7 +316,7 @@ impl Handler {
 }
 
 /// The default `timeout` of a hook, in seconds.
-pub const DEFAULT_TIMEOUT_SECS: u64 = 600;
+pub(crate) const DEFAULT_TIMEOUT_SECS: u64 = 600;
 
 /// A `hooks` configuration error: which file, which key, what was wrong.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -337,7 +337,7 @@ pub struct HookConfigError {
 /// file order, then in-process hooks in registration order); that order decides which
 /// `updatedInput` wins when several hooks rewrite a call.
 #[derive(Debug, Default)]
-pub struct HookConfig {
+pub(crate) struct HookConfig {
     handlers: [Vec<Handler>; HookEvent::ALL.len()],
     warnings: Vec<String>,
     /// Reference events toolrt does not fire, with the files that configure them.
@@ -347,7 +347,7 @@ pub struct HookConfig {
 
 impl HookConfig {
     /// An empty configuration: no hooks.
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self::default()
     }
 
@@ -355,7 +355,7 @@ impl HookConfig {
     /// (the permission engine's parser) and returns its error message on a malformed rule.
     ///
     /// On error nothing of this file is added.
-    pub fn add_settings_file(
+    pub(crate) fn add_settings_file(
         &mut self,
         file: &Path,
         hooks: &Value,
@@ -367,7 +367,7 @@ impl HookConfig {
     /// Adds the hooks of a plugin (its `hooks/hooks.json`, the value of its `hooks` key): they
     /// run with `CLAUDE_PLUGIN_ROOT` and `CLAUDE_PLUGIN_DATA` set to the plugin's own
     /// directories.
-    pub fn add_plugin_file(
+    pub(crate) fn add_plugin_file(
         &mut self,
         file: &Path,
         hooks: &Value,
@@ -485,7 +485,7 @@ impl HookConfig {
 
     /// Registers an in-process hook: `f` runs for `event` on tools selected by `matcher` (same
     /// semantics as in settings), under the same merge rules, with the given timeout.
-    pub fn register_fn(
+    pub(crate) fn register_fn(
         &mut self,
         event: HookEvent,
         matcher: &str,
@@ -519,19 +519,19 @@ impl HookConfig {
     }
 
     /// Whether no hook is configured for any event.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.handlers.iter().all(Vec::is_empty)
     }
 
     /// Whether any hook is configured for `event`; lets the pipeline skip the hook stage.
-    pub fn has(&self, event: HookEvent) -> bool {
+    pub(crate) fn has(&self, event: HookEvent) -> bool {
         !self.handlers[event.index()].is_empty()
     }
 
     /// Warnings collected while loading (ignored keys, hook types toolrt does not run), one line
     /// each, already naming file and key; then one line naming every configured event toolrt
     /// does not fire. The caller prints them on stderr.
-    pub fn warnings(&self) -> Vec<String> {
+    pub(crate) fn warnings(&self) -> Vec<String> {
         let mut out = self.warnings.clone();
         if !self.not_applicable.is_empty() {
             let list: Vec<String> = self

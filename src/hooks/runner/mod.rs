@@ -37,7 +37,7 @@ use super::protocol::{
 use run::Job;
 
 /// Hook output strings longer than this (in characters) are saved to a file.
-pub const MAX_INLINE_CHARS: usize = 10_000;
+pub(crate) const MAX_INLINE_CHARS: usize = 10_000;
 /// How much of an externalized string stays inline as a preview.
 const PREVIEW_CHARS: usize = 2_000;
 /// `hook_start`/`hook_end` carry the command cut to this many characters.
@@ -52,7 +52,7 @@ const ASYNC_LIMIT: usize = 256;
 
 /// Where and as whom hooks run.
 #[derive(Debug, Clone, Default)]
-pub struct HookEnv {
+pub(crate) struct HookEnv {
     /// The directory hooks run in (and `cwd` in their input).
     pub cwd: PathBuf,
     /// `CLAUDE_PROJECT_DIR` and `TOOLRT_PROJECT_DIR`.
@@ -72,14 +72,14 @@ pub struct HookEnv {
 
 /// Decides `if` filters at run time; the permission engine implements it (a compound Bash
 /// command matches if any subcommand matches).
-pub trait IfFilter: Send + Sync {
+pub(crate) trait IfFilter: Send + Sync {
     /// Whether `call` matches the permission rule `rule`.
     fn matches(&self, rule: &str, call: &ToolHookCall<'_>) -> bool;
 }
 
 /// The call a tool event's hooks are about.
 #[derive(Debug, Clone, Copy)]
-pub struct ToolHookCall<'a> {
+pub(crate) struct ToolHookCall<'a> {
     /// Canonical tool name (after alias resolution).
     pub tool_name: &'a str,
     /// What the tool says permission rules need to know about it (for `if` filters).
@@ -96,7 +96,7 @@ pub struct ToolHookCall<'a> {
 
 /// The agent a SubagentStart or SubagentStop event is about.
 #[derive(Debug, Clone, Copy)]
-pub struct SubagentFacts<'a> {
+pub(crate) struct SubagentFacts<'a> {
     /// Its id.
     pub agent_id: &'a str,
     /// Its type (what the hooks' matchers match).
@@ -107,7 +107,7 @@ pub struct SubagentFacts<'a> {
 
 /// One finished call of a batch, for PostToolBatch input.
 #[derive(Debug, Clone, PartialEq)]
-pub struct BatchCallRecord {
+pub(crate) struct BatchCallRecord {
     /// Canonical tool name.
     pub tool_name: String,
     /// The input the call ran with.
@@ -119,7 +119,7 @@ pub struct BatchCallRecord {
 }
 
 /// Runs hooks; `Send + Sync`, shared through an `Arc` by every call of a session.
-pub struct HookRunner {
+pub(crate) struct HookRunner {
     shared: Arc<Shared>,
 }
 
@@ -164,7 +164,7 @@ struct Subject {
 
 impl HookRunner {
     /// A runner for `config`. `events` receives complete wire objects (`{"type":"event",…}`).
-    pub fn new(
+    pub(crate) fn new(
         config: Arc<HookConfig>,
         env: HookEnv,
         filter: Arc<dyn IfFilter>,
@@ -197,13 +197,13 @@ impl HookRunner {
     }
 
     /// The configuration this runner uses.
-    pub fn config(&self) -> &HookConfig {
+    pub(crate) fn config(&self) -> &HookConfig {
         &self.shared.config
     }
 
     /// Sets the `session_id` and/or `transcript_path` later hooks see (a client's `session`
     /// message). `None` leaves a value as it is.
-    pub fn set_session(&self, session_id: Option<String>, transcript_path: Option<String>) {
+    pub(crate) fn set_session(&self, session_id: Option<String>, transcript_path: Option<String>) {
         let mut ids = self.shared.ids.write().unwrap_or_else(|e| e.into_inner());
         if let Some(id) = session_id {
             ids.0 = id.into();
@@ -214,7 +214,7 @@ impl HookRunner {
     }
 
     /// Runs the PreToolUse hooks of `call` and merges them (deny > defer > ask > allow).
-    pub async fn pre_tool_use(
+    pub(crate) async fn pre_tool_use(
         &self,
         call: &ToolHookCall<'_>,
         cancel: &CancellationToken,
@@ -231,7 +231,7 @@ impl HookRunner {
     }
 
     /// Runs the PermissionRequest hooks of `call` (its decision was *ask*).
-    pub async fn permission_request(
+    pub(crate) async fn permission_request(
         &self,
         call: &ToolHookCall<'_>,
         cancel: &CancellationToken,
@@ -248,7 +248,7 @@ impl HookRunner {
     }
 
     /// Runs the PostToolUse hooks of a call that succeeded.
-    pub async fn post_tool_use(
+    pub(crate) async fn post_tool_use(
         &self,
         call: &ToolHookCall<'_>,
         tool_response: &Value,
@@ -267,7 +267,7 @@ impl HookRunner {
     }
 
     /// Runs the PostToolUseFailure hooks of a call that failed (not one that was cancelled).
-    pub async fn post_tool_use_failure(
+    pub(crate) async fn post_tool_use_failure(
         &self,
         call: &ToolHookCall<'_>,
         error: &str,
@@ -293,7 +293,7 @@ impl HookRunner {
 
     /// Runs the PermissionDenied hooks of a call the permission decision denied; true when a
     /// hook says the call may be retried (`hookSpecificOutput.retry`).
-    pub async fn permission_denied(
+    pub(crate) async fn permission_denied(
         &self,
         call: &ToolHookCall<'_>,
         reason: &str,
@@ -315,7 +315,7 @@ impl HookRunner {
 
     /// Runs the SessionStart hooks (`source: "startup"`); their `additionalContext` goes to
     /// the client as `hook_message` events.
-    pub async fn session_start(&self, permission_mode: &str) {
+    pub(crate) async fn session_start(&self, permission_mode: &str) {
         self.session_event(
             HookEvent::SessionStart,
             permission_mode,
@@ -326,7 +326,7 @@ impl HookRunner {
     }
 
     /// Runs the SessionEnd hooks (`reason: "other"`).
-    pub async fn session_end(&self, permission_mode: &str) {
+    pub(crate) async fn session_end(&self, permission_mode: &str) {
         self.session_event(HookEvent::SessionEnd, permission_mode, "reason", "other")
             .await;
     }
@@ -341,7 +341,7 @@ impl HookRunner {
     /// `session_crons` (`[]`: toolrt schedules nothing). The reference's optional
     /// `last_assistant_message` and `background_tasks` are left out: toolrt sees no model
     /// messages, and its background tasks belong to the session, not to an agent.
-    pub fn subagent_event(&self, event: HookEvent, agent: &SubagentFacts<'_>, mode: &str) {
+    pub(crate) fn subagent_event(&self, event: HookEvent, agent: &SubagentFacts<'_>, mode: &str) {
         let selected: Vec<Selected<'_>> = self
             .shared
             .config
@@ -403,7 +403,7 @@ impl HookRunner {
 
     /// Waits for async hooks still running, at most `grace`, then kills the rest. Called once
     /// at shutdown.
-    pub async fn drain_background(&self, grace: Duration) {
+    pub(crate) async fn drain_background(&self, grace: Duration) {
         let bg = &self.shared.background;
         bg.close();
         if tokio::time::timeout(grace, bg.wait()).await.is_err() {
@@ -448,7 +448,7 @@ impl HookRunner {
 
     /// Runs the PostToolBatch hooks once a batch has finished; the feedback goes into the
     /// `batch_end` event (`hook_feedback`).
-    pub async fn post_tool_batch(
+    pub(crate) async fn post_tool_batch(
         &self,
         batch_id: &str,
         calls: &[BatchCallRecord],
@@ -613,3 +613,6 @@ fn labelled<'a>(
         .map(|(s, o)| (&*s.handler.label, o))
         .collect()
 }
+
+#[cfg(test)]
+mod tests;

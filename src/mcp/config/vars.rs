@@ -5,12 +5,15 @@ use super::{McpConfigError, ServerConfig, Transport};
 
 /// A variable `${NAME}` that is unset and has no default.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Unset(pub String);
+pub(crate) struct Unset(pub String);
 
 /// Expands `${VAR}` and `${VAR:-default}` in `text`. A set variable is used even when empty;
 /// the default (which runs to the first `}`) only when it is unset. `$VAR` without braces and a
 /// `${…}` whose name is not an identifier are left as they are.
-pub fn expand_str(text: &str, lookup: &dyn Fn(&str) -> Option<String>) -> Result<String, Unset> {
+pub(crate) fn expand_str(
+    text: &str,
+    lookup: &dyn Fn(&str) -> Option<String>,
+) -> Result<String, Unset> {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(start) = rest.find("${") {
@@ -48,7 +51,7 @@ pub fn expand_str(text: &str, lookup: &dyn Fn(&str) -> Option<String>) -> Result
 
 /// A server ready to start: every `${VAR}` expanded.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Launch {
+pub(crate) struct Launch {
     /// The configuration it came from (names, file, timeouts).
     pub config: ServerConfig,
     /// The transport with expanded values.
@@ -58,7 +61,7 @@ pub struct Launch {
 /// Expands the fields the reference expands — a stdio server's `command`, `args` and `env`
 /// values, an http server's `url` and `headers` values — or names the server and field of the
 /// first unset variable.
-pub fn expand(
+pub(crate) fn expand(
     config: &ServerConfig,
     lookup: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Launch, McpConfigError> {

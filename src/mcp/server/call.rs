@@ -18,7 +18,7 @@ use crate::tool::{ToolContext, ToolOutput};
 impl McpServer {
     /// Calls `tool` with `args`: progress goes to the call's sink, the call's cancellation
     /// sends `notifications/cancelled`, and the result is mapped to an output.
-    pub async fn call_tool(
+    pub(crate) async fn call_tool(
         self: &Arc<Self>,
         tool: &str,
         args: Input,

@@ -38,7 +38,7 @@ struct Pending {
 
 /// Collects settings and flags; [`PolicyBuilder::build`] compiles them once.
 #[derive(Debug)]
-pub struct PolicyBuilder {
+pub(crate) struct PolicyBuilder {
     cwd: PathBuf,
     home: PathBuf,
     pending: Vec<Pending>,
@@ -53,7 +53,7 @@ pub struct PolicyBuilder {
 
 impl PolicyBuilder {
     /// A builder for a session rooted at `cwd` with home directory `home`.
-    pub fn new(cwd: PathBuf, home: PathBuf) -> Self {
+    pub(crate) fn new(cwd: PathBuf, home: PathBuf) -> Self {
         let cwd = crate::paths::normalize(&cwd);
         let home = crate::paths::normalize(&home);
         PolicyBuilder {
@@ -71,7 +71,7 @@ impl PolicyBuilder {
 
     /// Adds the value of the `permissions` key of one settings file. Rule lists pool across
     /// files; for `defaultMode` the later file wins.
-    pub fn add_settings_file(
+    pub(crate) fn add_settings_file(
         &mut self,
         file: &Path,
         permissions: &Value,
@@ -147,18 +147,13 @@ impl PolicyBuilder {
 
     /// Adds `--allowed-tools` rules (several may be separated by commas or spaces outside
     /// parentheses).
-    pub fn add_cli_allow(&mut self, rules: &str) -> Result<(), PolicyError> {
+    pub(crate) fn add_cli_allow(&mut self, rules: &str) -> Result<(), PolicyError> {
         self.add_cli(RuleKind::Allow, rules, "--allowed-tools")
     }
 
     /// Adds `--disallowed-tools` rules.
-    pub fn add_cli_deny(&mut self, rules: &str) -> Result<(), PolicyError> {
+    pub(crate) fn add_cli_deny(&mut self, rules: &str) -> Result<(), PolicyError> {
         self.add_cli(RuleKind::Deny, rules, "--disallowed-tools")
-    }
-
-    /// Adds ask rules from the command line (no reference flag; for library users and tests).
-    pub fn add_cli_ask(&mut self, rules: &str) -> Result<(), PolicyError> {
-        self.add_cli(RuleKind::Ask, rules, "ask rules")
     }
 
     fn add_cli(&mut self, kind: RuleKind, rules: &str, flag: &str) -> Result<(), PolicyError> {
@@ -176,24 +171,24 @@ impl PolicyBuilder {
     }
 
     /// `--permission-mode`: wins over every `defaultMode`.
-    pub fn set_cli_mode(&mut self, mode: Mode) {
+    pub(crate) fn set_cli_mode(&mut self, mode: Mode) {
         self.cli_mode = Some(mode);
     }
 
     /// Adds a workspace directory (`~` is home, relative is against the cwd).
-    pub fn add_directory(&mut self, dir: &str) {
+    pub(crate) fn add_directory(&mut self, dir: &str) {
         self.dirs.push(absolutize(dir, &self.cwd, &self.home));
     }
 
     /// toolrt's own output folder for this session: Read, Glob and Grep inside it need no rule
     /// (deny and ask rules still apply), except in its `checkpoints` folder, which holds prior
     /// contents of changed files.
-    pub fn add_output_dir(&mut self, dir: &Path) {
+    pub(crate) fn add_output_dir(&mut self, dir: &Path) {
         self.output_dir = Some(crate::paths::normalize(dir));
     }
 
     /// Warnings collected so far (rules toolrt can only partly honour), for stderr.
-    pub fn warnings(&self) -> &[String] {
+    pub(crate) fn warnings(&self) -> &[String] {
         &self.warnings
     }
 
@@ -256,7 +251,7 @@ impl PolicyBuilder {
     }
 
     /// Compiles every rule once and indexes them by tool.
-    pub fn build(self) -> Result<Policy, PolicyError> {
+    pub(crate) fn build(self) -> Result<Policy, PolicyError> {
         let mut notices = Vec::new();
         let mode = self.starting_mode(&mut notices);
         let mut rules = Vec::with_capacity(self.pending.len());

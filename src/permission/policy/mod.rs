@@ -8,7 +8,8 @@
 
 mod builder;
 
-pub use builder::{PolicyBuilder, PolicyError};
+pub(crate) use builder::PolicyBuilder;
+pub use builder::PolicyError;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -29,7 +30,7 @@ use crate::tool::{Access, Subject};
 
 /// One call to decide.
 #[derive(Debug, Clone)]
-pub struct DecisionRequest<'a> {
+pub(crate) struct DecisionRequest<'a> {
     /// Canonical tool name (after alias resolution).
     pub tool: &'a str,
     /// What the tool says rules need to know about it ([`crate::tool::Tool::access`]).
@@ -195,7 +196,7 @@ pub(super) struct Steps {
 
 /// The permission policy of one session: immutable, shared, built once at start-up.
 #[derive(Debug)]
-pub struct Policy {
+pub(crate) struct Policy {
     mode: Mode,
     notices: Vec<String>,
     pub(super) cwd: PathBuf,
@@ -221,24 +222,24 @@ pub struct Policy {
 
 impl Policy {
     /// The mode a session starts in: the flag, else the last `defaultMode`, else `default`.
-    pub fn starting_mode(&self) -> Mode {
+    pub(crate) fn starting_mode(&self) -> Mode {
         self.mode
     }
 
     /// Notices for stderr about what the policy does differently from what was asked (a bypass
     /// mode that settings disable). Unlike [`PolicyBuilder::warnings`], nothing here is a
     /// setting toolrt ignores.
-    pub fn notices(&self) -> &[String] {
+    pub(crate) fn notices(&self) -> &[String] {
         &self.notices
     }
 
     /// The cwd and `additionalDirectories`, resolved.
-    pub fn workspace(&self) -> &[PathBuf] {
+    pub(crate) fn workspace(&self) -> &[PathBuf] {
         &self.workspace
     }
 
     /// Whether a bare-name deny rule removes `tool` from the effective registry.
-    pub fn removes_tool(&self, tool: &str) -> bool {
+    pub(crate) fn removes_tool(&self, tool: &str) -> bool {
         let alias = match tool {
             "Agent" => Some("Task"),
             "Task" => Some("Agent"),
@@ -250,7 +251,7 @@ impl Policy {
     }
 
     /// Parses one rule (hooks' `if` filter).
-    pub fn parse_rule(text: &str) -> Result<Rule, RuleError> {
+    pub(crate) fn parse_rule(text: &str) -> Result<Rule, RuleError> {
         Rule::parse(text)
     }
 
@@ -264,7 +265,7 @@ impl Policy {
     }
 
     /// Decides one call, in the order of docs/SEMANTICS.md §3.1.
-    pub fn decide(&self, req: &DecisionRequest<'_>) -> Decision {
+    pub(crate) fn decide(&self, req: &DecisionRequest<'_>) -> Decision {
         let mode = req.mode;
         if let Some(HookVerdict::Deny { reason }) = &req.hook {
             return Decision::new(
@@ -288,7 +289,7 @@ impl Policy {
 
     /// Checks an input rewritten by the client or a PermissionRequest hook again against deny and
     /// ask rules and the never-auto-approved checks; `Allow` if none applies.
-    pub fn recheck_updated(
+    pub(crate) fn recheck_updated(
         &self,
         tool: &str,
         access: Access<'_>,
@@ -319,7 +320,7 @@ impl Policy {
 
     /// Whether `rule` matches this call (hooks' `if`). For Bash, a compound command matches if
     /// any subcommand matches, through wrappers and quoting as deny rules do.
-    pub fn rule_matches(
+    pub(crate) fn rule_matches(
         &self,
         rule: &Rule,
         tool: &str,

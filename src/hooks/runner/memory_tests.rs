@@ -1,14 +1,12 @@
-//! A hook printing 50 MB must not grow toolrt's memory past a few MB. Alone in its own test
-//! binary so no other test's allocations disturb the peak-RSS reading.
-
-#[path = "support/procfs.rs"]
-mod procfs;
+//! A hook printing 50 MB must not grow toolrt's memory past a few MB (peak RSS of the test
+//! process, read before and after the one hook run).
 
 use std::sync::Arc;
 
+use super::procfs;
+use crate::hooks::{HookConfig, HookEnv, HookRunner, IfFilter, ToolHookCall};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
-use toolrt::hooks::{HookConfig, HookEnv, HookRunner, IfFilter, ToolHookCall};
 
 struct NoFilter;
 

@@ -1,20 +1,22 @@
 //! The hook runner with real processes: sh and python3 hook scripts written into temp dirs.
 
-#[path = "support/procfs.rs"]
+#[path = "memory_tests.rs"]
+mod memory;
+#[path = "../../../tests/support/procfs.rs"]
 mod procfs;
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use procfs::{process_gone, read_pid, wait_gone_within};
-use serde_json::{Map, Value, json};
-use tempfile::TempDir;
-use tokio_util::sync::CancellationToken;
-use toolrt::hooks::{
+use self::procfs::{process_gone, read_pid, wait_gone_within};
+use crate::hooks::{
     BatchCallRecord, HookConfig, HookEnv, HookEvent, HookOutput, HookPermission, HookRunner,
     IfFilter, InProcessHook, PermissionRequestDecision, ToolHookCall,
 };
+use serde_json::{Map, Value, json};
+use tempfile::TempDir;
+use tokio_util::sync::CancellationToken;
 
 /// `Bash(prefix *)` matches commands starting with `prefix`; anything else matches by tool name.
 struct PrefixFilter;
@@ -126,7 +128,7 @@ fn call<'a>(input: &'a Map<String, Value>) -> ToolHookCall<'a> {
     }
 }
 
-async fn pre(h: &Harness, command: &str) -> toolrt::hooks::PreToolUseResult {
+async fn pre(h: &Harness, command: &str) -> crate::hooks::PreToolUseResult {
     let input = bash_input(command);
     h.runner
         .pre_tool_use(&call(&input), &CancellationToken::new())
