@@ -114,7 +114,9 @@ pub(crate) fn success_limit_for(tool: &str, class: BudgetClass, limits: &Limits)
         .unwrap_or_else(|| success_limit(class, limits))
 }
 
-/// Decides how to present an output of a tool of `class` (pure).
+/// Decides how to present an output of a tool of `class` (pure). The stage itself goes through
+/// `plan_within`; this whole-call form is for the bench's inline floor and the tests.
+#[cfg(any(test, feature = "cli"))]
 pub(crate) fn plan(output: &ToolOutput, class: BudgetClass, limits: &Limits) -> Plan {
     plan_within(output, success_limit(class, limits), limits)
 }

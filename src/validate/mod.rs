@@ -59,7 +59,9 @@ pub(crate) enum Checks {
     All,
 }
 
-/// Runs the whole validate stage on a call: [`check`], then [`validate_tool`].
+/// Runs the whole validate stage on a call: [`check`], then [`validate_tool`]. The stage actor
+/// runs the two apart; this one-call form is for the bench's inline floor.
+#[cfg(feature = "cli")]
 pub(crate) async fn prepare(
     registry: &Registry,
     session: &Session,
