@@ -1,7 +1,5 @@
 //! The hook runner with real processes: sh and python3 hook scripts written into temp dirs.
 
-#[path = "memory_tests.rs"]
-mod memory;
 #[path = "../../../tests/support/procfs.rs"]
 mod procfs;
 
