@@ -52,10 +52,7 @@ pub(crate) enum Command {
     /// Print the tools a session with these flags would have (built-ins after --tools,
     /// aliases, MCP servers' tools) as one API's tool-definition list, JSON on stdout.
     Tools {
-        /// native | anthropic | openai-chat | openai-responses.
-        #[arg(long, value_name = "FORMAT", default_value = "native", value_parser = parse_format)]
-        format: toolrt::Format,
-        /// Settings, tool selection and MCP flags, as for `serve`.
+        /// Settings, tool selection, MCP flags and --format, as for `serve`.
         #[command(flatten)]
         args: RuntimeArgs,
     },
@@ -165,6 +162,10 @@ pub(crate) struct RuntimeArgs {
     /// Start only the MCP servers of --mcp-config files (not those of settings or .mcp.json).
     #[arg(long = "strict-mcp-config")]
     pub strict_mcp_config: bool,
+    /// A model API whose messages this session reads as turns of calls, answering each in its
+    /// shape: native | anthropic | openai-chat | openai-responses (docs/FORMATS.md).
+    #[arg(long = "format", value_name = "FORMAT", default_value = "native", value_parser = parse_format)]
+    pub format: toolrt::Format,
 }
 
 fn non_empty(s: &str) -> Result<String, String> {
@@ -216,6 +217,7 @@ impl RuntimeArgs {
             config_files: self.mcp_config,
             strict: self.strict_mcp_config,
         };
+        config.format = self.format;
         config.ask_policy = if self.permission_prompt == "none" {
             AskPolicy::Deny
         } else {

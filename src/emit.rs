@@ -46,6 +46,8 @@ enum Hold {
     Place(#[allow(dead_code)] OwnedSemaphorePermit),
     /// Bytes of the progress budget.
     Progress(Arc<Shared>, usize),
+    /// What several messages held, now held by the one message written for all of them.
+    Many(#[allow(dead_code)] Vec<Hold>),
     /// One answer of the reader's backlog.
     Reader(Arc<Shared>),
 }
@@ -53,7 +55,7 @@ enum Hold {
 impl Drop for Hold {
     fn drop(&mut self) {
         match self {
-            Hold::Nothing | Hold::Place(_) => {}
+            Hold::Nothing | Hold::Place(_) | Hold::Many(_) => {}
             Hold::Progress(shared, bytes) => {
                 shared.progress_bytes.fetch_sub(*bytes, Ordering::Relaxed);
             }
@@ -115,6 +117,33 @@ impl Outgoing {
     pub(crate) fn into_message(self) -> ServerMessage {
         self.msg
     }
+
+    /// One message written in place of `parts`: it holds what each of them held (their
+    /// admission places) until it is written.
+    pub fn joined(msg: ServerMessage, parts: Vec<Outgoing>) -> Outgoing {
+        Outgoing {
+            msg,
+            _hold: Hold::Many(parts.into_iter().map(|p| p._hold).collect()),
+        }
+    }
+}
+
+/// What the writer does with each message before writing it: passes it on as it is, or keeps
+/// it (with what it holds) to write later as part of another message — the results of a model
+/// API's turn go out as one message in that API's shape.
+pub trait Reshape: Send {
+    /// Takes one message; pushes onto `ready` what is to be written now, in order.
+    fn reshape(&mut self, out: Outgoing, ready: &mut Vec<Outgoing>);
+}
+
+/// Every message as it is.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct AsIs;
+
+impl Reshape for AsIs {
+    fn reshape(&mut self, out: Outgoing, ready: &mut Vec<Outgoing>) {
+        ready.push(out);
+    }
 }
 
 #[derive(Debug, Default)]
@@ -134,6 +163,7 @@ impl std::fmt::Debug for Hold {
             Hold::Place(_) => "Place",
             Hold::Progress(..) => "Progress",
             Hold::Reader(_) => "Reader",
+            Hold::Many(_) => "Many",
         })
     }
 }
@@ -343,31 +373,56 @@ fn approx_size(value: &Value) -> usize {
 /// given back once its line is in the write buffer. Flushes whenever the queue runs dry, so a
 /// lone result is not held back in a buffer.
 pub(crate) async fn write_all<W: AsyncWrite + Unpin>(
+    outbox: Outbox,
+    out: W,
+    close: tokio::sync::oneshot::Receiver<()>,
+) -> std::io::Result<()> {
+    write_reshaped(outbox, out, close, AsIs).await
+}
+
+/// [`write_all`], each message going through `shape` first.
+pub(crate) async fn write_reshaped<W: AsyncWrite + Unpin, R: Reshape>(
     mut outbox: Outbox,
     out: W,
     mut close: tokio::sync::oneshot::Receiver<()>,
+    mut shape: R,
 ) -> std::io::Result<()> {
     let mut out = tokio::io::BufWriter::with_capacity(64 * 1024, out);
+    let mut ready = Vec::new();
     loop {
         let next = tokio::select! {
             biased;
             next = outbox.recv_held() => next,
             _ = &mut close => {
                 while let Some(more) = outbox.try_recv_held() {
-                    out.write_all(&more.msg.to_line()).await?;
+                    shape.reshape(more, &mut ready);
                 }
+                write_ready(&mut out, &mut ready).await?;
                 break;
             }
         };
         let Some(next) = next else { break };
-        out.write_all(&next.msg.to_line()).await?;
-        drop(next);
+        shape.reshape(next, &mut ready);
+        write_ready(&mut out, &mut ready).await?;
         while let Some(more) = outbox.try_recv_held() {
-            out.write_all(&more.msg.to_line()).await?;
+            shape.reshape(more, &mut ready);
+            write_ready(&mut out, &mut ready).await?;
         }
         out.flush().await?;
     }
     out.flush().await
+}
+
+/// Writes the messages in `ready`, each giving back what it held once its line is in the
+/// buffer.
+async fn write_ready<W: AsyncWrite + Unpin>(
+    out: &mut tokio::io::BufWriter<W>,
+    ready: &mut Vec<Outgoing>,
+) -> std::io::Result<()> {
+    for next in ready.drain(..) {
+        out.write_all(&next.msg.to_line()).await?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

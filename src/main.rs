@@ -55,8 +55,8 @@ fn main() -> ExitCode {
     if let Err(err) = toolrt::watchdog::start(&program) {
         tracing::warn!(%err, "could not start the watchdog: if toolrt is killed, processes it started keep running");
     }
-    if let Command::Tools { format, args } = cli.command {
-        let code = tools(format, args);
+    if let Command::Tools { args } = cli.command {
+        let code = tools(args.format, args);
         toolrt::watchdog::stop();
         return code;
     }

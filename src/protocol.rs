@@ -10,11 +10,13 @@ use serde_json::{Map, Value};
 use crate::call::{ToolCall, ToolResult};
 
 pub(crate) mod agents;
+pub(crate) mod api;
 pub(crate) mod client_tools;
 pub(crate) mod json;
 mod parse;
 
 pub use agents::AgentStart;
+pub use api::{ApiTurn, parse_line_in};
 pub use client_tools::{ClientToolSpec, ExecuteContent, ExecuteResult};
 pub use parse::parse_line;
 
@@ -79,6 +81,14 @@ pub enum ClientMessage {
     ExecuteResult(ExecuteResult),
     /// Start an agent's scope.
     AgentStart(AgentStart),
+    /// Ask for the tool definitions in a format (None: the session's `--format`).
+    ListTools {
+        /// Whose shape.
+        format: Option<crate::formats::Format>,
+    },
+    /// One model turn's tool calls in a model API's shape: run as one batch, answered by one
+    /// message in that shape.
+    ApiTurn(ApiTurn),
     /// End an agent's scope, and every scope below it.
     AgentEnd {
         /// The agent.
@@ -164,6 +174,15 @@ pub enum ServerMessage {
         /// The limits in force (admission, line length, output budget, Read).
         limits: Value,
     },
+    /// The answer to `list_tools`: `format`, `tools`, and `non_strict` / `skipped` when
+    /// some tools are listed non-strict or left out.
+    Tools(EventBody),
+    /// A turn's results as one Anthropic `user` message: `id`, `message`, `outcomes`.
+    AnthropicResults(EventBody),
+    /// A turn's results as Chat Completions `tool` messages: `id`, `items`, `outcomes`.
+    OpenaiChatResults(EventBody),
+    /// A turn's results as Responses `function_call_output` items: `id`, `items`, `outcomes`.
+    OpenaiResponsesResults(EventBody),
     /// An input line that is not valid JSON or not a valid message, or a message refused.
     Error {
         /// What was wrong.
@@ -205,6 +224,31 @@ impl ServerMessage {
             body.extend(extra);
         }
         ServerMessage::Event(EventBody(body))
+    }
+
+    /// The answer to a turn in `format`'s shape: `{id, message | items, outcomes}`, the
+    /// results in the turn's order.
+    pub fn api_results(
+        format: crate::formats::Format,
+        id: &str,
+        results: &[&crate::call::ToolResult],
+    ) -> Self {
+        use crate::formats::Format;
+        let mut body = Map::new();
+        body.insert("id".into(), Value::from(id));
+        let key = if format == Format::Anthropic {
+            "message"
+        } else {
+            "items"
+        };
+        body.insert(key.into(), crate::formats::results_body(format, results));
+        body.insert("outcomes".into(), crate::formats::outcomes(results));
+        let body = EventBody(body);
+        match format {
+            Format::Anthropic => ServerMessage::AnthropicResults(body),
+            Format::OpenAiChat => ServerMessage::OpenaiChatResults(body),
+            Format::OpenAiResponses | Format::Native => ServerMessage::OpenaiResponsesResults(body),
+        }
     }
 
     /// The event name, for events.

@@ -108,6 +108,8 @@ pub struct Runtime {
     mcp: Arc<crate::mcp::McpServers>,
     /// Which tools exist; it changes with [`Runtime::set_tools`].
     registry: Arc<Registry>,
+    /// The session's format (`--format`), `list_tools`'s default.
+    format: crate::formats::Format,
     /// The `limits` of the answer to `hello`.
     hello_limits: serde_json::Value,
     /// What the built-in tools remember (rewind, shutdown).
@@ -243,6 +245,7 @@ impl Runtime {
                 mcp,
                 registry,
                 hello_limits,
+                format: config.format,
                 tool_state,
                 _temp_output: temp_output,
             },
@@ -267,6 +270,19 @@ impl Runtime {
                 self.dispatcher.pipeline().emitter.send_reply(hello);
             }
             ClientMessage::Rewind { to } => self.rewind(to).await,
+            ClientMessage::ListTools { format } => {
+                let format = format.unwrap_or(self.format);
+                let list = crate::formats::tool_list(format, &self.tool_definitions());
+                let fields = match list.to_message_fields(format) {
+                    serde_json::Value::Object(m) => m,
+                    _ => serde_json::Map::new(),
+                };
+                // An answer to an input line: it counts toward the reader's backlog.
+                self.dispatcher
+                    .pipeline()
+                    .emitter
+                    .send_reply(ServerMessage::Tools(crate::protocol::EventBody(fields)));
+            }
             ClientMessage::RegisterTools { tools } => {
                 let answer = self.client_tools.register(tools);
                 self.report_tools_change(answer);
@@ -459,6 +475,19 @@ impl Runtime {
     /// for a model, sorted by name: [`crate::formats::tool_list`] gives them an API's shape.
     pub fn tool_definitions(&self) -> Vec<crate::formats::ToolDef> {
         listing::definitions(&self.registry)
+    }
+
+    /// The tool a call's name resolves to now (an alias too), if it exists.
+    pub fn resolve_tool(&self, name: &str) -> Option<Arc<crate::registry::ToolEntry>> {
+        match self.registry.resolve(name) {
+            crate::registry::Resolution::Found(entry) => Some(entry),
+            crate::registry::Resolution::Unavailable { .. } => None,
+        }
+    }
+
+    /// The session's format (`--format`).
+    pub fn format(&self) -> crate::formats::Format {
+        self.format
     }
 
     /// The names of the tools that exist now, sorted.

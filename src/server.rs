@@ -8,8 +8,11 @@ use tokio::sync::{oneshot, watch};
 
 use crate::dispatch::{Dispatcher, Full, Unplaced};
 use crate::emit::Emitter;
-use crate::protocol::{ClientMessage, ServerMessage, parse_line};
+use crate::formats::Format;
+use crate::protocol::{ApiTurn, ClientMessage, ServerMessage, parse_line_in};
 use crate::runtime::{Config, Runtime, StartError};
+
+mod gather;
 
 /// Longest input line accepted; the rest of a longer line is skipped and reported.
 pub(crate) const MAX_LINE_BYTES: usize = 64 * 1024 * 1024;
@@ -42,7 +45,10 @@ where
 {
     let (runtime, outbox) = Runtime::start(config).await?;
     let (close_tx, close_rx) = oneshot::channel();
-    let writer = tokio::spawn(crate::emit::write_all(outbox, output, close_rx));
+    // Model API turns' results go out as one message each, gathered on the way out.
+    let turns = gather::Turns::default();
+    let shape = gather::Gather::new(turns.clone());
+    let writer = tokio::spawn(crate::emit::write_reshaped(outbox, output, close_rx, shape));
     // Signals are acted on by a task of their own, never behind the reader: whatever the reader
     // waits for (input, room), a SIGINT cancels everything at once.
     let canceller = tokio::spawn(cancel_on_signal(
@@ -52,7 +58,7 @@ where
     let give_back = tokio::spawn(crate::memory::give_back_when_idle(
         runtime.dispatcher().clone(),
     ));
-    read_loop(&runtime, input, signals).await;
+    read_loop(&runtime, input, signals, &turns).await;
     // Nobody can send an agent's calls or end it any more: every scope ends with its calls.
     runtime.end_agents();
     runtime.close_asks();
@@ -92,12 +98,16 @@ struct Reader<'a> {
     client_waits: watch::Receiver<usize>,
     line_no: u64,
     shutting_down: bool,
+    /// `--format`: lines in that API's shape are turns.
+    format: Format,
+    turns: &'a gather::Turns,
 }
 
 async fn read_loop<R: AsyncBufRead + Unpin>(
     runtime: &Runtime,
     mut input: R,
     signals: watch::Receiver<SignalState>,
+    turns: &gather::Turns,
 ) {
     let dispatcher = runtime.dispatcher();
     let mut reader = Reader {
@@ -108,6 +118,8 @@ async fn read_loop<R: AsyncBufRead + Unpin>(
         client_waits: dispatcher.pipeline().watch_client_waits(),
         line_no: 0,
         shutting_down: false,
+        format: runtime.format(),
+        turns,
     };
     let mut line = LineBuf::default();
     loop {
@@ -156,7 +168,7 @@ async fn read_loop<R: AsyncBufRead + Unpin>(
             continue;
         }
         let len = text.len();
-        let msg = match parse_line(text) {
+        let msg = match parse_line_in(text, reader.format) {
             Ok(msg) => msg,
             Err(e) => {
                 reader.error(e.to_string());
@@ -181,10 +193,14 @@ async fn read_loop<R: AsyncBufRead + Unpin>(
             ),
             msg @ (ClientMessage::Rewind { .. }
             | ClientMessage::Hello { .. }
+            | ClientMessage::ListTools { .. }
             | ClientMessage::RegisterTools { .. }
             | ClientMessage::UnregisterTools { .. }) => runtime.submit(msg).await,
+            ClientMessage::ApiTurn(turn) => reader.turn(runtime, turn, len).await,
             msg @ ClientMessage::AgentStart(_) => runtime.agents(msg),
-            msg => reader.accept(msg, len).await,
+            msg => {
+                reader.accept(msg, len).await;
+            }
         }
     }
 }
@@ -210,12 +226,12 @@ impl Reader<'_> {
     /// client: every admitted call then finishes by itself, so room comes without any input. If
     /// a call does wait for the client, its answer may be in the very input behind this line, so
     /// the reader refuses this line as busy and reads on.
-    async fn accept(&mut self, msg: ClientMessage, bytes: usize) {
+    async fn accept(&mut self, msg: ClientMessage, bytes: usize) -> bool {
         let mut msg = msg;
         loop {
             let room = self.dispatcher.parked_room();
             match self.dispatcher.place(msg, bytes) {
-                Ok(()) => return,
+                Ok(()) => return true,
                 // Waiting for one agent's room would stop every other agent's lines behind
                 // this one: refused, and the reader reads on.
                 Err(Unplaced {
@@ -223,26 +239,28 @@ impl Reader<'_> {
                     full: Full::Agent(agent),
                 }) => {
                     let parked = self.dispatcher.parked_calls_of(Some(&agent));
-                    return self.refuse(
+                    self.refuse(
                         *msg,
                         "busy",
                         format!(
                             "toolrt is busy: every admission place is taken and agent {agent:?} already has {parked} calls waiting for one (its share of --max-parked); read its results and send this again"
                         ),
                     );
+                    return false;
                 }
                 Err(back) => msg = *back.msg,
             }
             let waits = *self.client_waits.borrow_and_update();
             if waits > 0 {
                 let parked = self.dispatcher.parked_calls();
-                return self.refuse(
+                self.refuse(
                     msg,
                     "busy",
                     format!(
                         "toolrt is busy: every admission place is taken, {parked} accepted calls wait for one, and {waits} call(s) wait for your answer (a permission_response); answer them, read the results, and send this again"
                     ),
                 );
+                return false;
             }
             let signalled = tokio::select! {
                 biased;
@@ -253,13 +271,84 @@ impl Reader<'_> {
             if let Some(open) = signalled {
                 self.on_signal(open);
                 if self.shutting_down {
-                    return self.refuse(
+                    self.refuse(
                         msg,
                         "shutting_down",
                         "the server is shutting down and accepts no new calls".into(),
                     );
+                    return false;
                 }
             }
+        }
+    }
+
+    /// A model API's turn (docs/FORMATS.md): its calls run as one batch named by the turn's
+    /// id, and their results go out as one message in the API's shape ([`gather`]). A turn
+    /// without calls, with more calls than admission places (its results go out together, so
+    /// they must all fit), or whose id is in flight is refused whole.
+    async fn turn(&mut self, runtime: &Runtime, turn: ApiTurn, bytes: usize) {
+        let ApiTurn { format, id, body } = turn;
+        let read = match crate::formats::read_calls(format, &body) {
+            Ok(read) => read,
+            Err(e) => {
+                return self.error(format!(
+                    "not a native message, and not a {format} turn: {e}"
+                ));
+            }
+        };
+        drop(body);
+        let id = id
+            .or(read.id)
+            .unwrap_or_else(|| format!("line-{}", self.line_no));
+        let ids: Vec<String> = read.calls.iter().map(|c| c.id.clone()).collect();
+        let capacity = self.dispatcher.capacity();
+        let refusal = if ids.is_empty() {
+            Some((
+                "no_tool_calls",
+                "it holds no tool calls, so there is nothing to run".to_string(),
+            ))
+        } else if ids.len() > capacity {
+            Some((
+                "too_many_calls",
+                format!(
+                    "it holds {} tool calls and at most {capacity} fit (--max-in-flight + --max-queued): its results go out together",
+                    ids.len()
+                ),
+            ))
+        } else if self.dispatcher.batch_in_flight(&id) {
+            Some((
+                "duplicate_id",
+                format!("a turn or batch with id {id:?} is still in flight"),
+            ))
+        } else {
+            None
+        };
+        if let Some((code, why)) = refusal {
+            return self.emitter.send_reply(ServerMessage::Error {
+                message: format!("{format} turn {id:?} was not accepted: {why}"),
+                line: Some(self.line_no),
+                code: Some(code),
+                ids,
+            });
+        }
+        let mut calls = read.calls;
+        if matches!(format, Format::OpenAiChat | Format::OpenAiResponses) {
+            for call in &mut calls {
+                decode_arguments(call, runtime);
+            }
+        }
+        self.turns.expect(&id, format, ids);
+        if !self
+            .accept(
+                ClientMessage::Batch {
+                    id: id.clone(),
+                    calls,
+                },
+                bytes,
+            )
+            .await
+        {
+            self.turns.forget(&id);
         }
     }
 
@@ -272,6 +361,10 @@ impl Reader<'_> {
                 (format!("batch {id:?} ({} calls)", ids.len()), ids)
             }
             ClientMessage::Rewind { to } => (format!("rewind to {to:?}"), Vec::new()),
+            ClientMessage::ApiTurn(turn) => (
+                format!("{} turn {:?}", turn.format, turn.id.unwrap_or_default()),
+                Vec::new(),
+            ),
             other => (format!("{other:?}"), Vec::new()),
         };
         self.emitter.send_reply(ServerMessage::Error {
@@ -280,6 +373,22 @@ impl Reader<'_> {
             code: Some(code),
             ids,
         });
+    }
+}
+
+/// An OpenAI call's `arguments`, the JSON text the model wrote, decoded as strictly as an
+/// input line (what does not decode to an object stays text: the schema check says why), and
+/// the `null`s strict mode makes the model send for absent optional fields dropped.
+fn decode_arguments(call: &mut crate::call::ToolCall, runtime: &Runtime) {
+    if let serde_json::Value::String(text) = &call.input
+        && let Ok(serde_json::Value::Object(map)) = crate::protocol::json::from_str(text)
+    {
+        call.input = serde_json::Value::Object(map);
+    }
+    if call.input.is_object()
+        && let Some(entry) = runtime.resolve_tool(&call.name)
+    {
+        crate::formats::strict::drop_absent_nulls(&mut call.input, &entry.schema);
     }
 }
 

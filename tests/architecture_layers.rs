@@ -19,7 +19,8 @@ const ONLY: &[(&str, &[&str])] = &[
     ),
     // The shell analysis is shared by the permission stage and the Bash tool.
     ("shell", &["paths", "session"]),
-    ("protocol", &["call"]),
+    // The wire knows calls, and the format names of the API messages it carries.
+    ("protocol", &["call", "formats"]),
     // The model APIs' shapes: pure translation of calls and results, called at the edge.
     ("formats", &["call"]),
     ("paths", &["session"]),

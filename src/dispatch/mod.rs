@@ -115,6 +115,16 @@ impl Dispatcher {
         }
     }
 
+    /// Whether a batch with this id is in flight (a new one with the id would be refused).
+    pub fn batch_in_flight(&self, id: &str) -> bool {
+        self.active.batches.contains_key(id)
+    }
+
+    /// Admission places in all (`--max-in-flight` + `--max-queued`).
+    pub fn capacity(&self) -> usize {
+        self.capacity
+    }
+
     /// The pipeline this dispatcher feeds.
     pub(crate) fn pipeline(&self) -> &Arc<Pipeline> {
         &self.pipeline
@@ -202,6 +212,8 @@ impl Dispatcher {
             // Shutdown is the reader's business; hello and client tools are the runtime's.
             | ClientMessage::Shutdown
             | ClientMessage::Hello { .. }
+            | ClientMessage::ListTools { .. }
+            | ClientMessage::ApiTurn(_)
             | ClientMessage::RegisterTools { .. }
             | ClientMessage::UnregisterTools { .. }
             | ClientMessage::ExecuteResult(_)

@@ -10,6 +10,7 @@ use super::{
     agent_id_problem, agents, check_len, client_tools, field_err, json, json_type, string_field,
 };
 use crate::call::ToolCall;
+use crate::formats::Format;
 
 /// Parses one input line into a message.
 pub fn parse_line(line: &str) -> Result<ClientMessage, LineError> {
@@ -44,6 +45,21 @@ const KINDS: &[(&str, Parser)] = &[
     }),
     ("agent_start", |obj| {
         agents::parse_start(obj).map(ClientMessage::AgentStart)
+    }),
+    ("list_tools", super::api::parse_list_tools),
+    ("anthropic_message", |obj| {
+        super::api::parse_turn(Format::Anthropic, "anthropic_message", "message", obj)
+    }),
+    ("openai_chat_message", |obj| {
+        super::api::parse_turn(Format::OpenAiChat, "openai_chat_message", "message", obj)
+    }),
+    ("openai_responses_items", |obj| {
+        super::api::parse_turn(
+            Format::OpenAiResponses,
+            "openai_responses_items",
+            "items",
+            obj,
+        )
     }),
     ("agent_end", |obj| {
         agents::parse_end(obj).map(|agent_id| ClientMessage::AgentEnd { agent_id })

@@ -82,6 +82,9 @@ pub struct Config {
     /// `--mcp-config` files and `--strict-mcp-config` (servers also come from settings'
     /// `mcpServers` and the project's approved `.mcp.json`).
     pub mcp: crate::mcp::config::McpOptions,
+    /// The session's model-API format (`--format`): lines in its shape are turns of calls, and
+    /// `list_tools` answers in it by default.
+    pub format: crate::formats::Format,
 }
 
 impl Config {
@@ -113,6 +116,7 @@ impl Config {
             session_id: None,
             transcript_path: None,
             mcp: Default::default(),
+            format: Default::default(),
         }
     }
 
