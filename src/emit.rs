@@ -113,6 +113,11 @@ pub(crate) struct Outgoing {
 }
 
 impl Outgoing {
+    /// The message.
+    pub(crate) fn message(&self) -> &ServerMessage {
+        &self.msg
+    }
+
     /// The message; what it held is given back now.
     pub(crate) fn into_message(self) -> ServerMessage {
         self.msg
@@ -120,7 +125,7 @@ impl Outgoing {
 
     /// One message written in place of `parts`: it holds what each of them held (their
     /// admission places) until it is written.
-    pub fn joined(msg: ServerMessage, parts: Vec<Outgoing>) -> Outgoing {
+    pub(crate) fn joined(msg: ServerMessage, parts: Vec<Outgoing>) -> Outgoing {
         Outgoing {
             msg,
             _hold: Hold::Many(parts.into_iter().map(|p| p._hold).collect()),
@@ -131,19 +136,9 @@ impl Outgoing {
 /// What the writer does with each message before writing it: passes it on as it is, or keeps
 /// it (with what it holds) to write later as part of another message — the results of a model
 /// API's turn go out as one message in that API's shape.
-pub trait Reshape: Send {
+pub(crate) trait Reshape: Send {
     /// Takes one message; pushes onto `ready` what is to be written now, in order.
     fn reshape(&mut self, out: Outgoing, ready: &mut Vec<Outgoing>);
-}
-
-/// Every message as it is.
-#[derive(Debug, Default, Clone, Copy)]
-pub struct AsIs;
-
-impl Reshape for AsIs {
-    fn reshape(&mut self, out: Outgoing, ready: &mut Vec<Outgoing>) {
-        ready.push(out);
-    }
 }
 
 #[derive(Debug, Default)]
@@ -371,16 +366,8 @@ fn approx_size(value: &Value) -> usize {
 /// Writes every message from `outbox` to `out` as NDJSON until every [`Emitter`] is dropped or
 /// `close` fires (then what is already queued is written, and no more). What a message holds is
 /// given back once its line is in the write buffer. Flushes whenever the queue runs dry, so a
-/// lone result is not held back in a buffer.
-pub(crate) async fn write_all<W: AsyncWrite + Unpin>(
-    outbox: Outbox,
-    out: W,
-    close: tokio::sync::oneshot::Receiver<()>,
-) -> std::io::Result<()> {
-    write_reshaped(outbox, out, close, AsIs).await
-}
-
-/// [`write_all`], each message going through `shape` first.
+/// lone result is not held back in a buffer. Each message goes through `shape` first (model-API
+/// turns gather their results there).
 pub(crate) async fn write_reshaped<W: AsyncWrite + Unpin, R: Reshape>(
     mut outbox: Outbox,
     out: W,

@@ -16,7 +16,7 @@ pub(crate) mod json;
 mod parse;
 
 pub use agents::AgentStart;
-pub use api::{ApiTurn, parse_line_in};
+pub(crate) use api::{ApiTurn, parse_line_in};
 pub use client_tools::{ClientToolSpec, ExecuteContent, ExecuteResult};
 pub use parse::parse_line;
 

@@ -478,7 +478,7 @@ impl Runtime {
     }
 
     /// The tool a call's name resolves to now (an alias too), if it exists.
-    pub fn resolve_tool(&self, name: &str) -> Option<Arc<crate::registry::ToolEntry>> {
+    pub(crate) fn resolve_tool(&self, name: &str) -> Option<Arc<crate::registry::ToolEntry>> {
         match self.registry.resolve(name) {
             crate::registry::Resolution::Found(entry) => Some(entry),
             crate::registry::Resolution::Unavailable { .. } => None,

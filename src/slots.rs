@@ -133,7 +133,7 @@ impl ExecSlots {
 
     /// [`ExecSlots::acquire`] for a call whose scope's limit is already known (the supervisor
     /// holds the call's resolved scope): nothing is looked up.
-    pub fn acquire_limited(
+    pub(crate) fn acquire_limited(
         self: &Arc<Self>,
         scope: &Arc<str>,
         limit: Option<usize>,

@@ -79,7 +79,7 @@ pub(super) fn parse_turn(
 /// A line of a `--format` session that is no native message (no `type`, a `type` toolrt does
 /// not know, or a list): read as one turn in the session's format. Native lines keep their
 /// meaning; in a native session this changes nothing.
-pub fn parse_line_in(line: &str, session: Format) -> Result<ClientMessage, LineError> {
+pub(crate) fn parse_line_in(line: &str, session: Format) -> Result<ClientMessage, LineError> {
     match super::parse_line(line) {
         Err(LineError::Type(_) | LineError::NotObject("array")) if session != Format::Native => {
             let body = json::from_str(line).map_err(|e| LineError::Json(e.to_string()))?;
