@@ -417,9 +417,33 @@ impl Budget {
         success_limit_for(tool, class, &self.limits)
     }
 
-    /// Shapes an output into result content. An output that is clearly within budget needs no
-    /// shaping and is answered here; only one that may need cutting or a file goes to the stage
-    /// (as a hook stage with no hooks is skipped, a round trip with nothing to do is saved).
+    /// An output that is clearly within budget needs no shaping and is answered here, at once
+    /// (as a hook stage with no hooks is skipped, a round trip with nothing to do is saved); any
+    /// other comes back for [`Budget::shape`].
+    pub(crate) fn shape_inline(
+        &self,
+        output: ToolOutput,
+        class: BudgetClass,
+        tool: &str,
+    ) -> Result<Shaped, Box<ToolOutput>> {
+        if !clearly_inline(
+            &output,
+            success_limit_for(tool, class, &self.limits),
+            &self.limits,
+        ) {
+            // Boxed: the rare way, kept out of the caller's future.
+            return Err(Box::new(output));
+        }
+        Ok(Shaped {
+            outcome: outcome_of(output.status),
+            content: output.content,
+            output_file: None,
+            attachments: None,
+        })
+    }
+
+    /// Shapes an output into result content: inline when [`Budget::shape_inline`] can, else the
+    /// stage cuts it or puts the whole of it in a file.
     pub(crate) async fn shape(
         &self,
         id: Arc<str>,
@@ -427,18 +451,10 @@ impl Budget {
         class: BudgetClass,
         tool: Arc<str>,
     ) -> Result<Shaped, StageFault> {
-        if clearly_inline(
-            &output,
-            success_limit_for(&tool, class, &self.limits),
-            &self.limits,
-        ) {
-            return Ok(Shaped {
-                outcome: outcome_of(output.status),
-                content: output.content,
-                output_file: None,
-                attachments: None,
-            });
-        }
+        let output = match self.shape_inline(output, class, &tool) {
+            Ok(shaped) => return Ok(shaped),
+            Err(output) => *output,
+        };
         request("budget", &self.actor, |reply| BudgetMsg::Shape {
             id,
             output,

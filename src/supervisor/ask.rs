@@ -27,35 +27,65 @@ enum Round {
 
 /// Decides whether the call may run. Returns when it may; a denial (by rule, mode, hook or the
 /// client), a hook's stop or a cancellation ends the call.
+///
+/// Most calls are allowed at once: that path is one request to the permission stage. What
+/// follows any other answer (hooks, the client, more rounds) is boxed, so its state is not
+/// part of every call's future, which the supervisor builds and moves for each call.
 pub(super) async fn decide(
     p: &Pipeline,
     c: &mut Call<'_>,
     prepared: &mut Prepared,
 ) -> Result<(), Rejection> {
+    let decision = decision(p, c, prepared, false).await?;
+    if decision.behavior != Behavior::Allow {
+        Box::pin(not_allowed(p, c, prepared, decision)).await?;
+    }
+    c.lap.mark(Stage::Permission);
+    Ok(())
+}
+
+/// One request to the permission stage (`recheck`: deny and ask rules only, for an input
+/// approved or rewritten after an ask).
+async fn decision(
+    p: &Pipeline,
+    c: &Call<'_>,
+    prepared: &mut Prepared,
+    recheck: bool,
+) -> Result<Decision, Rejection> {
+    let tool = prepared.entry.tool.clone();
+    let query = |input| Query {
+        tool,
+        input,
+        mode: c.mode(p),
+        hook: c.hook.clone(),
+        recheck,
+        chain: c.scope.as_ref().map(|s| s.chain.clone()),
+    };
+    let decision = super::lend(&mut prepared.input, |input| {
+        p.permission.decide(query(input))
+    })
+    .await?;
+    tracing::debug!(
+        decision = decision.behavior.as_str(),
+        by = %decision.reason(),
+        "permission decided"
+    );
+    Ok(decision)
+}
+
+/// A decision other than *allow*: a denial ends the call; an ask goes to PermissionRequest
+/// hooks, then the client, and back to the decision with whatever input was approved.
+async fn not_allowed(
+    p: &Pipeline,
+    c: &mut Call<'_>,
+    prepared: &mut Prepared,
+    mut decision: Decision,
+) -> Result<(), Rejection> {
     let mut rounds = 0;
-    let mut recheck = false;
     loop {
-        let tool = prepared.entry.tool.clone();
-        let query = |input| Query {
-            tool,
-            input,
-            mode: c.mode(p),
-            hook: c.hook.clone(),
-            recheck,
-            chain: c.scope.as_ref().map(|s| s.chain.clone()),
-        };
-        let decision = super::lend(&mut prepared.input, |input| {
-            p.permission.decide(query(input))
-        })
-        .await?;
-        tracing::debug!(
-            decision = decision.behavior.as_str(),
-            by = %decision.reason(),
-            "permission decided"
-        );
         let name = &prepared.entry.name;
         match decision.behavior {
-            Behavior::Allow => break,
+            Behavior::Allow => return Ok(()),
             Behavior::Deny => {
                 let message = decision.message(name);
                 return Err(permission_denied(p, c, prepared, message).await);
@@ -72,14 +102,13 @@ pub(super) async fn decide(
                     ));
                 }
                 match ask(p, c, prepared, &decision).await? {
-                    Round::Allowed => break,
-                    Round::Again => recheck = true,
+                    Round::Allowed => return Ok(()),
+                    Round::Again => {}
                 }
             }
         }
+        decision = self::decision(p, c, prepared, true).await?;
     }
-    c.lap.mark(Stage::Permission);
-    Ok(())
 }
 
 /// One ask: PermissionRequest hooks first, then, if they did not answer, the client.

@@ -91,7 +91,10 @@ pub(crate) struct Job {
 /// A panic inside the supervisor ends its task; dropping the job then drops its
 /// [`ResultSlot`], which answers the call `failed`.
 pub(crate) fn spawn(job: Job) {
-    tokio::spawn(run(job));
+    // Boxed, whole: the call's state machine is large, and a task moves its future when it is
+    // spawned and again when it finishes; boxed, the task holds a pointer and the state is
+    // copied once, into the box.
+    tokio::spawn(Box::pin(run(job)));
 }
 
 /// One call as it is driven: who it is, and what it gathers on the way.
@@ -190,9 +193,7 @@ pub(crate) async fn run(job: Job) {
         hook_reason: None,
         scope,
     };
-    // Boxed: the pipeline's state machine is large; unboxed, it would be copied into the task
-    // at spawn and every call would cost about 1.5 µs more.
-    let result = Box::pin(drive(&pipeline, &mut c, call))
+    let result = drive(&pipeline, &mut c, call)
         .instrument(span.clone())
         .await;
     let mut result = result
@@ -276,24 +277,34 @@ async fn wait_turn(
 ) -> Result<Prepared, Rejection> {
     let prepared = match c.gate.take() {
         None => checked?,
-        Some(Gate { ready, go }) => {
-            let _ = ready.send(checked.as_ref().map_or(true, |c| c.concurrency_safe));
-            tokio::select! {
-                biased;
-                r = go => r.map_err(|_| Rejection::cancelled())?,
-                _ = c.cancel.cancelled() => return Err(Rejection::cancelled()),
-            }
-            let checked = checked?;
-            c.lap.restart();
-            let (prepared, verdict) = p.validator.validate(checked).await?;
-            verdict?;
-            c.lap.mark(Stage::Validate);
-            prepared
-        }
+        // Boxed, as every rarer way of a step: its state is then not part of every call's
+        // future, which is built and moved for each call.
+        Some(gate) => Box::pin(take_turn(p, c, gate, checked)).await?,
     };
     c.lap.restart();
     c.take_slot(p).await?;
     c.lap.mark(Stage::Slot);
+    Ok(prepared)
+}
+
+/// A batch call's turn, then the tool's own validation.
+async fn take_turn(
+    p: &Pipeline,
+    c: &mut Call<'_>,
+    Gate { ready, go }: Gate,
+    checked: Checked,
+) -> Result<Prepared, Rejection> {
+    let _ = ready.send(checked.as_ref().map_or(true, |c| c.concurrency_safe));
+    tokio::select! {
+        biased;
+        r = go => r.map_err(|_| Rejection::cancelled())?,
+        _ = c.cancel.cancelled() => return Err(Rejection::cancelled()),
+    }
+    let checked = checked?;
+    c.lap.restart();
+    let (prepared, verdict) = p.validator.validate(checked).await?;
+    verdict?;
+    c.lap.mark(Stage::Validate);
     Ok(prepared)
 }
 
@@ -309,7 +320,7 @@ async fn pre_hooks(
         c.lap.mark(Stage::PreHooks);
         return Ok(());
     };
-    let pre = request.await?;
+    let pre = Box::pin(request).await?;
     c.check_cancelled()?;
     c.notes.extend(pre.additional_context);
     if let Some(reason) = pre.stop {
@@ -342,7 +353,8 @@ async fn pre_hooks(
             "the input rewritten by the PreToolUse hook `{}`",
             updated.hook
         );
-        *prepared = recheck_input(p, prepared, Value::Object(updated.input), &whose).await?;
+        let recheck = recheck_input(p, prepared, Value::Object(updated.input), &whose);
+        *prepared = Box::pin(recheck).await?;
     }
     c.lap.mark(Stage::PreHooks);
     Ok(())
@@ -392,7 +404,7 @@ async fn execute(p: &Pipeline, c: &mut Call<'_>, prepared: Prepared) -> Result<R
     let mut output = tokio::select! {
         biased;
         out = &mut run => out?,
-        _ = c.cancel.cancelled() => match tokio::time::timeout(CANCEL_GRACE, &mut run).await {
+        _ = c.cancel.cancelled() => match Box::pin(tokio::time::timeout(CANCEL_GRACE, &mut run)).await {
             Ok(out) => out?,
             Err(_) => return Err(Rejection::new(Outcome::Cancelled, "The call was cancelled while it ran; the tool did not stop in time and its output was discarded.")),
         },
@@ -415,10 +427,20 @@ async fn execute(p: &Pipeline, c: &mut Call<'_>, prepared: Prepared) -> Result<R
 /// PostToolUse hooks after a success, PostToolUseFailure hooks after a failure (none after a
 /// cancellation); then the call's record for its batch's PostToolBatch hooks.
 async fn post_hooks(p: &Pipeline, c: &mut Call<'_>, ran: &mut Ran) -> Result<(), Rejection> {
-    let Some(input) = ran.input.take() else {
-        c.lap.mark(Stage::PostHooks);
-        return Ok(());
-    };
+    if let Some(input) = ran.input.take() {
+        Box::pin(post_hooks_run(p, c, ran, input)).await?;
+    }
+    c.lap.mark(Stage::PostHooks);
+    Ok(())
+}
+
+/// [`post_hooks`] for a call whose input was kept for them.
+async fn post_hooks_run(
+    p: &Pipeline,
+    c: &mut Call<'_>,
+    ran: &mut Ran,
+    input: Input,
+) -> Result<(), Rejection> {
     let output = &mut ran.output;
     // The tool's own description of the run, else its text.
     let described = output.response.take();
@@ -461,16 +483,21 @@ async fn post_hooks(p: &Pipeline, c: &mut Call<'_>, ran: &mut Ran) -> Result<(),
     if let Some(reason) = post.stop {
         return Err(stopped(p, c, "PostToolUse", reason));
     }
-    c.lap.mark(Stage::PostHooks);
     Ok(())
 }
 
 /// The output budget: the output inline, or cut with the whole of it in a file.
 async fn shape_output(p: &Pipeline, c: &mut Call<'_>, ran: Ran) -> Result<ToolResult, Rejection> {
-    let shaped = p
-        .budget
-        .shape(c.id.clone(), ran.output, ran.class, ran.name)
-        .await?;
+    let Ran {
+        output,
+        class,
+        name,
+        ..
+    } = ran;
+    let shaped = match p.budget.shape_inline(output, class, &name) {
+        Ok(shaped) => shaped,
+        Err(output) => Box::pin(p.budget.shape(c.id.clone(), *output, class, name)).await?,
+    };
     c.lap.mark(Stage::Budget);
     // The slot fills in the id.
     let mut result = ToolResult::new("", shaped.outcome, shaped.content);
