@@ -92,6 +92,8 @@ fn smoke_run_writes_every_key_and_a_plot() {
         "ratio_c1",
         "toolrt_throughput_c16",
         "bare_throughput_c16",
+        "round_ratio_median_c1",
+        "round_ratio_median_c16",
     ] {
         let n = v["mcp"][key].as_f64().unwrap_or(f64::NAN);
         assert!(n.is_finite() && n > 0.0, "mcp.{key} = {}", v["mcp"]);

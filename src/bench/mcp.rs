@@ -77,6 +77,11 @@ pub(super) struct McpFigures {
     pub bare: Side,
     /// Blocks per side and figure, and calls per block (one in flight, sixteen in flight).
     pub blocks: (usize, usize, usize, usize),
+    /// Each round's ratio, the two sides' blocks of that round side by side: toolrt's p50 over
+    /// the bare client's at one in flight, toolrt's calls per second over the bare client's at
+    /// sixteen. Two blocks of one round ran back to back, so load that comes and goes on the
+    /// machine falls on both alike.
+    pub rounds: (Vec<f64>, Vec<f64>),
 }
 
 impl McpFigures {
@@ -88,6 +93,22 @@ impl McpFigures {
     /// toolrt's calls per second over the bare client's, sixteen in flight.
     pub(super) fn throughput_ratio_c16(&self) -> f64 {
         self.toolrt.c16 / self.bare.c16
+    }
+
+    /// The median of the rounds' ratios at one in flight and at sixteen.
+    pub(super) fn round_medians(&self) -> (f64, f64) {
+        (median(&self.rounds.0), median(&self.rounds.1))
+    }
+}
+
+/// The median of `values` (NaN when there are none).
+fn median(values: &[f64]) -> f64 {
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    match sorted.len() {
+        0 => f64::NAN,
+        n if n % 2 == 1 => sorted[n / 2],
+        n => (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0,
     }
 }
 
@@ -235,7 +256,7 @@ pub(super) async fn measure(
     driver.shutdown().await;
     drop(bare);
     let _ = child.kill().await;
-    let (toolrt, bare, blocks) = result?;
+    let (toolrt, bare, blocks, rounds) = result?;
     Ok(McpFigures {
         server: std::iter::once(server.program.as_str())
             .chain(server.args.iter().map(String::as_str))
@@ -244,6 +265,7 @@ pub(super) async fn measure(
         toolrt,
         bare,
         blocks,
+        rounds,
     })
 }
 
@@ -257,7 +279,15 @@ async fn alternate(
     bare: &BareClient,
     calls: usize,
     next_ids: &mut impl FnMut(usize) -> u64,
-) -> Result<(Side, Side, (usize, usize, usize, usize)), String> {
+) -> Result<
+    (
+        Side,
+        Side,
+        (usize, usize, usize, usize),
+        (Vec<f64>, Vec<f64>),
+    ),
+    String,
+> {
     let block1 = BLOCK_C1.min(calls).max(1);
     let rounds1 = calls.div_ceil(block1);
     let rounds16 = ROUNDS_C16.min(calls.div_ceil(16)).max(1);
@@ -274,32 +304,43 @@ async fn alternate(
     bare_throughput(bare, block16, 16).await?;
 
     let (mut t, mut b) = (Tally::default(), Tally::default());
+    let (mut ratios1, mut ratios16) = (Vec::new(), Vec::new());
     for round in 0..rounds1 {
+        let mut p50 = [0.0; 2];
         for toolrt_turn in turns(round) {
             let cpu = cpu_us();
-            if toolrt_turn {
-                t.c1.extend(driver.latency(echo_line, next_ids(block1), block1).await?);
-                t.cpu_c1 += cpu_us() - cpu;
+            let samples = if toolrt_turn {
+                driver.latency(echo_line, next_ids(block1), block1).await?
             } else {
-                b.c1.extend(bare_latency(bare, block1).await?);
-                b.cpu_c1 += cpu_us() - cpu;
-            }
+                bare_latency(bare, block1).await?
+            };
+            p50[usize::from(!toolrt_turn)] = Dist::new(samples.clone()).p50_us();
+            let tally = if toolrt_turn { &mut t } else { &mut b };
+            tally.c1.extend(samples);
+            tally.cpu_c1 += cpu_us() - cpu;
         }
+        ratios1.push(p50[0] / p50[1]);
     }
     for round in 0..rounds16 {
+        let mut wall = [Duration::ZERO; 2];
         for toolrt_turn in turns(round) {
             let cpu = cpu_us();
-            if toolrt_turn {
-                t.wall_c16 += driver
+            let took = if toolrt_turn {
+                driver
                     .closed_loop(echo_line, next_ids(block16), block16, 16, false)
                     .await?
-                    .0;
-                t.cpu_c16 += cpu_us() - cpu;
+                    .0
             } else {
-                b.wall_c16 += bare_throughput(bare, block16, 16).await?;
-                b.cpu_c16 += cpu_us() - cpu;
-            }
+                bare_throughput(bare, block16, 16).await?
+            };
+            wall[usize::from(!toolrt_turn)] = took;
+            let tally = if toolrt_turn { &mut t } else { &mut b };
+            tally.wall_c16 += took;
+            tally.cpu_c16 += cpu_us() - cpu;
         }
+        // Calls per second, toolrt over bare: the same calls, so the bare block's time over
+        // toolrt's.
+        ratios16.push(wall[1].as_secs_f64() / wall[0].as_secs_f64());
     }
     let n1 = (rounds1 * block1) as f64;
     let n16 = (rounds16 * block16) as f64;
@@ -309,7 +350,12 @@ async fn alternate(
         c16: n16 / t.wall_c16.as_secs_f64(),
         cpu_c16_us: t.cpu_c16 as f64 / n16,
     };
-    Ok((side(t), side(b), (rounds1, block1, rounds16, block16)))
+    Ok((
+        side(t),
+        side(b),
+        (rounds1, block1, rounds16, block16),
+        (ratios1, ratios16),
+    ))
 }
 
 /// Who goes first in a round: toolrt in even rounds, the bare client in odd ones.
@@ -318,5 +364,29 @@ fn turns(round: usize) -> [bool; 2] {
         [true, false]
     } else {
         [false, true]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn median_of_round_ratios() {
+        for (values, want) in [
+            (vec![1.2], 1.2),
+            (vec![3.0, 1.0, 2.0], 2.0),
+            (vec![0.5, 4.0, 1.0, 2.0], 1.5),
+        ] {
+            assert_eq!(median(&values), want, "{values:?}");
+        }
+        assert!(median(&[]).is_nan());
+    }
+
+    #[test]
+    fn the_sides_take_turns_going_first() {
+        assert_eq!(turns(0), [true, false]);
+        assert_eq!(turns(1), [false, true]);
+        assert_eq!(turns(2), [true, false]);
     }
 }
