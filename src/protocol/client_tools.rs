@@ -239,6 +239,43 @@ pub(super) fn parse_unregister(obj: &Map<String, Value>) -> Result<Vec<String>, 
         .collect()
 }
 
+/// The common `execute_result` — `type`, `request_id`, text `content`, perhaps `is_error`, each
+/// once and well formed — read straight into its fields, without building the line's JSON
+/// object first (every client tool's call has one). Anything else (content blocks, another
+/// field, a field twice, a wrong type, an over-long id) is `None`: the general parser reads the
+/// line and words any error, so answers and error lines are the same either way.
+pub(super) fn plain_result(line: &str) -> Option<ExecuteResult> {
+    #[derive(serde::Deserialize)]
+    enum Kind {
+        #[serde(rename = "execute_result")]
+        ExecuteResult,
+    }
+    #[derive(serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Line {
+        #[serde(rename = "type")]
+        _kind: Kind,
+        request_id: String,
+        content: String,
+        // Missing or `null` is false, as in the general parser.
+        #[serde(default)]
+        is_error: Option<bool>,
+    }
+    // A derived struct would also accept a JSON array of its fields.
+    if !line.trim_start().starts_with('{') {
+        return None;
+    }
+    let parsed: Line = serde_json::from_str(line).ok()?;
+    if parsed.request_id.len() > MAX_ID_BYTES {
+        return None;
+    }
+    Some(ExecuteResult {
+        request_id: parsed.request_id,
+        content: ExecuteContent::Text(parsed.content),
+        is_error: parsed.is_error.unwrap_or(false),
+    })
+}
+
 /// Reads an `execute_result` message.
 pub(super) fn parse_result(obj: &mut Map<String, Value>) -> Result<ExecuteResult, LineError> {
     let request_id = super::string_field(obj, RESULT, "request_id", "")?;
@@ -346,6 +383,71 @@ mod tests {
             panic!("parses")
         };
         assert_eq!(names, ["A", "B"]);
+    }
+
+    /// The fast path reads what the general parser reads, and leaves every other line to it.
+    #[test]
+    fn the_execute_result_fast_path_agrees_with_the_general_parser() {
+        let long = "x".repeat(MAX_ID_BYTES + 1);
+        let too_long =
+            format!(r#"{{"type":"execute_result","request_id":"{long}","content":"a"}}"#);
+        for (line, fast) in [
+            (
+                r#"{"type":"execute_result","request_id":"exec-1","content":"ok"}"#,
+                true,
+            ),
+            (
+                r#"{"content":"ok","request_id":"exec-2","type":"execute_result"}"#,
+                true,
+            ),
+            (
+                r#" {"type":"execute_result","request_id":"","content":"","is_error":true}"#,
+                true,
+            ),
+            (
+                r#"{"type":"execute_result","request_id":"e","content":"a","is_error":null}"#,
+                true,
+            ),
+            (
+                r#"{"type":"execute_result","request_id":"e","content":[{"type":"text","text":"a"}]}"#,
+                false,
+            ),
+            (
+                r#"{"type":"execute_result","request_id":"e","content":"a","extra":1}"#,
+                false,
+            ),
+            (
+                r#"{"type":"execute_result","request_id":"e","request_id":"f","content":"a"}"#,
+                false,
+            ),
+            (
+                r#"{"type":"execute_result","request_id":"e","content":"a","is_error":"yes"}"#,
+                false,
+            ),
+            (
+                r#"{"type":"execute_result","request_id":7,"content":"a"}"#,
+                false,
+            ),
+            (r#"{"type":"execute_result","request_id":"e"}"#, false),
+            (
+                r#"{"type":"execute_result","request_id":"e","content":null}"#,
+                false,
+            ),
+            (r#"{"type":"execute_result","content":"a"}"#, false),
+            (r#"["execute_result","e","a"]"#, false),
+            (
+                r#"{"type":"tool_use","request_id":"e","content":"a"}"#,
+                false,
+            ),
+            (too_long.as_str(), false),
+        ] {
+            assert_eq!(plain_result(line).is_some(), fast, "{line}");
+            assert_eq!(
+                format!("{:?}", parse_line(line)),
+                format!("{:?}", super::super::parse::parse_any(line)),
+                "{line}"
+            );
+        }
     }
 
     #[test]

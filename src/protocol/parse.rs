@@ -1,5 +1,6 @@
-//! How one input line becomes one message or a precise error: the `tool_use` fast path, then
-//! one small parser per message kind, chosen by the line's `type`.
+//! How one input line becomes one message or a precise error: the `tool_use` and
+//! `execute_result` fast paths, then one small parser per message kind, chosen by the line's
+//! `type`.
 
 use std::sync::Arc;
 
@@ -14,8 +15,11 @@ use crate::formats::Format;
 
 /// Parses one input line into a message.
 pub fn parse_line(line: &str) -> Result<ClientMessage, LineError> {
-    match plain_tool_use(line) {
-        Some(call) => Ok(ClientMessage::ToolUse(call)),
+    if let Some(call) = plain_tool_use(line) {
+        return Ok(ClientMessage::ToolUse(call));
+    }
+    match client_tools::plain_result(line) {
+        Some(result) => Ok(ClientMessage::ExecuteResult(result)),
         None => parse_any(line),
     }
 }
