@@ -7,6 +7,7 @@
 //! that finds no entry and gets an `error` line, never a second result.
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -25,7 +26,7 @@ const REQUEST_PREFIX: &str = "exec-";
 
 /// The calls waiting for the client to run a client tool.
 pub(crate) struct Exchange {
-    waiting: Mutex<HashMap<u64, oneshot::Sender<ExecuteResult>>>,
+    waiting: Mutex<Table>,
     /// The next request's number: every number below it was handed out once.
     seq: AtomicU64,
     /// No answer can come any more (the client closed its input).
@@ -36,6 +37,32 @@ pub(crate) struct Exchange {
     client_waits: watch::Sender<usize>,
     /// The waiting calls' time limits (one task for all of them, not a timer per call).
     deadlines: Arc<Deadlines>,
+}
+
+/// The waiting calls by request number.
+type Table = HashMap<u64, oneshot::Sender<ExecuteResult>, BuildHasherDefault<SeqHasher>>;
+
+/// The wait table's hash. Its keys are toolrt's own sequence numbers, never the client's (an
+/// answer's id is parsed and range-checked first), so they need no defence against chosen keys:
+/// one multiplication spreads them (SipHash cost more than the rest of an insert).
+#[derive(Default)]
+struct SeqHasher(u64);
+
+impl Hasher for SeqHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.write_u64(self.0.rotate_left(8) ^ u64::from(*b));
+        }
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        // Fibonacci hashing: the top bits, which the table's tags use, differ too.
+        self.0 = n.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
 }
 
 impl std::fmt::Debug for Exchange {
@@ -63,7 +90,7 @@ impl Exchange {
     /// An exchange writing through `emitter`, counting its waits in `client_waits`.
     pub(crate) fn new(emitter: Emitter, client_waits: watch::Sender<usize>) -> Self {
         Self {
-            waiting: Mutex::new(HashMap::new()),
+            waiting: Mutex::new(Table::default()),
             seq: AtomicU64::new(1),
             closed: AtomicBool::new(false),
             emitter,
@@ -77,7 +104,7 @@ impl Exchange {
         &self.deadlines
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<u64, oneshot::Sender<ExecuteResult>>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Table> {
         self.waiting.lock().unwrap_or_else(|e| e.into_inner())
     }
 
