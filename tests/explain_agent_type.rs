@@ -4,25 +4,8 @@
 
 mod support;
 
-use std::path::Path;
-use std::process::{Command, Stdio};
-
 use serde_json::json;
 use support::*;
-
-/// Runs `toolrt <args>` in `cwd` and returns (exit code, stdout and stderr).
-fn run(args: &[&str], cwd: &Path, home: &Path) -> (Option<i32>, String) {
-    let out = Command::new(bin())
-        .args(args)
-        .current_dir(cwd)
-        .env("HOME", home)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    let mut text = String::from_utf8_lossy(&out.stdout).into_owned();
-    text.push_str(&String::from_utf8_lossy(&out.stderr));
-    (out.status.code(), text)
-}
 
 #[test]
 fn built_in_and_mcp_calls_are_decided_in_the_agents_scope() {
@@ -100,7 +83,7 @@ fn built_in_and_mcp_calls_are_decided_in_the_agents_scope() {
             "{}"
         };
         args.extend([tool, input]);
-        let (status, out) = run(&args, &sb.cwd, sb.dir.path());
+        let (status, out) = run_in(&args, &sb.cwd, sb.dir.path());
         assert_eq!(status, Some(code), "{types:?} {tool}: {out}");
         for needle in needles {
             assert!(
@@ -112,7 +95,7 @@ fn built_in_and_mcp_calls_are_decided_in_the_agents_scope() {
     // An unknown server is unknown in a scope too.
     let mut args = base.to_vec();
     args.extend(["--agent-type", "reader", "mcp__other__get", "{}"]);
-    let (status, out) = run(&args, &sb.cwd, sb.dir.path());
+    let (status, out) = run_in(&args, &sb.cwd, sb.dir.path());
     assert_eq!(status, Some(2), "{out}");
     assert!(out.contains("No MCP server named \"other\""), "{out}");
     assert!(!marker.exists(), "explain started a server");

@@ -5,21 +5,8 @@
 mod support;
 
 use serde_json::{Value, json};
-use support::Sandbox;
 use support::mcp::{self, everything, status_event};
-
-/// `toolrt args…` in `cwd`: exit code and everything it printed.
-fn run_status(args: &[&str], cwd: &std::path::Path) -> (Option<i32>, String) {
-    let out = std::process::Command::new(support::bin())
-        .args(args)
-        .current_dir(cwd)
-        .stdin(std::process::Stdio::null())
-        .output()
-        .unwrap();
-    let mut text = String::from_utf8_lossy(&out.stdout).into_owned();
-    text.push_str(&String::from_utf8_lossy(&out.stderr));
-    (out.status.code(), text)
-}
+use support::{Sandbox, run_in};
 
 #[test]
 fn a_pretooluse_hook_rewrites_an_mcp_tools_argument() {
@@ -131,13 +118,14 @@ fn explain_decides_mcp_calls_without_starting_servers() {
         let mut all = vec!["explain", "--mcp-config", file];
         all.extend(args.iter().copied());
         all.extend(["mcp__srv__get", "{\"x\": 1}"]);
-        let (status, out) = run_status(&all, cwd);
+        let (status, out) = run_in(&all, cwd, sandbox.dir.path());
         assert_eq!(status, code, "{args:?}: {out}");
         assert!(out.contains(needle), "{args:?}: {out}");
     }
-    let (status, out) = run_status(
+    let (status, out) = run_in(
         &["explain", "--mcp-config", file, "mcp__other__get", "{}"],
         cwd,
+        sandbox.dir.path(),
     );
     assert_eq!(status, Some(2));
     assert!(

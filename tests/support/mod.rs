@@ -383,6 +383,21 @@ pub(crate) fn run_status(args: &[&str], cwd: &Path) -> (Option<i32>, String) {
     )
 }
 
+/// Runs `toolrt <args>` in `cwd` with `home` as HOME and no stdin; returns (exit code, stdout
+/// then stderr): how the `explain` tests read a decision and its errors alike.
+pub(crate) fn run_in(args: &[&str], cwd: &Path, home: &Path) -> (Option<i32>, String) {
+    let out = Command::new(bin())
+        .args(args)
+        .current_dir(cwd)
+        .env("HOME", home)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let mut text = String::from_utf8_lossy(&out.stdout).into_owned();
+    text.push_str(&String::from_utf8_lossy(&out.stderr));
+    (out.status.code(), text)
+}
+
 /// Runs `toolrt serve <args> --cwd <cwd>` in `cwd` with no stdin and returns (exit code,
 /// stderr): how the start-up error tests see a refused configuration.
 pub(crate) fn serve_status(cwd: &Path, args: &[&str]) -> (Option<i32>, String) {
