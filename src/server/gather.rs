@@ -143,33 +143,35 @@ impl Reshape for Gather {
 fn answer(turn: &str, mut gathering: Gathering) -> Outgoing {
     let mut parts = Vec::with_capacity(gathering.results.len());
     let mut refused = Vec::new();
+    // Where each call's result is, in the turn's order: Ok(in parts) or Err(in refused).
+    let mut order = Vec::with_capacity(gathering.ids.len());
     for id in &gathering.ids {
         match gathering.results.remove(id) {
-            Some(out) => parts.push(out),
-            None => refused.push(ToolResult::new(
-                id.clone(),
-                Outcome::Failed,
-                "toolrt did not run this call: another call with this id is still in flight; send it again with an id of its own",
-            )),
-        }
-    }
-    let msg = {
-        let mut by_id: HashMap<&str, &ToolResult> = HashMap::new();
-        for part in &parts {
-            if let ServerMessage::ToolResult(r) = part.message() {
-                by_id.insert(r.tool_use_id.as_str(), r);
+            Some(out) => {
+                order.push(Ok(parts.len()));
+                parts.push(out);
+            }
+            None => {
+                order.push(Err(refused.len()));
+                refused.push(ToolResult::new(
+                    id.clone(),
+                    Outcome::Failed,
+                    "toolrt did not run this call: another call with this id is still in flight; send it again with an id of its own",
+                ));
             }
         }
-        for r in &refused {
-            by_id.entry(r.tool_use_id.as_str()).or_insert(r);
-        }
-        let ordered: Vec<&ToolResult> = gathering
-            .ids
-            .iter()
-            .filter_map(|id| by_id.get(id.as_str()).copied())
-            .collect();
-        ServerMessage::api_results(gathering.format, turn, &ordered)
-    };
+    }
+    let ordered: Vec<&ToolResult> = order
+        .iter()
+        .filter_map(|at| match *at {
+            Ok(i) => match parts[i].message() {
+                ServerMessage::ToolResult(r) => Some(r),
+                _ => None,
+            },
+            Err(i) => Some(&refused[i]),
+        })
+        .collect();
+    let msg = ServerMessage::api_results(gathering.format, turn, &ordered);
     Outgoing::joined(msg, parts)
 }
 
