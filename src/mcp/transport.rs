@@ -1,5 +1,5 @@
-//! The stdio transport toolrt gives rmcp: rmcp's own encoding, written so that requests queued
-//! together go out in one write, and a reader that decodes a tool result straight into its type.
+//! The stdio transport toolrt gives rmcp: rmcp's own writer, and a reader that decodes a tool
+//! result straight into its type.
 //!
 //! rmcp's reader decodes every message a server sends into its one untagged union of results,
 //! trying each kind of result a server may send (fifteen of them come before a tool result),
@@ -11,15 +11,8 @@
 //! else). So a response is first decoded as a tool result, and everything else — other
 //! responses, requests, notifications, errors, a result rmcp cannot type — goes through rmcp's
 //! own codec, unchanged.
-//!
-//! rmcp's writer makes one write per message. When many calls are in flight, their requests
-//! reach rmcp's service loop together (it drains its queue in one turn), so here a send only
-//! appends its line, in the order rmcp sends, and whichever send's future runs first writes
-//! every line queued so far: the server reads them in one go rather than one per wake-up. A
-//! single call pays nothing for it: its line is written by its own send, with no wait.
 
 use std::future::Future;
-use std::sync::{Arc, Mutex};
 
 use bytes::BytesMut;
 use rmcp::RoleClient;
@@ -28,86 +21,19 @@ use rmcp::model::{
 };
 use rmcp::service::TxJsonRpcMessage;
 use rmcp::transport::Transport;
-use rmcp::transport::async_rw::{JsonRpcMessageCodec, JsonRpcMessageCodecError};
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
-use tokio_util::codec::{Decoder, Encoder};
+use rmcp::transport::async_rw::{AsyncRwTransport, JsonRpcMessageCodec, JsonRpcMessageCodecError};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, BufReader};
+use tokio_util::codec::Decoder;
 
-/// A stdio connection to a server: lines in from `R`, messages out to `W`.
+/// A stdio connection to a server: lines in from `R`, messages out to `W` by rmcp's writer.
 /// Lines are not capped here: `R` fails a line past its cap (`process::LineCap`).
-pub(crate) struct Stdio<R, W> {
+pub(crate) struct Stdio<R, W: AsyncWrite> {
     read: BufReader<R>,
     /// The line being read; kept when `receive` is dropped midway (rmcp polls it in a
     /// `select!`), so the next call resumes it.
     line: BytesMut,
     codec: JsonRpcMessageCodec<ServerJsonRpcMessage>,
-    write: Arc<Writer<W>>,
-}
-
-/// Lines waiting to be written, and the writer.
-struct Writer<W> {
-    /// Lines queued by `send`, not yet taken by a flush; `failed` once a write failed (the
-    /// connection is over: every later send fails too).
-    queued: Mutex<Queued>,
-    /// The pipe (None once closed) and the bytes a flush took but has not written yet: a flush
-    /// dropped midway leaves them to the next one, so no line is ever cut.
-    out: tokio::sync::Mutex<Out<W>>,
-}
-
-#[derive(Default)]
-struct Queued {
-    lines: BytesMut,
-    failed: bool,
-}
-
-struct Out<W> {
-    pipe: Option<W>,
-    unwritten: BytesMut,
-}
-
-impl<W: AsyncWrite + Unpin> Writer<W> {
-    /// Appends `item`'s line (rmcp's encoding: its JSON and a newline).
-    fn queue(&self, item: TxJsonRpcMessage<RoleClient>) -> std::io::Result<()> {
-        let mut queued = self.queued.lock().unwrap_or_else(|e| e.into_inner());
-        if queued.failed {
-            return Err(std::io::ErrorKind::BrokenPipe.into());
-        }
-        JsonRpcMessageCodec::<TxJsonRpcMessage<RoleClient>>::default()
-            .encode(item, &mut queued.lines)
-            .map_err(std::io::Error::from)
-    }
-
-    /// Writes every line queued so far; Ok at once when an earlier flush already wrote them.
-    async fn flush(&self) -> std::io::Result<()> {
-        let mut out = self.out.lock().await;
-        let out = &mut *out;
-        {
-            let mut queued = self.queued.lock().unwrap_or_else(|e| e.into_inner());
-            if queued.failed {
-                return Err(std::io::ErrorKind::BrokenPipe.into());
-            }
-            let lines = queued.lines.split();
-            out.unwritten.unsplit(lines);
-        }
-        if out.unwritten.is_empty() {
-            return Ok(());
-        }
-        let Some(pipe) = out.pipe.as_mut() else {
-            return Err(std::io::ErrorKind::NotConnected.into());
-        };
-        let written = async {
-            while !out.unwritten.is_empty() {
-                if pipe.write_buf(&mut out.unwritten).await? == 0 {
-                    return Err(std::io::ErrorKind::WriteZero.into());
-                }
-            }
-            pipe.flush().await
-        }
-        .await;
-        if written.is_err() {
-            self.queued.lock().unwrap_or_else(|e| e.into_inner()).failed = true;
-        }
-        written
-    }
+    write: AsyncRwTransport<RoleClient, tokio::io::Empty, W>,
 }
 
 impl<R, W> Stdio<R, W>
@@ -121,13 +47,8 @@ where
             read: BufReader::new(read),
             line: BytesMut::new(),
             codec: JsonRpcMessageCodec::new(),
-            write: Arc::new(Writer {
-                queued: Mutex::new(Queued::default()),
-                out: tokio::sync::Mutex::new(Out {
-                    pipe: Some(write),
-                    unwritten: BytesMut::new(),
-                }),
-            }),
+            // Only its writer is used: `receive` below reads.
+            write: AsyncRwTransport::new_client(tokio::io::empty(), write),
         }
     }
 
@@ -181,18 +102,11 @@ where
 {
     type Error = std::io::Error;
 
-    /// Queues `item` now, so lines keep the order rmcp sends them in; the future writes it (or
-    /// finds it written by the flush of a send queued before it).
     fn send(
         &mut self,
         item: TxJsonRpcMessage<RoleClient>,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
-        let queued = self.write.queue(item);
-        let write = self.write.clone();
-        async move {
-            queued?;
-            write.flush().await
-        }
+        self.write.send(item)
     }
 
     async fn receive(&mut self) -> Option<ServerJsonRpcMessage> {
@@ -223,7 +137,7 @@ where
                         ErrorData::invalid_request("Invalid request", None),
                         None,
                     );
-                    if self.write.queue(reply).is_err() || self.write.flush().await.is_err() {
+                    if self.write.send(reply).await.is_err() {
                         return None;
                     }
                 }
@@ -232,10 +146,8 @@ where
         }
     }
 
-    /// Closes the pipe (the server reads end of file), as rmcp's writer does.
     async fn close(&mut self) -> Result<(), Self::Error> {
-        drop(self.write.out.lock().await.pipe.take());
-        Ok(())
+        Transport::<RoleClient>::close(&mut self.write).await
     }
 }
 
@@ -321,100 +233,6 @@ mod tests {
                 );
             }
         }
-    }
-
-    /// A pipe that records each write, taking at most `chunk` bytes per write.
-    #[derive(Clone, Default)]
-    struct Recorder {
-        writes: Arc<Mutex<Vec<Vec<u8>>>>,
-        chunk: usize,
-    }
-
-    impl AsyncWrite for Recorder {
-        fn poll_write(
-            self: std::pin::Pin<&mut Self>,
-            _: &mut std::task::Context<'_>,
-            buf: &[u8],
-        ) -> std::task::Poll<std::io::Result<usize>> {
-            let n = buf.len().min(self.chunk.max(1));
-            self.writes.lock().unwrap().push(buf[..n].to_vec());
-            std::task::Poll::Ready(Ok(n))
-        }
-        fn poll_flush(
-            self: std::pin::Pin<&mut Self>,
-            _: &mut std::task::Context<'_>,
-        ) -> std::task::Poll<std::io::Result<()>> {
-            std::task::Poll::Ready(Ok(()))
-        }
-        fn poll_shutdown(
-            self: std::pin::Pin<&mut Self>,
-            _: &mut std::task::Context<'_>,
-        ) -> std::task::Poll<std::io::Result<()>> {
-            std::task::Poll::Ready(Ok(()))
-        }
-    }
-
-    fn ping(id: i64) -> TxJsonRpcMessage<RoleClient> {
-        TxJsonRpcMessage::<RoleClient>::request(
-            rmcp::model::ClientRequest::PingRequest(Default::default()),
-            rmcp::model::NumberOrString::Number(id),
-        )
-    }
-
-    #[tokio::test]
-    async fn sends_queued_together_go_out_in_one_write_in_order_and_a_lone_one_at_once() {
-        for (chunk, sends, writes) in [
-            // One send: its own write.
-            (usize::MAX, 1, 1),
-            // Three queued before any future ran: one write.
-            (usize::MAX, 3, 1),
-            // A pipe that takes 10 bytes at a time: still every byte, in order.
-            (10, 3, 0),
-        ] {
-            let pipe = Recorder {
-                chunk,
-                ..Default::default()
-            };
-            let stdio = Stdio::new(tokio::io::empty(), pipe.clone());
-            // What `send` does, for several sends before any of their futures runs.
-            let futures: Vec<_> = (1..=sends)
-                .map(|id| {
-                    stdio.write.queue(ping(id)).expect("queued");
-                    let write = stdio.write.clone();
-                    async move { write.flush().await }
-                })
-                .collect();
-            for f in futures {
-                f.await.expect("sent");
-            }
-            let got = pipe.writes.lock().unwrap().clone();
-            if writes > 0 {
-                assert_eq!(got.len(), writes, "chunk {chunk}, {sends} sends");
-            }
-            let text = String::from_utf8(got.concat()).unwrap();
-            let ids: Vec<i64> = text
-                .lines()
-                .map(|l| {
-                    serde_json::from_str::<serde_json::Value>(l).unwrap()["id"]
-                        .as_i64()
-                        .unwrap()
-                })
-                .collect();
-            assert_eq!(ids, (1..=sends).collect::<Vec<_>>(), "{text}");
-        }
-    }
-
-    #[tokio::test]
-    async fn a_send_after_close_fails_and_nothing_is_written() {
-        let pipe = Recorder {
-            chunk: usize::MAX,
-            ..Default::default()
-        };
-        let mut stdio = Stdio::new(tokio::io::empty(), pipe.clone());
-        Transport::<RoleClient>::close(&mut stdio).await.unwrap();
-        let sent = Transport::<RoleClient>::send(&mut stdio, ping(1)).await;
-        assert_eq!(sent.unwrap_err().kind(), std::io::ErrorKind::NotConnected);
-        assert!(pipe.writes.lock().unwrap().is_empty());
     }
 
     #[tokio::test]
