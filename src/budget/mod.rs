@@ -442,8 +442,8 @@ impl Budget {
         })
     }
 
-    /// Shapes an output into result content: inline when [`Budget::shape_inline`] can, else the
-    /// stage cuts it or puts the whole of it in a file.
+    /// Shapes an output that [`Budget::shape_inline`] gave back: the stage cuts it or puts the
+    /// whole of it in a file.
     pub(crate) async fn shape(
         &self,
         id: Arc<str>,
@@ -451,10 +451,6 @@ impl Budget {
         class: BudgetClass,
         tool: Arc<str>,
     ) -> Result<Shaped, StageFault> {
-        let output = match self.shape_inline(output, class, &tool) {
-            Ok(shaped) => return Ok(shaped),
-            Err(output) => *output,
-        };
         request("budget", &self.actor, |reply| BudgetMsg::Shape {
             id,
             output,
