@@ -1,9 +1,9 @@
 //! The cancellation tree: every call made in an agent scope is cancelled with its scope. Cancelling
-//! the `Agent` call that opened a scope (or the batch holding it), `agent_end`, and the end of
-//! input each end every unfinished call of that scope and of every scope below it — running
-//! (its processes killed), waiting for a permission answer, waiting for an `execute_result`, or
-//! parked for admission — each with exactly one `cancelled` result, while calls outside the
-//! subtree go on.
+//! the `Agent` call that opened a scope (or the batch holding it, or the call an `agent_start`
+//! named as `parent_tool_use_id`), `agent_end`, and the end of input each end every unfinished
+//! call of that scope and of every scope below it — running (its processes killed), waiting for
+//! a permission answer, waiting for an `execute_result`, or parked for admission — each with
+//! exactly one `cancelled` result, while calls outside the subtree go on.
 
 mod support;
 
@@ -186,6 +186,54 @@ fn cancelling_the_top_agent_call_ends_its_whole_subtree() {
         &[
             "a1", "a2", "l-sleep", "h-sleep", "h-look", "h-ask", "h-parked", "other",
         ],
+    );
+}
+
+#[test]
+fn cancelling_the_call_an_agent_start_names_ends_that_scope() {
+    let sb = Sandbox::new();
+    let mut server = serve(&sb, "8");
+    // The orchestrator delegates through a tool of its own: the scope names that call.
+    server.tool_use("task", "Lookup", json!({"q": "delegate"}));
+    let task = execute_of(&mut server, "task");
+    server.send(json!({"type": "agent_start", "agent_id": "sub", "agent_type": "lead", "parent_tool_use_id": "task"}));
+    server.send(
+        json!({"type": "agent_start", "agent_id": "kid", "agent_type": "helper", "parent": "sub"}),
+    );
+    let sub_pids = sleeper(&sb, &mut server, "s-sleep", "sub");
+    let kid_pids = sleeper(&sb, &mut server, "k-sleep", "kid");
+    scoped(&mut server, "k-look", "kid", "Lookup", json!({"q": "x"}));
+    let look = execute_of(&mut server, "k-look");
+
+    server.send(json!({"type": "cancel", "id": "task"}));
+    assert_cancelled(&mut server, &["task", "s-sleep", "k-sleep", "k-look"]);
+    cancel_of(&mut server, &task);
+    cancel_of(&mut server, &look);
+    assert_gone(&sub_pids);
+    assert_gone(&kid_pids);
+    // The scope ends with its opener's cancellation, not at a later `agent_end`.
+    let ended = server.wait_for("agent_ended", Duration::from_secs(20), |v| {
+        v["event"] == "agent_ended" && v["agent_id"] == "sub"
+    });
+    assert_eq!(ended["ended"], json!(["kid", "sub"]), "{ended}");
+    let late = json!({"command": "echo late"});
+    scoped(&mut server, "late-sub", "sub", "Bash", late);
+    let denied = server.result("late-sub");
+    assert_eq!(denied["outcome"], "denied", "{denied}");
+    assert!(
+        denied["content"]
+            .as_str()
+            .unwrap()
+            .contains("\"sub\", which is unknown"),
+        "{denied}"
+    );
+    // Ended, its id is free again; `agent_end` of it is an error, not a second `agent_ended`.
+    server.send(json!({"type": "agent_end", "agent_id": "sub"}));
+    error_with(&mut server, "agent_end: unknown agent \"sub\"");
+    finish_after_a_late_call(
+        server,
+        "kid",
+        &["task", "s-sleep", "k-sleep", "k-look", "late-sub"],
     );
 }
 

@@ -12,9 +12,9 @@ use crate::hooks::{HookEvent, Hooks, SubagentFacts};
 use crate::protocol::{AgentStart, ServerMessage};
 
 /// Starts a scope and answers the client. `opener` finds the token of an in-flight call by id
-/// (`parent_tool_use_id`).
+/// (`parent_tool_use_id`): cancelling that call then ends the scope (see [`end_with_opener`]).
 pub(crate) fn start(
-    table: &ScopeTable,
+    table: &Arc<ScopeTable>,
     emitter: &Emitter,
     hooks: &Hooks,
     msg: AgentStart,
@@ -32,9 +32,34 @@ pub(crate) fn start(
         Ok(scope) => {
             emitter.send_reply(started_event(&scope));
             fire(hooks, HookEvent::SubagentStart, &scope);
+            if token.is_some() {
+                end_with_opener(table, emitter, hooks, &scope);
+            }
         }
         Err(e) => emitter.send_reply(ServerMessage::error(e.to_string(), None)),
     }
+}
+
+/// A scope opened by an in-flight call ends when that call is cancelled, as an `Agent` call's
+/// scope does: its token (a child of the call's) is cancelled at once, which cancels its calls;
+/// this ends it too — `agent_ended`, SubagentStop, its file state dropped, its parked calls
+/// answered — so it does not stay open, unusable, until `agent_end`. One task per such scope,
+/// finishing when the scope's token is cancelled, which its end always does.
+fn end_with_opener(table: &Arc<ScopeTable>, emitter: &Emitter, hooks: &Hooks, scope: &Arc<Scope>) {
+    let Ok(rt) = tokio::runtime::Handle::try_current() else {
+        // Outside a tokio runtime nothing can wait; the scope still cancels its calls with
+        // the call and ends at `agent_end` or the end of input.
+        return;
+    };
+    let token = scope.cancel.clone();
+    let (table, scope) = (Arc::downgrade(table), Arc::downgrade(scope));
+    let (emitter, hooks) = (emitter.clone(), hooks.clone());
+    rt.spawn(async move {
+        token.cancelled().await;
+        if let (Some(table), Some(scope)) = (table.upgrade(), scope.upgrade()) {
+            close(&table, &emitter, &hooks, &scope);
+        }
+    });
 }
 
 /// The `agent_started` event: the scope as it was narrowed.

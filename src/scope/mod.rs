@@ -89,9 +89,10 @@ impl Scope {
         StateKey::scope(self.key)
     }
 
-    /// Whether the scope has ended (`agent_end`, or its parent's end).
+    /// Whether the scope has ended (`agent_end`, or its parent's end) or is ending: its token
+    /// is cancelled (the call that opened it was cancelled), so no new call may start in it.
     pub(crate) fn has_ended(&self) -> bool {
-        self.ended.load(Ordering::Acquire)
+        self.ended.load(Ordering::Acquire) || self.cancel.is_cancelled()
     }
 
     /// Whether a tool of this canonical name exists for this scope's calls.
@@ -475,6 +476,10 @@ impl ScopeTable {
         };
         let mut ended = Vec::new();
         self.end_tree(&scope, &mut ended);
+        if ended.is_empty() {
+            // Another end (the client's `agent_end`, the end of its opener) got there first.
+            return Err(ScopeError::Unknown(agent_id.to_string()));
+        }
         if let Some(parent) = &scope.parent {
             parent.lock_children().retain(|(_, k)| *k != scope.key);
         }
