@@ -287,7 +287,12 @@ impl Reader<'_> {
     /// without calls, with more calls than admission places (its results go out together, so
     /// they must all fit), or whose id is in flight is refused whole.
     async fn turn(&mut self, runtime: &Runtime, turn: ApiTurn, bytes: usize) {
-        let ApiTurn { format, id, body } = turn;
+        let ApiTurn {
+            format,
+            id,
+            body,
+            agent_id,
+        } = turn;
         let read = match crate::formats::read_calls(format, &body) {
             Ok(read) => read,
             Err(e) => {
@@ -335,6 +340,12 @@ impl Reader<'_> {
         if matches!(format, Format::OpenAiChat | Format::OpenAiResponses) {
             for call in &mut calls {
                 decode_arguments(call, runtime);
+            }
+        }
+        // An agent's turn: its calls are decided in the agent's scope, as a batch's are.
+        if agent_id.is_some() {
+            for call in &mut calls {
+                call.agent_id.clone_from(&agent_id);
             }
         }
         self.turns.expect(&id, format, ids);

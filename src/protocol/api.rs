@@ -17,6 +17,10 @@ pub struct ApiTurn {
     pub id: Option<String>,
     /// The message (or the items) as the API gave it; the server reads the calls out of it.
     pub body: Value,
+    /// The agent whose turn it is (`agent_id`): every call of the turn is made in that agent's
+    /// scope, as a `batch`'s `agent_id` puts its calls. None for a line of a `--format`
+    /// session, whose calls are the session's own.
+    pub agent_id: Option<std::sync::Arc<str>>,
 }
 
 /// `list_tools {format?}`.
@@ -38,7 +42,8 @@ pub(super) fn parse_list_tools(obj: &mut Map<String, Value>) -> Result<ClientMes
     Ok(ClientMessage::ListTools { format })
 }
 
-/// A turn message: its `id` and the API's `field` (`message` or `items`), kept as it is.
+/// A turn message: its `id`, its optional `agent_id`, and the API's `field` (`message` or
+/// `items`), kept as it is.
 pub(super) fn parse_turn(
     format: Format,
     kind: &'static str,
@@ -62,6 +67,7 @@ pub(super) fn parse_turn(
         }
         None => return Err(field_err(kind, "id", "missing (expected a string)".into())),
     };
+    let agent_id = super::parse::agent_field(obj, kind, "agent_id")?;
     let Some(body) = obj.remove(field) else {
         return Err(field_err(
             kind,
@@ -73,6 +79,7 @@ pub(super) fn parse_turn(
         format,
         id: Some(id),
         body,
+        agent_id,
     }))
 }
 
@@ -87,6 +94,7 @@ pub(crate) fn parse_line_in(line: &str, session: Format) -> Result<ClientMessage
                 format: session,
                 id: None,
                 body,
+                agent_id: None,
             }))
         }
         other => other,

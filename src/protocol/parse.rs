@@ -408,7 +408,7 @@ fn parse_call(
 
 /// Takes an optional `agent_id` out of a message or call object (`field` is its path, for the
 /// error).
-fn agent_field(
+pub(super) fn agent_field(
     obj: &mut Map<String, Value>,
     message: &'static str,
     field: &str,
