@@ -93,6 +93,9 @@ pub enum ClientMessage {
     AgentEnd {
         /// The agent.
         agent_id: String,
+        /// The agent's final answer, as its model wrote it: SubagentStop hooks receive it as
+        /// `last_assistant_message` (toolrt sees no model messages of its own).
+        last_assistant_message: Option<String>,
     },
 }
 

@@ -310,9 +310,13 @@ impl Runtime {
                     self.dispatcher.call_cancel(id)
                 });
             }
-            ClientMessage::AgentEnd { agent_id } => {
+            ClientMessage::AgentEnd {
+                agent_id,
+                last_assistant_message,
+            } => {
                 let (scopes, out, hooks) = (&pipeline.scopes, &pipeline.emitter, &pipeline.hooks);
-                crate::scope::control::end(scopes, out, hooks, &agent_id);
+                let last = last_assistant_message.as_deref();
+                crate::scope::control::end(scopes, out, hooks, &agent_id, last);
             }
             _ => {}
         }

@@ -8,7 +8,7 @@ mod support;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use support::client::error_with;
+use support::client::{answer, error_with, execute_of};
 use support::*;
 
 fn start(server: &mut Server, id: &str, ty: &str, parent: Option<&str>) {
@@ -137,8 +137,23 @@ fn subagent_hooks_hear_of_starts_and_ends() {
     // Not a tester: SubagentStart's matcher skips it.
     start(&mut server, "b", "other", Some("a"));
     started(&mut server, "b");
-    server.send(json!({"type": "agent_end", "agent_id": "a"}));
+    // The orchestrator passes the agent's final answer along: the hooks of that agent see it as
+    // `last_assistant_message`, those of the agents ended with it (who answered nobody) do not.
+    server.send(json!({"type": "agent_end", "agent_id": "a", "last_assistant_message": "All done:\n2 files"}));
     ended(&mut server, "a");
+    // An `Agent` call's subagent answers with its `execute_result`, and that text is its last
+    // message; a subagent whose call failed or was cancelled gave none.
+    let delegate = |server: &mut Server, id: &str| {
+        let input = json!({"description": "d", "prompt": "p", "subagent_type": "tester"});
+        server.tool_use(id, "Agent", input);
+        execute_of(server, id)
+    };
+    let execute = delegate(&mut server, "d1");
+    answer(&mut server, &execute, json!("found 3 bugs"));
+    assert_eq!(server.result("d1")["outcome"], "success");
+    let execute = delegate(&mut server, "d2");
+    server.send(json!({"type": "execute_result", "request_id": execute["request_id"], "content": "model error", "is_error": true}));
+    assert_eq!(server.result("d2")["outcome"], "failed");
     let lines = |n: usize| {
         let deadline = std::time::Instant::now() + Duration::from_secs(20);
         loop {
@@ -154,11 +169,11 @@ fn subagent_hooks_hear_of_starts_and_ends() {
             std::thread::sleep(Duration::from_millis(10));
         }
     };
-    let got = lines(3);
+    let got = lines(7);
     let done = server.finish();
     assert!(done.status.success(), "{}", done.stderr);
-    let got_again = lines(3);
-    assert_eq!(got.len(), 3, "{got_again:#?}");
+    let got_again = lines(7);
+    assert_eq!(got.len(), 7, "{got_again:#?}");
     let find = |event: &str, id: &str| {
         got.iter()
             .find(|v| v["hook_event_name"] == event && v["agent_id"] == id)
@@ -183,7 +198,7 @@ fn subagent_hooks_hear_of_starts_and_ends() {
         "transcript_path",
     ];
     assert_eq!(keys(&s), common, "{s}");
-    for id in ["a", "b"] {
+    for id in ["a", "b", "agent-1", "agent-2"] {
         let stop = find("SubagentStop", id);
         assert_eq!(stop["stop_hook_active"], false, "{stop}");
         assert_eq!(
@@ -199,10 +214,20 @@ fn subagent_hooks_hear_of_starts_and_ends() {
             "session_crons",
             "stop_hook_active",
         ]);
+        let last = match id {
+            "a" => Some("All done:\n2 files"),
+            "agent-1" => Some("found 3 bugs"),
+            _ => None,
+        };
+        if let Some(last) = last {
+            assert_eq!(stop["last_assistant_message"], last, "{stop}");
+            want.push("last_assistant_message");
+        }
         want.sort();
         assert_eq!(keys(&stop), want, "{stop}");
     }
     assert_eq!(find("SubagentStop", "b")["agent_type"], "other");
+    assert_eq!(find("SubagentStart", "agent-1")["agent_type"], "tester");
 }
 
 #[test]

@@ -31,9 +31,24 @@ pub(super) fn parse_start(obj: &Map<String, Value>) -> Result<AgentStart, LineEr
     })
 }
 
-/// Reads an `agent_end` message's `agent_id`.
-pub(super) fn parse_end(obj: &Map<String, Value>) -> Result<String, LineError> {
-    required(obj, END, "agent_id")
+/// Reads an `agent_end` message: its `agent_id` and optional `last_assistant_message` (any
+/// text: it is the agent's answer, not an id).
+pub(super) fn parse_end(
+    obj: &mut Map<String, Value>,
+) -> Result<(String, Option<String>), LineError> {
+    let agent_id = required(obj, END, "agent_id")?;
+    let last = match obj.remove("last_assistant_message") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) => Some(s),
+        Some(other) => {
+            return Err(field_err(
+                END,
+                "last_assistant_message",
+                format!("expected a string, got {}", json_type(&other)),
+            ));
+        }
+    };
+    Ok((agent_id, last))
 }
 
 fn required(
@@ -108,7 +123,17 @@ mod tests {
         assert_eq!(
             parse_line(r#"{"type":"agent_end","agent_id":"a1"}"#),
             Ok(ClientMessage::AgentEnd {
-                agent_id: "a1".into()
+                agent_id: "a1".into(),
+                last_assistant_message: None,
+            })
+        );
+        assert_eq!(
+            parse_line(
+                r#"{"type":"agent_end","agent_id":"a1","last_assistant_message":"Done:\n3 files"}"#
+            ),
+            Ok(ClientMessage::AgentEnd {
+                agent_id: "a1".into(),
+                last_assistant_message: Some("Done:\n3 files".into()),
             })
         );
     }
@@ -144,6 +169,10 @@ mod tests {
             (
                 r#"{"type":"agent_end","agent_id":[]}"#.to_string(),
                 "expected a string, got array",
+            ),
+            (
+                r#"{"type":"agent_end","agent_id":"a","last_assistant_message":{}}"#.to_string(),
+                "agent_end: field `last_assistant_message`: expected a string, got object",
             ),
             (
                 r#"{"type":"agent_end","agent_id":"a\u001b[31m"}"#.to_string(),

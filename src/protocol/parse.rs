@@ -66,7 +66,12 @@ const KINDS: &[(&str, Parser)] = &[
         )
     }),
     ("agent_end", |obj| {
-        agents::parse_end(obj).map(|agent_id| ClientMessage::AgentEnd { agent_id })
+        agents::parse_end(obj).map(
+            |(agent_id, last_assistant_message)| ClientMessage::AgentEnd {
+                agent_id,
+                last_assistant_message,
+            },
+        )
     }),
 ];
 

@@ -19,7 +19,7 @@ use crate::call::Input;
 use crate::client_tools::Exchange;
 use crate::emit::Emitter;
 use crate::hooks::{HookEvent, Hooks};
-use crate::tool::{Access, Subject, Tool, ToolContext, ToolOutput};
+use crate::tool::{Access, Subject, Tool, ToolContext, ToolOutput, ToolStatus};
 
 /// How long an `Agent` call waits for the orchestrator's answer: a subagent may work long, so
 /// the longest a client tool may be given.
@@ -158,7 +158,7 @@ impl Tool for AgentTool {
             None => return ToolOutput::failed("The subagent could not start: no free agent id"),
         };
         d.emitter.send(control::started_event(&scope));
-        control::fire(&d.hooks, HookEvent::SubagentStart, &scope);
+        control::fire(&d.hooks, HookEvent::SubagentStart, &scope, None);
         let mut sub = ctx.clone();
         sub.agent = Some(scope.id.clone());
         sub.state = scope.state_key();
@@ -168,8 +168,10 @@ impl Tool for AgentTool {
             .exchange
             .execute("Agent", input, &sub, AGENT_TIMEOUT)
             .await;
-        // The scope ends with the call, whatever ended it.
-        control::close(&d.scopes, &d.emitter, &d.hooks, &scope);
+        // The scope ends with the call, whatever ended it. An answer is the subagent's final
+        // text: SubagentStop hooks see it as `last_assistant_message`.
+        let last = (out.status == ToolStatus::Success).then_some(out.content.as_str());
+        control::close(&d.scopes, &d.emitter, &d.hooks, &scope, last);
         out
     }
 }

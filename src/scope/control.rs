@@ -31,7 +31,7 @@ pub(crate) fn start(
     match table.start(req, token.as_ref()) {
         Ok(scope) => {
             emitter.send_reply(started_event(&scope));
-            fire(hooks, HookEvent::SubagentStart, &scope);
+            fire(hooks, HookEvent::SubagentStart, &scope, None);
             if token.is_some() {
                 end_with_opener(table, emitter, hooks, &scope);
             }
@@ -57,7 +57,7 @@ fn end_with_opener(table: &Arc<ScopeTable>, emitter: &Emitter, hooks: &Hooks, sc
     rt.spawn(async move {
         token.cancelled().await;
         if let (Some(table), Some(scope)) = (table.upgrade(), scope.upgrade()) {
-            close(&table, &emitter, &hooks, &scope);
+            close(&table, &emitter, &hooks, &scope, None);
         }
     });
 }
@@ -81,14 +81,20 @@ pub(crate) fn started_event(scope: &Scope) -> ServerMessage {
     )
 }
 
-/// Ends a scope (and its subtree) and answers the client.
-pub(crate) fn end(table: &ScopeTable, emitter: &Emitter, hooks: &Hooks, agent_id: &str) {
+/// Ends a scope (and its subtree) and answers the client. `last` is the agent's final answer
+/// (`agent_end`'s `last_assistant_message`), for its own SubagentStop only: the agents ended
+/// below it answered nobody.
+pub(crate) fn end(
+    table: &ScopeTable,
+    emitter: &Emitter,
+    hooks: &Hooks,
+    agent_id: &str,
+    last: Option<&str>,
+) {
     match table.end_scopes(agent_id) {
         Ok(scopes) => {
             emitter.send_reply(ended_event(agent_id, &scopes));
-            for scope in &scopes {
-                fire(hooks, HookEvent::SubagentStop, scope);
-            }
+            stopped(hooks, &scopes, last);
         }
         Err(e) => emitter.send_reply(ServerMessage::error(e.to_string(), None)),
     }
@@ -98,24 +104,27 @@ pub(crate) fn end(table: &ScopeTable, emitter: &Emitter, hooks: &Hooks, agent_id
 pub(crate) fn end_all(table: &ScopeTable, emitter: &Emitter, hooks: &Hooks) {
     for (id, scopes) in table.end_all() {
         emitter.send(ended_event(&id, &scopes));
-        for scope in &scopes {
-            fire(hooks, HookEvent::SubagentStop, scope);
-        }
+        stopped(hooks, &scopes, None);
     }
 }
 
-/// Ends the scope an `Agent` call opened, as that call ends. The client may have ended it
-/// already (`agent_end`): then there is nothing left to say.
-pub(crate) fn close(table: &ScopeTable, emitter: &Emitter, hooks: &Hooks, scope: &Scope) {
+/// Ends the scope a call opened, as that call ends (`last`: the subagent's final answer, when
+/// it gave one). The client may have ended it already (`agent_end`): then there is nothing
+/// left to say.
+pub(crate) fn close(
+    table: &ScopeTable,
+    emitter: &Emitter,
+    hooks: &Hooks,
+    scope: &Scope,
+    last: Option<&str>,
+) {
     // Only this scope, not a newer one that reuses its id.
     if table.resolve(&scope.id).is_none_or(|s| s.key != scope.key) {
         return;
     }
     if let Ok(scopes) = table.end_scopes(&scope.id) {
         emitter.send(ended_event(&scope.id, &scopes));
-        for s in &scopes {
-            fire(hooks, HookEvent::SubagentStop, s);
-        }
+        stopped(hooks, &scopes, last);
     }
 }
 
@@ -125,12 +134,23 @@ fn ended_event(agent_id: &str, scopes: &[Arc<Scope>]) -> ServerMessage {
     ServerMessage::event("agent_ended", json!({"agent_id": agent_id, "ended": ended}))
 }
 
-/// SubagentStart / SubagentStop hooks of a scope, in the background.
-pub(crate) fn fire(hooks: &Hooks, event: HookEvent, scope: &Scope) {
+/// SubagentStop hooks of the scopes an end ended (deepest first, the one named last): `last`
+/// is the named one's final answer.
+fn stopped(hooks: &Hooks, scopes: &[Arc<Scope>], last: Option<&str>) {
+    for (i, scope) in scopes.iter().enumerate() {
+        let last = if i + 1 == scopes.len() { last } else { None };
+        fire(hooks, HookEvent::SubagentStop, scope, last);
+    }
+}
+
+/// SubagentStart / SubagentStop hooks of a scope, in the background (`last`: the agent's
+/// final answer, for SubagentStop).
+pub(crate) fn fire(hooks: &Hooks, event: HookEvent, scope: &Scope, last: Option<&str>) {
     let facts = SubagentFacts {
         agent_id: &scope.id,
         agent_type: &scope.agent_type,
         tool_use_id: scope.parent_tool_use_id.as_deref(),
+        last_assistant_message: last,
     };
     hooks.subagent(event, &facts, scope.mode().as_str());
 }

@@ -103,6 +103,8 @@ pub(crate) struct SubagentFacts<'a> {
     pub agent_type: &'a str,
     /// The call that opened it (an `Agent` call), for the wire events.
     pub tool_use_id: Option<&'a str>,
+    /// Its final answer, when toolrt knows it (SubagentStop's `last_assistant_message`).
+    pub last_assistant_message: Option<&'a str>,
 }
 
 /// One finished call of a batch, for PostToolBatch input.
@@ -338,9 +340,10 @@ impl HookRunner {
     /// `permission_mode`, as the reference builds it; SubagentStop with `permission_mode`,
     /// `stop_hook_active` (false), `agent_transcript_path` (a string in the reference's type:
     /// `""`, as the reference sends when it keeps no transcript, and toolrt keeps none) and
-    /// `session_crons` (`[]`: toolrt schedules nothing). The reference's optional
-    /// `last_assistant_message` and `background_tasks` are left out: toolrt sees no model
-    /// messages, and its background tasks belong to the session, not to an agent.
+    /// `session_crons` (`[]`: toolrt schedules nothing), and the reference's optional
+    /// `last_assistant_message` when toolrt knows the agent's final answer (the `Agent` call's
+    /// `execute_result`, or `agent_end`'s field). `background_tasks` is left out: toolrt's
+    /// background tasks belong to the session, not to an agent.
     pub(crate) fn subagent_event(&self, event: HookEvent, agent: &SubagentFacts<'_>, mode: &str) {
         let selected: Vec<Selected<'_>> = self
             .shared
@@ -363,6 +366,9 @@ impl HookRunner {
             input.insert("agent_transcript_path".into(), "".into());
             input.insert("stop_hook_active".into(), Value::Bool(false));
             input.insert("session_crons".into(), Value::Array(Vec::new()));
+            if let Some(last) = agent.last_assistant_message {
+                input.insert("last_assistant_message".into(), last.into());
+            }
         } else {
             input.remove("permission_mode");
         }
