@@ -218,6 +218,7 @@ impl RuntimeArgs {
             strict: self.strict_mcp_config,
         };
         config.format = self.format;
+        config.otel = toolrt::OtlpConfig::from_env().map_err(|e| e.to_string())?;
         config.ask_policy = if self.permission_prompt == "none" {
             AskPolicy::Deny
         } else {

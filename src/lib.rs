@@ -40,6 +40,8 @@
 //! - `formats`: the model APIs' shapes (Anthropic, OpenAI Chat, OpenAI Responses): tool
 //!   definitions out, calls in, results out; used by the server and the runtime only.
 //! - `memory`: giving memory back to the system once a burst of calls is over.
+//! - `otel`: OpenTelemetry spans of calls (GenAI conventions), exported over OTLP/HTTP by a
+//!   task of its own (the `otel` feature, on in the binary).
 //! - `tools`: the built-in tools, one file each.
 //! - `mcp`: MCP servers (through the official SDK `rmcp`) and their tools.
 //! - `client_tools`: tools the orchestrator defines and runs (`register_tools`, `execute`),
@@ -68,6 +70,7 @@ mod hooks;
 mod inflight;
 mod mcp;
 mod memory;
+mod otel;
 mod paths;
 mod permission;
 mod process;
@@ -93,6 +96,8 @@ mod validate;
 // Starting and driving a runtime.
 pub use dispatch::{Dispatcher, Full, Unplaced};
 pub use emit::Outbox;
+#[cfg(feature = "otel")]
+pub use otel::{OtlpConfig, OtlpConfigError};
 pub use registry::{GroupChange, Selection};
 pub use runtime::{Config, OutputDir, Runtime, StartError};
 pub use settings::{Settings, SettingsError};

@@ -33,6 +33,26 @@ pub use listing::list_tools;
 /// At shutdown, how long async hooks still running may take before they are killed.
 const ASYNC_HOOK_GRACE: Duration = Duration::from_secs(5);
 
+/// At shutdown, how long the last calls' spans may take to reach the collector.
+#[cfg(feature = "otel")]
+const OTEL_FLUSH_GRACE: Duration = Duration::from_secs(5);
+
+/// The OTLP exporter, when the config asks for one.
+#[cfg(feature = "otel")]
+fn start_tracer(config: &Config) -> Result<Option<Arc<crate::otel::Tracer>>, StartError> {
+    config
+        .otel
+        .as_ref()
+        .map(|c| crate::otel::Tracer::start(c).map_err(StartError::Otel))
+        .transpose()
+}
+
+/// Without the `otel` feature calls are never traced.
+#[cfg(not(feature = "otel"))]
+fn start_tracer(_: &Config) -> Result<Option<Arc<crate::otel::Tracer>>, StartError> {
+    Ok(None)
+}
+
 /// A running runtime: submit client messages, read server messages.
 ///
 /// Embedding toolrt: start a runtime with a tool of your own, submit a call, read its one
@@ -207,6 +227,7 @@ impl Runtime {
                     Arc::new(move |agent: &str| table.resolve(agent).and_then(|s| s.max_in_flight))
                 },
                 scopes,
+                tracer: start_tracer(&config)?,
             },
         );
         let pipeline = Arc::new(pipeline);
@@ -544,5 +565,10 @@ impl Runtime {
         pipeline.stop();
         // Background tasks end with the session.
         self.tool_state.shutdown();
+        // Every call has ended: its spans are queued; send them.
+        #[cfg(feature = "otel")]
+        if let Some(tracer) = &pipeline.tracer {
+            tracer.shutdown(OTEL_FLUSH_GRACE).await;
+        }
     }
 }

@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 /// Modules that import nothing else of the crate.
-const LEAVES: &[&str] = &["call", "session", "process", "deadlines", "slots"];
+const LEAVES: &[&str] = &["call", "session", "process", "deadlines", "slots", "otel"];
 
 /// Modules that import only the modules listed with them.
 const ONLY: &[(&str, &[&str])] = &[

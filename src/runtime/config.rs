@@ -85,6 +85,10 @@ pub struct Config {
     /// The session's model-API format (`--format`): lines in its shape are turns of calls, and
     /// `list_tools` answers in it by default.
     pub format: crate::formats::Format,
+    /// Where calls' OpenTelemetry spans go (OTLP/HTTP); None: calls are not traced. The CLI
+    /// sets it from the standard variables ([`OtlpConfig::from_env`](crate::OtlpConfig::from_env)).
+    #[cfg(feature = "otel")]
+    pub otel: Option<crate::OtlpConfig>,
 }
 
 impl Config {
@@ -117,6 +121,8 @@ impl Config {
             transcript_path: None,
             mcp: Default::default(),
             format: Default::default(),
+            #[cfg(feature = "otel")]
+            otel: None,
         }
     }
 
@@ -174,6 +180,9 @@ pub enum StartError {
     /// An actor could not start.
     #[error("could not start the {0} stage")]
     Spawn(&'static str),
+    /// The OTLP exporter (a header that cannot be sent, no HTTP client).
+    #[error("{0}")]
+    Otel(String),
 }
 
 /// The session's output folder, and the temporary folder to delete at the end when it is one.

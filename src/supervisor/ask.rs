@@ -48,7 +48,7 @@ pub(super) async fn decide(
 /// approved or rewritten after an ask).
 async fn decision(
     p: &Pipeline,
-    c: &Call<'_>,
+    c: &mut Call<'_>,
     prepared: &mut Prepared,
     recheck: bool,
 ) -> Result<Decision, Rejection> {
@@ -70,6 +70,9 @@ async fn decision(
         by = %decision.reason(),
         "permission decided"
     );
+    if let Some(trace) = c.lap.trace() {
+        trace.decided(decision.behavior.as_str(), decision.reason());
+    }
     Ok(decision)
 }
 

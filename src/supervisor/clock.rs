@@ -3,6 +3,9 @@
 use std::sync::Arc;
 use std::time::Instant;
 
+use crate::call::{Rejection, ToolResult};
+use crate::otel::CallTrace;
+
 /// The parts of a call's life that [`StageClock`] measures.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Stage {
@@ -37,6 +40,11 @@ impl Stage {
         Stage::Budget,
     ];
 
+    /// The name of the stage after this one (the last: its own).
+    fn next_name(self) -> &'static str {
+        Stage::ALL[(self as usize + 1).min(Stage::ALL.len() - 1)].name()
+    }
+
     /// A short name.
     pub fn name(self) -> &'static str {
         match self {
@@ -58,22 +66,30 @@ pub trait StageClock: Send + Sync {
     fn record(&self, stage: Stage, nanos: u64);
 }
 
-/// Times stages when a clock is set (benchmarks) or debug logging is on.
+/// Times stages when a clock is set (benchmarks), debug logging is on or the call is traced.
 pub(super) struct Lap<'a> {
     clock: Option<&'a dyn StageClock>,
     /// Nanoseconds per stage the call went through, for its debug line (`TOOLRT_LOG=debug`);
     /// boxed so a call without it carries one word.
     debug: Option<Box<[Option<u64>; Stage::ALL.len()]>>,
     last: Option<Instant>,
+    /// The call's span record, when calls are traced (OpenTelemetry).
+    trace: Option<Box<CallTrace>>,
 }
 
 impl<'a> Lap<'a> {
-    pub(super) fn new(clock: Option<&'a Arc<dyn StageClock>>, debug: bool, since: Instant) -> Self {
+    pub(super) fn new(
+        clock: Option<&'a Arc<dyn StageClock>>,
+        debug: bool,
+        trace: Option<Box<CallTrace>>,
+        since: Instant,
+    ) -> Self {
         let clock = clock.map(|c| &**c);
         Self {
             clock,
-            last: (clock.is_some() || debug).then_some(since),
+            last: (clock.is_some() || debug || trace.is_some()).then_some(since),
             debug: debug.then(|| Box::new([None; Stage::ALL.len()])),
+            trace,
         }
     }
 
@@ -88,7 +104,34 @@ impl<'a> Lap<'a> {
             if let Some(times) = self.debug.as_mut() {
                 *times[stage as usize].get_or_insert(0) += nanos;
             }
+            if let Some(trace) = self.trace.as_mut() {
+                trace.stage(stage.name(), last, now, stage.next_name());
+            }
             self.last = Some(now);
+        }
+    }
+
+    /// The call's span record, when it is traced.
+    pub(super) fn trace(&mut self) -> Option<&mut CallTrace> {
+        self.trace.as_deref_mut()
+    }
+
+    /// The call ends on `stage`'s verdict, reached earlier (for its trace).
+    pub(super) fn ended_in(&mut self, stage: Stage) {
+        if let Some(trace) = self.trace.as_mut() {
+            trace.ended_in(stage.name());
+        }
+    }
+
+    /// Ends the call's trace with its result and sends it to the exporter.
+    pub(super) fn end_trace(&mut self, result: &Result<ToolResult, Rejection>) {
+        if let Some(trace) = self.trace.take() {
+            let (outcome, rejected) = match result {
+                Ok(r) => (r.outcome, false),
+                Err(r) => (r.outcome, true),
+            };
+            let since = self.last.unwrap_or_else(Instant::now);
+            trace.finish(outcome.as_str(), rejected, since);
         }
     }
 

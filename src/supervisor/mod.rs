@@ -180,13 +180,20 @@ pub(crate) async fn run(job: Job) {
     } = job;
     let id = slot.id().clone();
     let span = tracing::debug_span!("call", id = %id, tool = %call.name);
+    let trace = (pipeline.tracer.as_ref())
+        .map(|t| t.begin(&call.name, &id, call.agent_id.as_ref(), slot.started()));
     let mut c = Call {
         id: &id,
         cancel: &cancel,
         batch: batch.as_ref(),
         gate,
         notes: Vec::new(),
-        lap: Lap::new(pipeline.clock.as_ref(), pipeline.debug_log, slot.started()),
+        lap: Lap::new(
+            pipeline.clock.as_ref(),
+            pipeline.debug_log,
+            trace,
+            slot.started(),
+        ),
         agent: call.agent_id.clone(),
         slot: None,
         hook: None,
@@ -196,6 +203,7 @@ pub(crate) async fn run(job: Job) {
     let result = drive(&pipeline, &mut c, call)
         .instrument(span.clone())
         .await;
+    c.lap.end_trace(&result);
     let mut result = result
         .unwrap_or_else(|rejection| ToolResult::new("", rejection.outcome, rejection.content));
     tracing::debug!(parent: &span, outcome = result.outcome.as_str(), stages = %c.lap.summary(), "call finished");
@@ -276,7 +284,7 @@ async fn wait_turn(
     checked: Checked,
 ) -> Result<Prepared, Rejection> {
     let prepared = match c.gate.take() {
-        None => checked?,
+        None => checked.inspect_err(|_| c.lap.ended_in(Stage::Validate))?,
         // Boxed, as every rarer way of a step: its state is then not part of every call's
         // future, which is built and moved for each call.
         Some(gate) => Box::pin(take_turn(p, c, gate, checked)).await?,
@@ -300,10 +308,10 @@ async fn take_turn(
         r = go => r.map_err(|_| Rejection::cancelled())?,
         _ = c.cancel.cancelled() => return Err(Rejection::cancelled()),
     }
-    let checked = checked?;
+    let checked = checked.inspect_err(|_| c.lap.ended_in(Stage::Validate))?;
     c.lap.restart();
     let (prepared, verdict) = p.validator.validate(checked).await?;
-    verdict?;
+    verdict.inspect_err(|_| c.lap.ended_in(Stage::Validate))?;
     c.lap.mark(Stage::Validate);
     Ok(prepared)
 }

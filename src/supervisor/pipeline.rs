@@ -12,6 +12,7 @@ use crate::budget::Budget;
 use crate::emit::Emitter;
 use crate::execute::Executor;
 use crate::hooks::Hooks;
+use crate::otel::Tracer;
 use crate::permission::{Mode, Permission};
 use crate::protocol::PermissionResponse;
 use crate::scope::ScopeTable;
@@ -57,6 +58,8 @@ pub(crate) struct PipelineOptions {
     pub scope_limits: ScopeLimits,
     /// The live agent scopes.
     pub scopes: Arc<ScopeTable>,
+    /// Where calls' spans go, when they are traced (OpenTelemetry); None costs one branch.
+    pub tracer: Option<Arc<Tracer>>,
 }
 
 /// Everything a supervisor needs: the stage handles and the session-wide state. Shared by all
@@ -91,6 +94,8 @@ pub(crate) struct Pipeline {
     pub debug_log: bool,
     /// The live agent scopes: a call with an `agent_id` is decided in its scope.
     pub scopes: Arc<ScopeTable>,
+    /// Where calls' spans go, when they are traced (OpenTelemetry); None costs one branch.
+    pub tracer: Option<Arc<Tracer>>,
     pub(super) asks: Asks,
 }
 
@@ -134,6 +139,7 @@ impl Pipeline {
             clock: options.clock,
             debug_log: tracing::enabled!(tracing::Level::DEBUG),
             scopes: options.scopes,
+            tracer: options.tracer,
             asks: Asks {
                 waiting: DashMap::new(),
                 closed: AtomicBool::new(false),
