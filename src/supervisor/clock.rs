@@ -69,10 +69,15 @@ pub trait StageClock: Send + Sync {
 /// Times stages when a clock is set (benchmarks), debug logging is on or the call is traced.
 pub(super) struct Lap<'a> {
     clock: Option<&'a dyn StageClock>,
-    /// Nanoseconds per stage the call went through, for its debug line (`TOOLRT_LOG=debug`);
-    /// boxed so a call without it carries one word.
-    debug: Option<Box<[Option<u64>; Stage::ALL.len()]>>,
+    /// Boxed so a call with neither debug timings nor a trace carries one word.
+    detail: Option<Box<Detail>>,
     last: Option<Instant>,
+}
+
+/// What a call keeps of its stages beyond a clock's samples.
+struct Detail {
+    /// Nanoseconds per stage the call went through, for its debug line (`TOOLRT_LOG=debug`).
+    times: Option<[Option<u64>; Stage::ALL.len()]>,
     /// The call's span record, when calls are traced (OpenTelemetry).
     trace: Option<Box<CallTrace>>,
 }
@@ -88,44 +93,57 @@ impl<'a> Lap<'a> {
         Self {
             clock,
             last: (clock.is_some() || debug || trace.is_some()).then_some(since),
-            debug: debug.then(|| Box::new([None; Stage::ALL.len()])),
-            trace,
+            detail: (debug || trace.is_some()).then(|| {
+                Box::new(Detail {
+                    times: debug.then_some([None; Stage::ALL.len()]),
+                    trace,
+                })
+            }),
         }
     }
 
-    /// Ends `stage` now and starts the next one.
+    /// Ends `stage` now and starts the next one. Untimed, one branch, inlined.
+    #[inline]
     pub(super) fn mark(&mut self, stage: Stage) {
         if let Some(last) = self.last {
-            let now = Instant::now();
-            let nanos = (now - last).as_nanos() as u64;
-            if let Some(clock) = self.clock {
-                clock.record(stage, nanos);
-            }
-            if let Some(times) = self.debug.as_mut() {
+            self.mark_timed(stage, last);
+        }
+    }
+
+    /// [`Lap::mark`] when someone wants the times.
+    #[inline(never)]
+    fn mark_timed(&mut self, stage: Stage, last: Instant) {
+        let now = Instant::now();
+        let nanos = (now - last).as_nanos() as u64;
+        if let Some(clock) = self.clock {
+            clock.record(stage, nanos);
+        }
+        if let Some(detail) = self.detail.as_deref_mut() {
+            if let Some(times) = detail.times.as_mut() {
                 *times[stage as usize].get_or_insert(0) += nanos;
             }
-            if let Some(trace) = self.trace.as_mut() {
+            if let Some(trace) = detail.trace.as_mut() {
                 trace.stage(stage.name(), last, now, stage.next_name());
             }
-            self.last = Some(now);
         }
+        self.last = Some(now);
     }
 
     /// The call's span record, when it is traced.
     pub(super) fn trace(&mut self) -> Option<&mut CallTrace> {
-        self.trace.as_deref_mut()
+        self.detail.as_deref_mut()?.trace.as_deref_mut()
     }
 
     /// The call ends on `stage`'s verdict, reached earlier (for its trace).
     pub(super) fn ended_in(&mut self, stage: Stage) {
-        if let Some(trace) = self.trace.as_mut() {
+        if let Some(trace) = self.trace() {
             trace.ended_in(stage.name());
         }
     }
 
     /// Ends the call's trace with its result and sends it to the exporter.
     pub(super) fn end_trace(&mut self, result: &Result<ToolResult, Rejection>) {
-        if let Some(trace) = self.trace.take() {
+        if let Some(trace) = self.detail.as_mut().and_then(|d| d.trace.take()) {
             let (outcome, rejected) = match result {
                 Ok(r) => (r.outcome, false),
                 Err(r) => (r.outcome, true),
@@ -145,7 +163,7 @@ impl<'a> Lap<'a> {
     /// The stage timings for the call's debug line: `validate=12.3µs slot=0.1µs …` (stages
     /// the call did not reach are left out).
     pub(super) fn summary(&self) -> String {
-        let Some(times) = &self.debug else {
+        let Some(times) = self.detail.as_ref().and_then(|d| d.times.as_ref()) else {
             return String::new();
         };
         let mut out = String::new();
