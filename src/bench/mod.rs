@@ -9,7 +9,9 @@
 //! - the **per-stage breakdown** of a no-op run through [`crate::supervisor::StageClock`];
 //! - an **MCP** `echo` call through toolrt against a bare `rmcp` client (`mcp`);
 //! - a **client tool**'s round trip (`execute` out, `execute_result` in) against the no-op
-//!   call (`client`).
+//!   call (`client`);
+//! - the no-op call **traced** (OpenTelemetry spans to a loopback sink) against it untraced
+//!   (`otel`).
 //!
 //! Absolute times on a shared machine mean little; the ratios to the floors are the point.
 //! docs/BENCH.md explains how to read each figure.
@@ -17,6 +19,7 @@
 mod client;
 mod floors;
 mod mcp;
+mod otel;
 mod pipeline;
 mod plot;
 mod report;
@@ -216,6 +219,18 @@ async fn measure(options: &Options) -> Result<Report, String> {
     )
     .await?;
 
+    progress.step(&format!(
+        "tracing: {} no-op calls each, spans exported to a loopback sink and untraced",
+        sizes.latency_calls / 10
+    ));
+    let otel = otel::measure(
+        &ws.cwd,
+        (sizes.latency_calls / 10).max(20),
+        sizes.rounds.max(1),
+        &mut next_ids,
+    )
+    .await?;
+
     let mcp = match mcp::ServerCommand::pick(options.mcp_server.as_deref()) {
         Some(server) => {
             let calls = sizes.bash_calls * 5;
@@ -245,6 +260,7 @@ async fn measure(options: &Options) -> Result<Report, String> {
         mcp,
         client_tool,
         scopes,
+        otel,
         decide,
         decide_cases,
         memory,

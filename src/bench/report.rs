@@ -59,6 +59,8 @@ pub(super) struct Report {
     pub client_tool: super::client::ClientFigures,
     /// A no-op call three agent scopes deep against the session's own (docs/BENCH.md).
     pub scopes: super::scopes::ScopeFigures,
+    /// The no-op call traced (spans to a loopback sink) against it untraced.
+    pub otel: super::otel::OtelFigures,
     /// One decision against 1,000 rules, cases mixed.
     pub decide: Dist,
     /// Median µs of each decision case alone.
@@ -151,6 +153,7 @@ impl Report {
         self.bash_rows(&mut t);
         self.mcp_rows(&mut t);
         self.client_tool_rows(&mut t);
+        self.otel_rows(&mut t);
         self.decide_and_memory_rows(&mut t);
         self.stage_rows(&mut t);
         t.0
@@ -321,6 +324,23 @@ impl Report {
         );
     }
 
+    /// The no-op call traced against untraced.
+    fn otel_rows(&self, t: &mut Table) {
+        let o = &self.otel;
+        t.row(
+            "traced / untraced no-op",
+            x(o.ratio()),
+            &format!(
+                "p50 {:.2} vs {:.2} µs, p99 {:.2} vs {:.2} µs; {} export requests",
+                o.traced_c1.p50_us(),
+                o.noop_c1.p50_us(),
+                o.traced_c1.p99_us(),
+                o.noop_c1.p99_us(),
+                o.requests
+            ),
+        );
+    }
+
     /// One decision against 1,000 rules, and memory with many calls in flight.
     fn decide_and_memory_rows(&self, t: &mut Table) {
         let cases: Vec<String> = self
@@ -432,6 +452,7 @@ impl Report {
         });
         // Apart: one more key in the macro passes its recursion limit.
         all["scopes"] = self.scopes.json();
+        all["otel"] = self.otel.json();
         all
     }
 }
