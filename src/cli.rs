@@ -24,6 +24,18 @@ pub(crate) struct Cli {
 pub(crate) enum Command {
     /// Speak the NDJSON protocol on stdin/stdout (docs/PROTOCOL.md).
     Serve(RuntimeArgs),
+    /// Serve toolrt's tools as an MCP server over stdio (docs/MCP_SERVE.md): every tools/call
+    /// walks the whole pipeline (rules, hooks, output budget).
+    #[command(name = "mcp-serve")]
+    McpServe {
+        /// What an ask becomes when the MCP client cannot be asked (it declared no
+        /// elicitation capability): deny | allow-read-only (allow tools that only read).
+        #[arg(long = "ask", value_name = "POLICY", default_value = "deny", value_parser = parse_ask)]
+        ask: toolrt::AskFallback,
+        /// Runtime flags, as for `serve`.
+        #[command(flatten)]
+        args: RuntimeArgs,
+    },
     /// Process an NDJSON file exactly as `serve` would, then exit; asks are denied.
     Run {
         /// The NDJSON file (`-` for stdin).
@@ -178,6 +190,10 @@ fn non_empty(s: &str) -> Result<String, String> {
 
 fn parse_format(s: &str) -> Result<toolrt::Format, String> {
     s.parse().map_err(|e: toolrt::UnknownFormat| e.to_string())
+}
+
+fn parse_ask(s: &str) -> Result<toolrt::AskFallback, String> {
+    s.parse()
 }
 
 fn parse_mode(s: &str) -> Result<Mode, String> {

@@ -36,6 +36,8 @@
 //! - `slots`: execution slots (`--max-in-flight`), shared round-robin across scopes.
 //! - `runtime`: assembling all of it from a [`Config`].
 //! - `server`: the `serve` / `run` loops over stdin and stdout.
+//! - `mcp_serve`: `toolrt mcp-serve`, the runtime as an MCP server (rmcp's): tools/list,
+//!   tools/call through the whole pipeline, asks as elicitations, progress, cancellation.
 //! - `emit`: the single writer of stdout.
 //! - `formats`: the model APIs' shapes (Anthropic, OpenAI Chat, OpenAI Responses): tool
 //!   definitions out, calls in, results out; used by the server and the runtime only.
@@ -69,6 +71,7 @@ mod formats;
 mod hooks;
 mod inflight;
 mod mcp;
+mod mcp_serve;
 mod memory;
 mod otel;
 mod paths;
@@ -116,6 +119,9 @@ pub use permission::{
 pub use runtime::{Explained, explain, explain_as};
 // The NDJSON server over any reader and writer (`toolrt serve` / `toolrt run`).
 pub use server::{SignalState, serve, watch_signals};
+// toolrt as an MCP server (`toolrt mcp-serve`): the same runtime behind MCP's tools/list and
+// tools/call.
+pub use mcp_serve::{AskFallback, McpServeOptions, mcp_serve};
 // The model APIs' shapes: tool definitions out (`toolrt tools`), calls in, results out.
 pub use formats::strict::drop_absent_nulls;
 pub use formats::{
@@ -140,8 +146,8 @@ pub use process::watchdog;
 pub use process::scrubbed_names;
 pub use session::{Guard, Session};
 pub use tool::{
-    Access, Attachments, BudgetClass, FullOutput, ProgressSink, ProgressTarget, StateKey, Subject,
-    Tool, ToolContext, ToolOutput, ToolStatus, Verdict,
+    Access, Attachments, BudgetClass, FullOutput, Hints, ProgressSink, ProgressTarget, StateKey,
+    Subject, Tool, ToolContext, ToolOutput, ToolStatus, Verdict,
 };
 // The built-in tools, usable without a runtime: their shared state (rewind, background tasks)
 // and the tools themselves (`ToolState::tools`); Noop measures dispatch.

@@ -78,10 +78,17 @@ fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     };
+    if let Command::McpServe { ask, args } = cli.command {
+        let code = mcp_serve(&runtime, ask, args);
+        runtime.shutdown_background();
+        toolrt::watchdog::stop();
+        return code;
+    }
     let code = runtime.block_on(async {
         let (args, input, ask): (_, Box<dyn tokio::io::AsyncBufRead + Unpin + Send>, _) =
             match cli.command {
                 Command::Explain { .. }
+                | Command::McpServe { .. }
                 | Command::Bench(_)
                 | Command::Tools { .. }
                 | Command::Watchdog => {
@@ -135,6 +142,36 @@ fn main() -> ExitCode {
     runtime.shutdown_background();
     toolrt::watchdog::stop();
     code
+}
+
+/// `toolrt mcp-serve`: MCP over stdin and stdout until the client closes stdin. Asks go to
+/// the MCP client (`--permission-prompt none` denies them in toolrt instead).
+fn mcp_serve(
+    runtime: &tokio::runtime::Runtime,
+    ask: toolrt::AskFallback,
+    args: cli::RuntimeArgs,
+) -> ExitCode {
+    let config = match args.into_config(AskPolicy::Client) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("toolrt: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let options = toolrt::McpServeOptions { ask };
+    let served = runtime.block_on(toolrt::mcp_serve(
+        config,
+        options,
+        tokio::io::stdin(),
+        tokio::io::stdout(),
+    ));
+    match served {
+        Ok(code) => ExitCode::from(code as u8),
+        Err(e) => {
+            eprintln!("toolrt: {e}");
+            ExitCode::from(2)
+        }
+    }
 }
 
 /// The config of a command that runs no session (`explain`, `tools`: asks are denied) and a

@@ -159,6 +159,66 @@ pub struct Access<'a> {
     pub allowed_by_default: bool,
 }
 
+/// What an MCP client is told about a tool's effects (MCP's tool annotations: `readOnlyHint`,
+/// `destructiveHint`, `idempotentHint`, `openWorldHint`). None is "not known": MCP's defaults
+/// for an absent hint are the cautious ones (may write, may destroy, may reach the world).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Hints {
+    /// The tool changes nothing.
+    pub read_only: Option<bool>,
+    /// A change may destroy or overwrite what was there (meaningful when not read-only).
+    pub destructive: Option<bool>,
+    /// The same call twice has no further effect.
+    pub idempotent: Option<bool>,
+    /// The tool reaches outside the workspace (the network, any program).
+    pub open_world: Option<bool>,
+}
+
+impl Hints {
+    /// What a tool's [`Access`] says of its effects, and nothing more: a path tool reads or
+    /// writes files of the workspace, a command runs any program, a URL reaches the network; a
+    /// tool matched by name only is not known.
+    pub fn from_access(access: Access<'_>) -> Self {
+        match access.subject {
+            Subject::Path {
+                read_only: true, ..
+            } => Self {
+                read_only: Some(true),
+                destructive: Some(false),
+                idempotent: Some(true),
+                open_world: Some(false),
+            },
+            Subject::Path {
+                read_only: false, ..
+            } => Self {
+                read_only: Some(false),
+                destructive: Some(true),
+                idempotent: None,
+                open_world: Some(false),
+            },
+            Subject::Command { .. } => Self {
+                read_only: Some(false),
+                destructive: Some(true),
+                idempotent: Some(false),
+                open_world: Some(true),
+            },
+            Subject::Url { .. } => Self {
+                read_only: Some(true),
+                destructive: Some(false),
+                idempotent: Some(true),
+                open_world: Some(true),
+            },
+            Subject::Subagent { .. } => Self {
+                read_only: None,
+                destructive: None,
+                idempotent: Some(false),
+                open_world: Some(true),
+            },
+            Subject::Name => Self::default(),
+        }
+    }
+}
+
 /// What a tool's calls act on, and so which rules govern them beside rules naming the tool.
 /// Each field names the input field that holds the subject.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -383,6 +443,12 @@ pub trait Tool: Send + Sync + 'static {
     /// name only).
     fn access(&self) -> Access<'_> {
         Access::default()
+    }
+
+    /// What an MCP client is told about the tool's effects (`toolrt mcp-serve`'s tool
+    /// annotations); by default what [`Tool::access`] says.
+    fn hints(&self) -> Hints {
+        Hints::from_access(self.access())
     }
 
     /// Which output budget applies.

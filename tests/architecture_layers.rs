@@ -133,6 +133,30 @@ const NEVER: &[(&str, &[&str])] = &[
         ],
     ),
     ("server", &["cli", "bench"]),
+    // `toolrt mcp-serve` sits over the library as `serve` does: it drives a `Runtime` and reads
+    // its outbox, never a stage, the supervisor or the MCP client side; nothing below it
+    // imports it.
+    (
+        "mcp_serve",
+        &[
+            "supervisor",
+            "inflight",
+            "validate",
+            "hooks",
+            "permission",
+            "execute",
+            "budget",
+            "server",
+            "mcp",
+            "cli",
+            "bench",
+        ],
+    ),
+    ("runtime", &["mcp_serve"]),
+    ("server", &["mcp_serve"]),
+    ("mcp", &["mcp_serve"]),
+    ("dispatch", &["mcp_serve"]),
+    ("supervisor", &["mcp_serve"]),
 ];
 
 fn src() -> PathBuf {

@@ -101,6 +101,14 @@ impl Tool for ClientTool {
         self.spec.concurrency_safe.unwrap_or(self.spec.read_only)
     }
 
+    /// `read_only` as registered; nothing else is known of what the client does.
+    fn hints(&self) -> crate::tool::Hints {
+        crate::tool::Hints {
+            read_only: self.spec.read_only.then_some(true),
+            ..Default::default()
+        }
+    }
+
     async fn call(&self, input: Input, ctx: ToolContext) -> ToolOutput {
         match &self.runner {
             Runner::Wire(exchange) => {

@@ -103,8 +103,8 @@ pub(crate) struct RemoteTool {
     pub description: String,
     /// Its input schema.
     pub input_schema: Value,
-    /// `annotations.readOnlyHint == true`.
-    pub read_only: bool,
+    /// Its annotations' hints, as the server gives them.
+    pub hints: crate::tool::Hints,
 }
 
 /// Timeouts of one server.

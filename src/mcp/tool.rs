@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::server::{McpServer, RemoteTool};
 use crate::call::Input;
-use crate::tool::{BudgetClass, Tool, ToolContext, ToolOutput};
+use crate::tool::{BudgetClass, Hints, Tool, ToolContext, ToolOutput};
 
 /// One tool of one MCP server.
 pub(crate) struct McpTool {
@@ -52,7 +52,12 @@ impl Tool for McpTool {
     /// Only what the server marks `readOnlyHint: true`: any other hint, or none, may change
     /// something.
     fn is_concurrency_safe(&self, _input: &Input) -> bool {
-        self.remote.read_only
+        self.remote.hints.read_only == Some(true)
+    }
+
+    /// The server's own annotations, passed on as they are.
+    fn hints(&self) -> Hints {
+        self.remote.hints
     }
 
     /// It awaits the server: no hop to the execute stage.

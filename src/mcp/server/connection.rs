@@ -324,7 +324,15 @@ pub(super) async fn list_tools(peer: &Peer<RoleClient>) -> Result<Vec<RemoteTool
             name: t.name.to_string(),
             description: t.description.as_deref().unwrap_or("").to_string(),
             input_schema: Value::Object((*t.input_schema).clone()),
-            read_only: t.annotations.and_then(|a| a.read_only_hint) == Some(true),
+            hints: t
+                .annotations
+                .map(|a| crate::tool::Hints {
+                    read_only: a.read_only_hint,
+                    destructive: a.destructive_hint,
+                    idempotent: a.idempotent_hint,
+                    open_world: a.open_world_hint,
+                })
+                .unwrap_or_default(),
         })
         .collect())
 }

@@ -1,0 +1,156 @@
+//! The MCP requests toolrt answers: `initialize` (rmcp's, with toolrt's identity and the tools
+//! capability), `tools/list` (the effective registry now) and `tools/call` (one call of the
+//! runtime, cancelled when the client cancels the request). Every other method is rmcp's
+//! default: -32601, method not found, at once.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use rmcp::ErrorData;
+use rmcp::handler::server::ServerHandler;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig,
+};
+use rmcp::service::{NotificationContext, RequestContext, RoleServer};
+use serde_json::Value;
+
+use super::{Pending, Shared, mapping};
+use crate::call::ToolCall;
+use crate::protocol::{CancelTarget, ClientMessage};
+
+/// toolrt's MCP server: a handle to what every request shares.
+#[derive(Clone)]
+pub(super) struct Handler {
+    shared: Arc<Shared>,
+}
+
+impl Handler {
+    pub(super) fn new(shared: Arc<Shared>) -> Self {
+        Self { shared }
+    }
+}
+
+/// Counts a running `tools/call` from its start to its end (however it ends).
+struct Running<'a>(&'a tokio::sync::watch::Sender<usize>);
+
+impl<'a> Running<'a> {
+    fn start(counter: &'a tokio::sync::watch::Sender<usize>) -> Self {
+        counter.send_modify(|n| *n += 1);
+        Self(counter)
+    }
+}
+
+impl Drop for Running<'_> {
+    fn drop(&mut self) {
+        self.0.send_modify(|n| *n -= 1);
+    }
+}
+
+/// Cancels the call in toolrt when the request's future is dropped before its result came
+/// (rmcp dropped the request: its client is gone).
+struct CancelOnDrop<'a> {
+    shared: &'a Shared,
+    id: String,
+    armed: bool,
+}
+
+impl Drop for CancelOnDrop<'_> {
+    fn drop(&mut self) {
+        if self.armed && self.shared.calls.remove(&self.id).is_some() {
+            self.shared
+                .runtime
+                .dispatcher()
+                .control(ClientMessage::Cancel(CancelTarget::Call(self.id.clone())));
+        }
+    }
+}
+
+impl ServerHandler for Handler {
+    fn get_info(&self) -> ServerConfig {
+        let mut caps = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_tool_list_changed()
+            .build();
+        caps.experimental = None;
+        ServerConfig::new(caps)
+            .with_server_info(Implementation::new("toolrt", env!("CARGO_PKG_VERSION")))
+            .with_instructions(
+                "toolrt runs each tool call through its permission rules, hooks and output budget; a call they refuse answers isError with the reason.",
+            )
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        self.shared
+            .peers
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(context.peer);
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let runtime = &self.shared.runtime;
+        let mut tools = Vec::new();
+        for def in runtime.tool_definitions() {
+            let hints = runtime
+                .resolve_tool(&def.name)
+                .map(|entry| entry.tool.hints())
+                .unwrap_or_default();
+            tools.extend(mapping::tools(&def, hints));
+        }
+        Ok(ListToolsResult::with_all_items(tools))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let shared = &*self.shared;
+        let _running = Running::start(&shared.running);
+        let id = format!("mcp-{}", shared.next_id.fetch_add(1, Ordering::Relaxed));
+        let input = Value::Object(request.arguments.unwrap_or_default());
+        let (tx, mut rx) = tokio::sync::oneshot::channel();
+        shared.calls.insert(
+            id.clone(),
+            Pending {
+                tx,
+                peer: context.peer.clone(),
+                progress: context.meta.get_progress_token().map(|t| (t, 0)),
+                ask_note: None,
+            },
+        );
+        let mut guard = CancelOnDrop {
+            shared,
+            id: id.clone(),
+            armed: true,
+        };
+        let call = ToolCall::new(id.clone(), request.name.to_string(), input);
+        shared.runtime.submit(ClientMessage::ToolUse(call)).await;
+        let mut cancel_sent = false;
+        let result = loop {
+            tokio::select! {
+                result = &mut rx => break result,
+                // The client cancelled the request: toolrt cancels the call (its process group
+                // dies) and the call still ends with its one result, which rmcp does not send.
+                _ = context.ct.cancelled(), if !cancel_sent => {
+                    cancel_sent = true;
+                    shared.runtime.dispatcher().control(ClientMessage::Cancel(CancelTarget::Call(id.clone())));
+                }
+            }
+        };
+        // The result came (or the router is gone): nothing to cancel.
+        guard.armed = false;
+        let Ok((result, note)) = result else {
+            return Err(ErrorData::internal_error(
+                "toolrt stopped before the call's result",
+                None,
+            ));
+        };
+        mapping::answer(result, note).map(CallToolResponse::from)
+    }
+}

@@ -1,0 +1,72 @@
+//! `toolrt mcp-serve` at the JSON-RPC level, raw lines on its stdin: unknown methods answer
+//! -32601 at once, a message of the wrong shape -32600, a line that is not JSON is ignored,
+//! and none of them stops the server.
+
+mod support;
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use support::{Sandbox, Server};
+
+fn start(sb: &Sandbox) -> Server {
+    let args: Vec<String> = [
+        "mcp-serve",
+        "--cwd",
+        sb.cwd.to_str().unwrap(),
+        "--output-dir",
+        sb.out.to_str().unwrap(),
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    Server::start(&args, &sb.cwd)
+}
+
+fn response(server: &mut Server, id: i64) -> Value {
+    server.wait_for(&format!("response {id}"), Duration::from_secs(30), |v| {
+        v["id"] == json!(id)
+    })
+}
+
+#[test]
+fn bad_requests_get_their_errors_and_the_server_goes_on() {
+    let sb = Sandbox::new();
+    let mut server = start(&sb);
+    server.send(json!({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}
+    }));
+    let init = response(&mut server, 1);
+    assert_eq!(init["result"]["serverInfo"]["name"], "toolrt", "{init}");
+    assert!(
+        init["result"]["capabilities"]["tools"].is_object(),
+        "{init}"
+    );
+    server.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+
+    server.send(json!({"jsonrpc": "2.0", "id": 2, "method": "no/such/method"}));
+    assert_eq!(response(&mut server, 2)["error"]["code"], -32601);
+    server.send(json!({"jsonrpc": "2.0", "id": 3, "method": "prompts/list"}));
+    assert_eq!(response(&mut server, 3)["error"]["code"], -32601);
+    server.send_raw("this is not json {");
+    server.send_raw(
+        r#"{"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": "not an object"}"#,
+    );
+    let invalid = server.wait_for("an invalid-request error", Duration::from_secs(30), |v| {
+        v["error"]["code"] == json!(-32600)
+    });
+    assert!(invalid["error"]["message"].is_string(), "{invalid}");
+
+    server.send(json!({"jsonrpc": "2.0", "id": 5, "method": "tools/list"}));
+    let list = response(&mut server, 5);
+    let names: Vec<&str> = list["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert!(names.contains(&"Read") && names.contains(&"Bash"), "{list}");
+    let done = server.finish();
+    assert!(done.status.success(), "{}", done.stderr);
+}
