@@ -20,6 +20,7 @@ mod client;
 mod floors;
 mod mcp;
 mod otel;
+mod mcp_serve;
 mod pipeline;
 mod plot;
 mod report;
@@ -245,6 +246,12 @@ async fn measure(options: &Options) -> Result<Report, String> {
         }
     };
 
+    let mcp_calls = (sizes.latency_calls / 10).max(20);
+    progress.step(&format!(
+        "mcp-serve: {mcp_calls} no-op calls each, an rmcp client through toolrt mcp-serve and against a minimal rmcp server"
+    ));
+    let mcp_serve = mcp_serve::measure(&ws.cwd, mcp_calls, sizes.rounds.max(1)).await?;
+
     Ok(Report {
         mode,
         cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
@@ -258,6 +265,7 @@ async fn measure(options: &Options) -> Result<Report, String> {
         clocked_total,
         bash,
         mcp,
+        mcp_serve,
         client_tool,
         scopes,
         otel,

@@ -55,6 +55,8 @@ pub(super) struct Report {
     pub bash: BashFigures,
     /// An MCP echo through toolrt and a bare rmcp client (None: no server to measure).
     pub mcp: Option<super::mcp::McpFigures>,
+    /// A no-op through `toolrt mcp-serve` against a minimal rmcp server, same rmcp client.
+    pub mcp_serve: super::mcp_serve::McpServeFigures,
     /// A client tool's round trip against the no-op call.
     pub client_tool: super::client::ClientFigures,
     /// A no-op call three agent scopes deep against the session's own (docs/BENCH.md).
@@ -152,6 +154,7 @@ impl Report {
         self.latency_rows(&mut t);
         self.bash_rows(&mut t);
         self.mcp_rows(&mut t);
+        self.mcp_serve_rows(&mut t);
         self.client_tool_rows(&mut t);
         self.otel_rows(&mut t);
         self.decide_and_memory_rows(&mut t);
@@ -286,6 +289,30 @@ impl Report {
             "mcp cpu per call, toolrt, 16",
             us(m.toolrt.cpu_c16_us),
             &format!("bare rmcp {:.2} µs", m.bare.cpu_c16_us),
+        );
+    }
+
+    /// A no-op through `toolrt mcp-serve` against a minimal rmcp server.
+    fn mcp_serve_rows(&self, t: &mut Table) {
+        let m = &self.mcp_serve;
+        t.row(
+            "mcp-serve no-op p50, 1",
+            us(m.toolrt.p50_us()),
+            &format!(
+                "minimal rmcp server {:.2} µs; p99 {:.2} vs {:.2} µs",
+                m.bare.p50_us(),
+                m.toolrt.p99_us(),
+                m.bare.p99_us()
+            ),
+        );
+        t.row(
+            "mcp-serve ratio, 1 in flight",
+            x(m.ratio()),
+            &format!(
+                "goal ≤ 1.10; median of {} rounds' ratios {}",
+                m.rounds.len(),
+                x(m.round_median())
+            ),
         );
     }
 
@@ -453,6 +480,12 @@ impl Report {
         // Apart: one more key in the macro passes its recursion limit.
         all["scopes"] = self.scopes.json();
         all["otel"] = self.otel.json();
+        all["mcp_serve"] = json!({
+            "toolrt_p50_us": self.mcp_serve.toolrt.p50_us(),
+            "bare_p50_us": self.mcp_serve.bare.p50_us(),
+            "ratio_c1": self.mcp_serve.ratio(),
+            "rounds_median_c1": self.mcp_serve.round_median(),
+        });
         all
     }
 }
