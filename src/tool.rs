@@ -482,3 +482,43 @@ pub trait Tool: Send + Sync + 'static {
     /// so a first poll that blocks holds up every other call's execution.
     async fn call(&self, input: Input, ctx: ToolContext) -> ToolOutput;
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hints_follow_what_access_says() {
+        let path = |read_only| Subject::Path {
+            field: "file_path",
+            read_only,
+            default_cwd: false,
+        };
+        let h = |ro, de, id, ow| Hints {
+            read_only: ro,
+            destructive: de,
+            idempotent: id,
+            open_world: ow,
+        };
+        let (t, f) = (Some(true), Some(false));
+        for (subject, want) in [
+            (path(true), h(t, f, t, f)),
+            (path(false), h(f, t, None, f)),
+            (Subject::Command { field: "command" }, h(f, t, f, t)),
+            (Subject::Url { field: "url" }, h(t, f, t, t)),
+            (
+                Subject::Subagent {
+                    field: "subagent_type",
+                },
+                h(None, None, f, t),
+            ),
+            (Subject::Name, Hints::default()),
+        ] {
+            let access = Access {
+                subject,
+                allowed_by_default: false,
+            };
+            assert_eq!(Hints::from_access(access), want, "{subject:?}");
+        }
+    }
+}
