@@ -13,6 +13,22 @@ use rmcp::service::PeerRequestOptions;
 use serde_json::json;
 use support::{Sandbox, mcp, read_pid, wait_gone_within};
 
+/// Sends a Bash `tools/call` and returns its handle (to cancel it, or await its answer).
+async fn start_bash(
+    c: &mcp_serve_support::Connected,
+    command: &str,
+) -> rmcp::service::RequestHandle<rmcp::RoleClient> {
+    let request = ClientRequest::CallToolRequest(rmcp::model::CallToolRequest::new(call(
+        "Bash",
+        json!({"command": command}),
+    )));
+    c.service
+        .peer()
+        .send_cancellable_request(request, PeerRequestOptions::no_options())
+        .await
+        .unwrap()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_hundred_concurrent_calls_all_answer() {
     let sb = Sandbox::new();
@@ -57,16 +73,7 @@ async fn a_cancelled_call_kills_its_process_group() {
     )
     .await;
     let command = format!("sleep 300 & echo $! > {}; wait", pid_file.display());
-    let request = ClientRequest::CallToolRequest(rmcp::model::CallToolRequest::new(call(
-        "Bash",
-        json!({"command": command}),
-    )));
-    let handle = c
-        .service
-        .peer()
-        .send_cancellable_request(request, PeerRequestOptions::no_options())
-        .await
-        .unwrap();
+    let handle = start_bash(&c, &command).await;
     let sleeper = read_pid(&pid_file);
     handle
         .cancel(Some("the test cancels".into()))
@@ -96,17 +103,8 @@ async fn progress_reaches_the_requests_token() {
         "echo first-line; while [ ! -e {} ]; do sleep 0.05; done; echo done",
         gate.display()
     );
-    let request = ClientRequest::CallToolRequest(rmcp::model::CallToolRequest::new(call(
-        "Bash",
-        json!({"command": command}),
-    )));
     // rmcp gives every request a progress token of its own.
-    let handle = c
-        .service
-        .peer()
-        .send_cancellable_request(request, PeerRequestOptions::no_options())
-        .await
-        .unwrap();
+    let handle = start_bash(&c, &command).await;
     let token = handle.progress_token.clone();
     let update = tokio::time::timeout(Duration::from_secs(30), c.heard.progress.recv())
         .await

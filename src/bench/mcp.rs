@@ -102,7 +102,7 @@ impl McpFigures {
 }
 
 /// The median of `values` (NaN when there are none).
-fn median(values: &[f64]) -> f64 {
+pub(super) fn median(values: &[f64]) -> f64 {
     let mut sorted = values.to_vec();
     sorted.sort_by(f64::total_cmp);
     match sorted.len() {

@@ -40,13 +40,7 @@ impl McpServeFigures {
 
     /// The median of the rounds' ratios.
     pub(super) fn round_median(&self) -> f64 {
-        let mut sorted = self.rounds.clone();
-        sorted.sort_by(f64::total_cmp);
-        match sorted.len() {
-            0 => f64::NAN,
-            n if n % 2 == 1 => sorted[n / 2],
-            n => (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0,
-        }
+        super::mcp::median(&self.rounds)
     }
 }
 
