@@ -70,6 +70,21 @@ pub(crate) enum Command {
     },
     /// Measure dispatch latency against its floors (docs/BENCH.md explains the figures).
     Bench(BenchArgs),
+    /// Run a command inside the Bash sandbox, as the Bash tool does when `sandbox.enabled`:
+    /// restrict this process as the policy says, then exec the command (`-- bash -c …`).
+    /// Exit status 125 when the sandbox cannot be set up.
+    #[command(name = "sandbox-exec")]
+    SandboxExec {
+        /// The policy, as JSON (toolrt writes it; docs/SEMANTICS.md, "Bash sandbox").
+        #[arg(long)]
+        policy: String,
+        /// Set everything up, print what is enforced and exit, instead of running a command.
+        #[arg(long)]
+        probe: bool,
+        /// The command and its arguments, after `--`.
+        #[arg(last = true)]
+        command: Vec<std::ffi::OsString>,
+    },
     /// Internal: the watchdog process toolrt starts for itself (see `toolrt::watchdog`).
     #[command(name = "__watchdog", hide = true)]
     Watchdog,

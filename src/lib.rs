@@ -53,6 +53,8 @@
 //! - `process`: every process toolrt starts (Bash, background tasks, hooks): own process
 //!   group, environment, kill; its `watchdog` kills every group toolrt started if toolrt dies,
 //!   even by SIGKILL.
+//! - `sandbox`: the Bash sandbox: its settings, and `toolrt sandbox-exec`, which restricts
+//!   itself (namespaces, mounts, Landlock, no capabilities) and then runs the command.
 //! - `bench`: `toolrt bench`, dispatch latency against its floors (docs/BENCH.md). It exists
 //!   only with the `cli` feature (on by default), which the `toolrt` binary needs (its command
 //!   line, `cli`, is the binary's own module); a library user turns default features off and
@@ -80,6 +82,7 @@ mod process;
 mod protocol;
 mod registry;
 mod runtime;
+mod sandbox;
 mod scope;
 mod server;
 mod session;
@@ -142,9 +145,11 @@ pub use settings::{Limits, SettingsFile};
 pub use supervisor::{Stage, StageClock};
 // Processes toolrt starts die with it, even if it is killed (`toolrt __watchdog`).
 pub use process::watchdog;
+// `toolrt sandbox-exec`: the Bash sandbox's helper restricts itself, then runs the command.
+pub use sandbox::exec::restrict as sandbox_restrict;
 // Writing a tool.
 pub use process::scrubbed_names;
-pub use session::{Guard, Session};
+pub use session::{Guard, Session, ShellLaunch, ShellPlan, ShellSandbox, UNSANDBOXED_FIELD};
 pub use tool::{
     Access, Attachments, BudgetClass, FullOutput, Hints, ProgressSink, ProgressTarget, StateKey,
     Subject, Tool, ToolContext, ToolOutput, ToolStatus, Verdict,

@@ -33,6 +33,15 @@ fn main() -> ExitCode {
         .with_target(false)
         .init();
     let cli = Cli::parse();
+    // First, while this process has one thread: a user namespace refuses a threaded process.
+    if let Command::SandboxExec {
+        policy,
+        probe,
+        command,
+    } = cli.command
+    {
+        return sandbox_exec(&policy, probe, &command);
+    }
     if let Command::Watchdog = cli.command {
         return ExitCode::from(toolrt::watchdog::run() as u8);
     }
@@ -91,6 +100,7 @@ fn main() -> ExitCode {
                 | Command::McpServe { .. }
                 | Command::Bench(_)
                 | Command::Tools { .. }
+                | Command::SandboxExec { .. }
                 | Command::Watchdog => {
                     return ExitCode::from(2);
                 }
@@ -278,4 +288,31 @@ fn explain(tool: &str, input: &str, agent_types: &[String], args: cli::RuntimeAr
             })
         }
     }
+}
+
+/// `toolrt sandbox-exec`: restrict, then become the command (or, with `--probe`, say what is
+/// enforced).
+fn sandbox_exec(policy: &str, probe: bool, command: &[std::ffi::OsString]) -> ExitCode {
+    use std::os::unix::process::CommandExt;
+    let report = match toolrt::sandbox_restrict(policy) {
+        Ok(report) => report,
+        Err(why) => {
+            eprintln!("toolrt sandbox-exec: {why}");
+            return ExitCode::from(125);
+        }
+    };
+    if probe {
+        println!("{report}");
+        return ExitCode::SUCCESS;
+    }
+    let Some((program, args)) = command.split_first() else {
+        eprintln!("toolrt sandbox-exec: no command given after --");
+        return ExitCode::from(125);
+    };
+    let err = std::process::Command::new(program).args(args).exec();
+    eprintln!(
+        "toolrt sandbox-exec: cannot run {}: {err}",
+        program.to_string_lossy()
+    );
+    ExitCode::from(127)
 }

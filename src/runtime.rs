@@ -165,6 +165,11 @@ impl Runtime {
         .await?;
         let mcp = started.servers;
         let agent_tool = crate::scope::agent_tool::AgentTool::new();
+        let sandbox = crate::sandbox::Sandbox::start(settings, &cwd, &session.home).await?;
+        if let Some(sandbox) = &sandbox.sandbox {
+            emitter.send(ServerMessage::event("sandbox", sandbox.event()));
+            session.sandbox = Some(sandbox.clone() as Arc<dyn crate::session::ShellSandbox>);
+        }
         let (policy, registry, mut warnings) = build_policy_and_registry(
             &config,
             &cwd,
@@ -172,8 +177,10 @@ impl Runtime {
             &tool_state,
             &agent_tool,
             started.tools,
+            session.sandbox.clone(),
         )?;
         warnings.extend(started.warnings);
+        warnings.extend(sandbox.warnings);
         let scopes = scope_table(settings, &cwd, &output_dir, &policy, &mut warnings)?
             .with_listener(Arc::new(ScopeFiles(tool_state.clone())));
         let scopes = Arc::new(scopes);

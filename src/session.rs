@@ -17,6 +17,47 @@ pub trait Guard: Send + Sync + std::fmt::Debug {
     fn fetch_allowed(&self, url: &str) -> bool;
 }
 
+/// The Bash input field with which a call asks to run outside the sandbox (honoured only with
+/// `sandbox.allowUnsandboxedCommands`, and never auto-allowed).
+pub const UNSANDBOXED_FIELD: &str = "dangerouslyDisableSandbox";
+
+/// How to start a shell command inside the sandbox: `program args… -- bash -c <command>`, with
+/// `env` added to the child's environment (the session's `TMPDIR`).
+#[derive(Debug, Clone)]
+pub struct ShellLaunch {
+    /// The helper that restricts itself and then runs the command (`toolrt`).
+    pub program: PathBuf,
+    /// Its arguments before `--` (`sandbox-exec --policy …`).
+    pub args: Vec<std::ffi::OsString>,
+    /// Variables set for the sandboxed command.
+    pub env: Vec<(String, String)>,
+}
+
+/// How one shell command runs.
+#[derive(Debug, Clone)]
+pub enum ShellPlan {
+    /// Directly, without a sandbox (none configured, an excluded command, or a call that asked
+    /// to run outside it).
+    Direct,
+    /// Inside the sandbox.
+    Sandboxed(Arc<ShellLaunch>),
+    /// Not at all: the sandbox is required (`sandbox.failIfUnavailable`) and cannot start.
+    Refused(String),
+}
+
+/// The Bash sandbox as the shell tools and the permission engine see it: the same answer for
+/// the same command in both, so what was auto-allowed because it runs sandboxed does run
+/// sandboxed.
+pub trait ShellSandbox: Send + Sync + std::fmt::Debug {
+    /// How `command` runs; `unsandboxed_requested`: the call set [`UNSANDBOXED_FIELD`].
+    fn plan(&self, command: &str, unsandboxed_requested: bool) -> ShellPlan;
+    /// Whether a Bash call that no deny or ask rule matches is allowed because it runs
+    /// sandboxed (`sandbox.autoAllowBashIfSandboxed`).
+    fn auto_allows(&self, command: &str, unsandboxed_requested: bool) -> bool;
+    /// One line for `toolrt explain`: how the command would run, and under which policy.
+    fn describe(&self, command: &str, unsandboxed_requested: bool) -> String;
+}
+
 /// A [`Guard`] that permits everything.
 #[derive(Debug, Default)]
 pub(crate) struct AllowAll;
@@ -53,6 +94,8 @@ pub struct Session {
     pub env: Vec<(String, String)>,
     /// Permission questions asked while a tool runs.
     pub guard: Arc<dyn Guard>,
+    /// The Bash sandbox (`sandbox.enabled`), if any.
+    pub sandbox: Option<Arc<dyn ShellSandbox>>,
 }
 
 impl Session {
@@ -66,6 +109,7 @@ impl Session {
             env_remove: Vec::new(),
             env: Vec::new(),
             guard: Arc::new(AllowAll),
+            sandbox: None,
         }
     }
 }

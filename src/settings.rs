@@ -157,6 +157,35 @@ pub(crate) const KNOWN_KEYS: Known = Known::Object(&[
         Known::Object(&[("requireReadBeforeEdit", Known::Value)]),
     ),
     ("mcpServers", Known::Value),
+    // The Bash sandbox (`sandbox::config` reads and checks it).
+    (
+        "sandbox",
+        Known::Object(&[
+            ("enabled", Known::Value),
+            ("failIfUnavailable", Known::Value),
+            ("autoAllowBashIfSandboxed", Known::Value),
+            ("excludedCommands", Known::Value),
+            ("allowUnsandboxedCommands", Known::Value),
+            (
+                "filesystem",
+                Known::Object(&[
+                    ("allowWrite", Known::Value),
+                    ("denyWrite", Known::Value),
+                    ("denyRead", Known::Value),
+                    ("allowRead", Known::Value),
+                ]),
+            ),
+            (
+                "network",
+                Known::Object(&[
+                    ("allowedDomains", Known::Value),
+                    ("deniedDomains", Known::Value),
+                    ("allowLocalBinding", Known::Value),
+                    ("allowAllUnixSockets", Known::Value),
+                ]),
+            ),
+        ]),
+    ),
     // Approvals of the project's .mcp.json servers (read by `mcp::config`).
     ("enableAllProjectMcpServers", Known::Value),
     ("enabledMcpjsonServers", Known::Value),

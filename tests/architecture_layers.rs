@@ -24,6 +24,19 @@ const ONLY: &[(&str, &[&str])] = &[
     // The model APIs' shapes: pure translation of calls and results, called at the edge.
     ("formats", &["call"]),
     ("paths", &["session"]),
+    // The Bash sandbox: its settings, excluded commands matched as Bash rules are, processes.
+    // The tools and the permission engine reach it only through `session::ShellSandbox`.
+    (
+        "sandbox",
+        &[
+            "permission",
+            "settings",
+            "session",
+            "process",
+            "shell",
+            "paths",
+        ],
+    ),
 ];
 
 /// Pairs (X, Y): X never imports Y.
@@ -110,7 +123,7 @@ const NEVER: &[(&str, &[&str])] = &[
             "budget",
         ],
     ),
-    ("permission", &["scope"]),
+    ("permission", &["scope", "sandbox"]),
     ("hooks", &["scope"]),
     // The supervisor is below the dispatcher and the runtime.
     ("supervisor", &["dispatch", "runtime", "server", "tools"]),

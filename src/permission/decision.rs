@@ -150,6 +150,9 @@ pub enum DecidedBy {
         /// Exactly why (shown by `toolrt explain`, not to the model: it may quote the command).
         why: String,
     },
+    /// Nothing else allowed it, and the command runs in the sandbox
+    /// (`sandbox.autoAllowBashIfSandboxed`).
+    Sandbox,
     /// Nothing allowed it.
     NoRule,
     /// An updated input passed the re-check of deny and ask rules.
@@ -175,6 +178,9 @@ impl DecidedBy {
             DecidedBy::Unparseable => "the command could not be analysed safely".into(),
             DecidedBy::NotUnderstood { .. } => {
                 "a part toolrt does not auto-allow (it cannot check it fully)".into()
+            }
+            DecidedBy::Sandbox => {
+                "the sandbox: it runs sandboxed and no deny or ask rule matches".into()
             }
             DecidedBy::NoRule => "no rule allows it".into(),
             DecidedBy::Rechecked => "the re-check of the updated input".into(),
@@ -207,6 +213,9 @@ pub struct Decision {
     /// For a call in an agent scope: which level of the scope's chain decided (the session's
     /// rules, or an agent type's), in words; `None` for a call outside any scope.
     pub level: Option<std::sync::Arc<str>>,
+    /// For Bash with a sandbox configured: how the command would run (sandboxed, under which
+    /// policy, or unsandboxed and why).
+    pub sandbox: Option<std::sync::Arc<str>>,
 }
 
 impl Decision {
@@ -217,6 +226,7 @@ impl Decision {
             subcommands: Vec::new(),
             mode,
             level: None,
+            sandbox: None,
         }
     }
 
@@ -289,6 +299,9 @@ impl Decision {
             out.push_str(&format!("level: {level}\n"));
         }
         out.push_str(&format!("mode: {}\n", self.mode));
+        if let Some(sandbox) = &self.sandbox {
+            out.push_str(&format!("sandbox: {sandbox}\n"));
+        }
         if !self.subcommands.is_empty() {
             out.push_str("subcommands:\n");
             for (i, s) in self.subcommands.iter().enumerate() {

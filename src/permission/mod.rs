@@ -30,8 +30,9 @@ pub(crate) use chain::{Chain, Level, narrow_mode};
 pub use decision::{
     Behavior, DecidedBy, Decision, HookVerdict, Mode, RuleKind, SubcommandVerdict, UnknownMode,
 };
+pub(crate) use pattern::BashPattern;
 pub use policy::PolicyError;
 pub(crate) use policy::{DecisionRequest, Policy, PolicyBuilder};
 pub use rule::RuleError;
-pub(crate) use rule::has_specifier_grammar;
+pub(crate) use rule::{EDIT_TOOLS, READ_TOOLS, Rule, has_specifier_grammar};
 pub(crate) use stage::{Permission, Query, RuleFilter, check_rule};

@@ -49,9 +49,13 @@ pub(super) fn build_policy_and_registry(
     tool_state: &ToolState,
     agent_tool: &Arc<crate::scope::agent_tool::AgentTool>,
     mcp_tools: Vec<Arc<dyn Tool>>,
+    sandbox: Option<Arc<dyn crate::session::ShellSandbox>>,
 ) -> Result<(Arc<Policy>, Registry, Vec<String>), StartError> {
     let settings = &config.settings;
     let mut policy = PolicyBuilder::new(cwd.to_path_buf(), crate::paths::home_dir());
+    if let Some(sandbox) = sandbox {
+        policy.set_sandbox(sandbox);
+    }
     if let Some(dir) = output_dir {
         policy.add_output_dir(dir);
     }

@@ -13,6 +13,8 @@ use crate::validate::Rejection;
 
 /// What `toolrt explain` found.
 #[derive(Debug)]
+// One value per `explain` run: boxing the decision would buy nothing.
+#[allow(clippy::large_enum_variant)]
 pub enum Explained {
     /// The input is usable: the decision for it.
     Decision {
@@ -66,6 +68,12 @@ pub async fn explain_as(
         std::env::temp_dir(),
     );
     let agent_tool = crate::scope::agent_tool::AgentTool::new();
+    let home = crate::paths::home_dir();
+    let sandbox = crate::sandbox::Sandbox::start(&config.settings, &cwd, &home).await?;
+    let sandbox_handle = sandbox
+        .sandbox
+        .clone()
+        .map(|s| s as std::sync::Arc<dyn crate::session::ShellSandbox>);
     let (policy, registry, mut warnings) = build_policy_and_registry(
         config,
         &cwd,
@@ -73,7 +81,9 @@ pub async fn explain_as(
         &tool_state,
         &agent_tool,
         Vec::new(),
+        sandbox_handle.clone(),
     )?;
+    warnings.extend(sandbox.warnings);
     let scope = if agent_types.is_empty() {
         None
     } else {
@@ -98,6 +108,7 @@ pub async fn explain_as(
     }
     let mut session = Session::new(cwd, std::env::temp_dir());
     session.guard = policy.clone();
+    session.sandbox = sandbox_handle;
     let call = crate::call::ToolCall::new("explain", tool, input);
     let prepared = match crate::validate::check(&registry, &session, call) {
         Err(rejection) => return Ok(Explained::Rejected(rejection)),

@@ -40,8 +40,15 @@ pub async fn list_tools(config: &Config) -> Result<Vec<ToolDef>, StartError> {
     // A session that has done nothing yet: its tools remember nothing, and write nowhere.
     let tool_state = ToolState::new(settings.require_read_before_edit, std::env::temp_dir());
     let agent_tool = crate::scope::agent_tool::AgentTool::new();
-    let built =
-        build_policy_and_registry(config, &cwd, None, &tool_state, &agent_tool, started.tools);
+    let built = build_policy_and_registry(
+        config,
+        &cwd,
+        None,
+        &tool_state,
+        &agent_tool,
+        started.tools,
+        None,
+    );
     let listed = built.and_then(|(_, registry, mut warnings)| {
         warnings.extend(started.warnings);
         report_warnings(config.strict_settings, &warnings)?;

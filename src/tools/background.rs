@@ -205,6 +205,7 @@ pub(crate) async fn start(
     tasks: &Tasks,
     command: &str,
     session: &Session,
+    sandbox: Option<&crate::session::ShellLaunch>,
 ) -> Result<Arc<Task>, String> {
     let permit = tasks.room()?;
     let id = format!("bg-{}", tasks.next.fetch_add(1, Ordering::Relaxed) + 1);
@@ -216,7 +217,7 @@ pub(crate) async fn start(
                 session.output_dir.display()
             )
         })?;
-    let (child, group) = spawn_shell(command, session)
+    let (child, group) = spawn_shell(command, session, sandbox)
         .await
         .map_err(|err| format!("could not start bash in {}: {err}", session.cwd.display()))?;
     let (status, _) = watch::channel(TaskStatus::Running);

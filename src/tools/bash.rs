@@ -17,7 +17,7 @@ use super::capture::{Capture, Captured};
 use super::shell_run::{Ending, run_captured, spawn_shell};
 use super::{bool_field, str_field, u64_field};
 use crate::call::Input;
-use crate::session::Session;
+use crate::session::{Session, ShellPlan, UNSANDBOXED_FIELD};
 use crate::tool::{
     Access, BudgetClass, FullOutput, StateKey, Subject, Tool, ToolContext, ToolOutput, ToolStatus,
     Verdict,
@@ -84,7 +84,8 @@ impl Tool for Bash {
                 "command": {"type": "string", "maxLength": limits::COMMAND_CHARS, "description": "The command to run"},
                 "timeout": {"type": "integer", "description": "Timeout in milliseconds (default 120000, max 600000)"},
                 "description": {"type": "string", "maxLength": limits::TEXT_CHARS, "description": "What the command does, in a few words"},
-                "run_in_background": {"type": "boolean", "description": "Start the command in the background and return a task id at once"}
+                "run_in_background": {"type": "boolean", "description": "Start the command in the background and return a task id at once"},
+                "dangerouslyDisableSandbox": {"type": "boolean", "description": "Run outside the sandbox (when one is configured and allows it); such a call always needs permission"}
             },
             "required": ["command"],
             "additionalProperties": false
@@ -115,9 +116,22 @@ impl Tool for Bash {
 
     async fn call(&self, input: Input, ctx: ToolContext) -> ToolOutput {
         let command = str_field(&input, "command").unwrap_or_default().to_string();
+        let launch = match &ctx.session.sandbox {
+            None => None,
+            Some(sandbox) => {
+                match sandbox.plan(&command, bool_field(&input, UNSANDBOXED_FIELD, false)) {
+                    ShellPlan::Direct => None,
+                    ShellPlan::Sandboxed(launch) => Some(launch),
+                    ShellPlan::Refused(why) => return ToolOutput::failed(why),
+                }
+            }
+        };
+        let sandboxed = ctx.session.sandbox.as_ref().map(|_| launch.is_some());
         if bool_field(&input, "run_in_background", false) {
-            return match super::background::start(&self.tasks, &command, &ctx.session).await {
-                Ok(task) => started(&task, ctx.hook_response),
+            let started_task =
+                super::background::start(&self.tasks, &command, &ctx.session, launch.as_deref());
+            return match started_task.await {
+                Ok(task) => mark_sandboxed(started(&task, ctx.hook_response), sandboxed),
                 Err(why) => ToolOutput::failed(why),
             };
         }
@@ -133,7 +147,7 @@ impl Tool for Bash {
             &format!("bash-{}", ctx.tool_use_id),
             KEEP_FILE_OVER_CHARS,
         );
-        let (child, group) = match spawn_shell(&command, session).await {
+        let (child, group) = match spawn_shell(&command, session, launch.as_deref()).await {
             Ok(spawned) => spawned,
             Err(err) => {
                 return ToolOutput::failed(format!(
@@ -152,8 +166,40 @@ impl Tool for Bash {
             Some(&ctx.progress),
         )
         .await;
-        finish(&command, timeout_ms, ending, captured, describe)
+        mark_sandboxed(
+            finish(&command, timeout_ms, ending, captured, describe),
+            sandboxed,
+        )
     }
+}
+
+/// Says in the hooks' `tool_response` whether the command ran sandboxed (a toolrt field), and
+/// when a sandboxed command failed on a refused write, says that the sandbox refused it: the
+/// kernel tells only the command (`EACCES`, `EROFS`), so toolrt goes by its words.
+/// `sandboxed`: `None` when no sandbox is configured (the response keeps the reference's shape).
+fn mark_sandboxed(mut out: ToolOutput, sandboxed: Option<bool>) -> ToolOutput {
+    let Some(sandboxed) = sandboxed else {
+        return out;
+    };
+    if let Some(fields) = out.response.as_mut().and_then(Value::as_object_mut) {
+        fields.insert("sandboxed".into(), Value::Bool(sandboxed));
+    }
+    let refused = [
+        "Permission denied",
+        "Read-only file system",
+        "Operation not permitted",
+    ];
+    if sandboxed
+        && out.status == ToolStatus::Failed
+        && refused.iter().any(|w| out.content.contains(w))
+    {
+        out.content.push_str(
+            "\n(sandbox: this command ran in the sandbox, which refuses writes outside the \
+             workspace, $TMPDIR and sandbox.filesystem.allowWrite, reads of denyRead paths, and \
+             all network access)",
+        );
+    }
+    out
 }
 
 /// What Bash answers for a command it started in the background: the task's id and output

@@ -14,7 +14,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::capture::{Capture, Captured};
 use crate::process::Group;
-use crate::session::Session;
+use crate::session::{Session, ShellLaunch};
 use crate::tool::ProgressSink;
 
 /// How often at most new output is streamed as a progress event (and flushed to the file).
@@ -25,22 +25,32 @@ const EXIT_GRACE: Duration = Duration::from_millis(500);
 
 /// Starts `bash -c command` in the session's cwd, stdin from /dev/null, stdout and stderr
 /// piped, with the environment every child of the session gets; in a process group of its own
-/// that the watchdog knows of.
+/// that the watchdog knows of. With `sandbox`, bash is started by the sandbox helper, which
+/// restricts itself first (so everything the command starts stays inside).
 pub(crate) async fn spawn_shell(
     command: &str,
     session: &Session,
+    sandbox: Option<&ShellLaunch>,
 ) -> std::io::Result<(Child, Group)> {
-    let mut cmd = Command::new("bash");
+    let mut cmd = match sandbox {
+        Some(launch) => {
+            let mut cmd = Command::new(&launch.program);
+            cmd.args(&launch.args).arg("--").arg("bash");
+            cmd
+        }
+        None => Command::new("bash"),
+    };
     cmd.arg("-c")
         .arg(command)
         .current_dir(&session.cwd)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
+    let extra = sandbox.map(|l| l.env.as_slice()).unwrap_or_default();
     crate::process::spawn(
         cmd,
         &session.env_remove,
-        session.env.iter().map(|(k, v)| (k, v)),
+        session.env.iter().chain(extra).map(|(k, v)| (k, v)),
         command,
     )
     .await

@@ -49,6 +49,7 @@ pub(crate) struct PolicyBuilder {
     bypass_disabled: Option<String>,
     warnings: Vec<String>,
     output_dir: Option<PathBuf>,
+    sandbox: Option<std::sync::Arc<dyn crate::session::ShellSandbox>>,
 }
 
 impl PolicyBuilder {
@@ -66,7 +67,17 @@ impl PolicyBuilder {
             bypass_disabled: None,
             warnings: Vec::new(),
             output_dir: None,
+            sandbox: None,
         }
+    }
+
+    /// The Bash sandbox: a Bash call it runs sandboxed and that no deny or ask rule matches is
+    /// allowed (`sandbox.autoAllowBashIfSandboxed`).
+    pub(crate) fn set_sandbox(
+        &mut self,
+        sandbox: std::sync::Arc<dyn crate::session::ShellSandbox>,
+    ) {
+        self.sandbox = Some(sandbox);
     }
 
     /// Adds the value of the `permissions` key of one settings file. Rule lists pool across
@@ -314,6 +325,7 @@ impl PolicyBuilder {
             git_env,
             flags: Default::default(),
             git_checks: Default::default(),
+            sandbox: self.sandbox,
         };
         policy.flags = policy.rule_flags();
         Ok(policy)

@@ -218,6 +218,8 @@ pub(crate) struct Policy {
     pub(super) flags: super::bash::RuleFlags,
     /// Git configuration checks already made.
     pub(super) git_checks: super::bash::GitChecks,
+    /// The Bash sandbox, when enabled.
+    sandbox: Option<std::sync::Arc<dyn crate::session::ShellSandbox>>,
 }
 
 impl Policy {
@@ -278,9 +280,22 @@ impl Policy {
         }
         if let Subject::Command { field } = req.access.subject {
             let cmd = req.input.get(field).and_then(Value::as_str).unwrap_or("");
-            let (steps, subs) = self.bash_steps(req.tool, cmd, mode);
+            let (mut steps, subs) = self.bash_steps(req.tool, cmd, mode);
+            let unsandboxed =
+                req.input.get(crate::session::UNSANDBOXED_FIELD) == Some(&Value::Bool(true));
+            if let Some(sandbox) = &self.sandbox {
+                // Deny and ask rules, the never-auto-approved checks and plan mode still come
+                // first (`resolve`); only what nothing else allowed is allowed for running sandboxed.
+                if steps.allow.is_none() && sandbox.auto_allows(cmd, unsandboxed) {
+                    steps.allow = Some(DecidedBy::Sandbox);
+                }
+            }
             let mut d = resolve(steps, mode, req.hook.as_ref());
             d.subcommands = subs;
+            d.sandbox = self
+                .sandbox
+                .as_ref()
+                .map(|s| std::sync::Arc::from(s.describe(cmd, unsandboxed)));
             return d;
         }
         let steps = self.steps(req.tool, req.access, req.input, mode);
