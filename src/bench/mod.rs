@@ -4,7 +4,8 @@
 //! - the **inline floor** (the stage work as plain function calls, `floors::Inline`);
 //! - the **actor floor** (a supervisor per call and idle stage actors, `floors::ActorFloor`);
 //! - **toolrt no-op** (the real [`crate::Runtime`] with the no-op tool and 100 rules);
-//! - **Bash** `true` through toolrt against the same spawn done directly;
+//! - **Bash** `true` through toolrt against the same spawn done directly, and sandboxed
+//!   against unsandboxed;
 //! - one **decision** against 1,000 rules; **memory** with 10,000 calls held in flight;
 //! - the **per-stage breakdown** of a no-op run through [`crate::supervisor::StageClock`];
 //! - an **MCP** `echo` call through toolrt against a bare `rmcp` client (`mcp`);
@@ -454,6 +455,22 @@ pub(crate) struct BashFigures {
     pub toolrt_c4: Dist,
     /// Directly, four in flight.
     pub direct_c4: Dist,
+    /// Through toolrt with `sandbox.enabled`, one in flight (in the same rounds as
+    /// `toolrt_c1`), or why it could not be measured (no sandbox on this machine).
+    pub sandboxed_c1: Result<Dist, String>,
+}
+
+/// A runtime like the Bash one, with the sandbox on and required.
+async fn sandboxed_driver(cwd: &std::path::Path) -> Result<Driver, String> {
+    let mut config = workload::config(cwd, Vec::new(), &["Bash(true)"], true, 64);
+    config
+        .settings
+        .merge_text(
+            std::path::Path::new("bench-sandbox.json"),
+            r#"{"sandbox": {"enabled": true, "failIfUnavailable": true}}"#,
+        )
+        .map_err(|e| e.to_string())?;
+    Driver::start(config).await
 }
 
 async fn bash(
@@ -468,17 +485,33 @@ async fn bash(
         .latency(workload::bash_line, next_ids(warm), warm)
         .await?;
     pipeline::direct_bash(cwd, warm, 1).await?;
+    let mut sandboxed = sandboxed_driver(cwd).await;
+    let warmed = match &mut sandboxed {
+        Ok(d) => d.latency(workload::bash_line, next_ids(warm), warm).await,
+        Err(_) => Ok(Vec::new()),
+    };
+    if let Err(why) = warmed {
+        sandboxed = Err(why);
+    }
     // Process spawns vary a lot on a busy machine: alternate toolrt and direct in many small
     // blocks so that load changes hit both sides of each ratio alike.
     let rounds = (calls / 20).clamp(1, 20);
     let block = calls.div_ceil(rounds);
     let (mut t1, mut d1, mut t4, mut d4) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let mut s1 = Vec::new();
     for _ in 0..rounds {
         t1.extend(
             driver
                 .latency(workload::bash_line, next_ids(block), block)
                 .await?,
         );
+        if let Ok(sandboxed) = &mut sandboxed {
+            s1.extend(
+                sandboxed
+                    .latency(workload::bash_line, next_ids(block), block)
+                    .await?,
+            );
+        }
         d1.extend(pipeline::direct_bash(cwd, block, 1).await?);
         let (_, samples) = driver
             .closed_loop(workload::bash_line, next_ids(block), block, 4, true)
@@ -487,10 +520,18 @@ async fn bash(
         d4.extend(pipeline::direct_bash(cwd, block, 4).await?);
     }
     driver.shutdown().await;
+    let sandboxed_c1 = match sandboxed {
+        Ok(sandboxed) => {
+            sandboxed.shutdown().await;
+            Ok(Dist::new(s1))
+        }
+        Err(why) => Err(why),
+    };
     Ok(BashFigures {
         toolrt_c1: Dist::new(t1),
         direct_c1: Dist::new(d1),
         toolrt_c4: Dist::new(t4),
         direct_c4: Dist::new(d4),
+        sandboxed_c1,
     })
 }

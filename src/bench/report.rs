@@ -241,6 +241,17 @@ impl Report {
             &format!("direct {:.2} µs", self.bash.direct_c4.p50_us()),
         );
         t.row("bash ratio, 4 in flight", x(self.bash_ratio_c4()), "");
+        match &self.bash.sandboxed_c1 {
+            Ok(d) => t.row(
+                "bash true p50, sandboxed, 1",
+                us(d.p50_us()),
+                &format!(
+                    "+{:.0} µs over unsandboxed; goal ≤ +2000 µs",
+                    d.p50_us() - self.bash.toolrt_c1.p50_us()
+                ),
+            ),
+            Err(why) => t.row("bash sandboxed", "skipped".into(), why),
+        }
     }
 
     /// An MCP echo through toolrt against a bare rmcp client.
@@ -486,6 +497,8 @@ impl Report {
             "ratio_c1": self.mcp_serve.ratio(),
             "rounds_median_c1": self.mcp_serve.round_median(),
         });
+        all["bash_sandboxed_p50_us"] =
+            json!(self.bash.sandboxed_c1.as_ref().ok().map(|d| d.p50_us()));
         all
     }
 }
