@@ -517,7 +517,8 @@ impl Settings {
     }
 }
 
-fn string_list(path: &Path, key: &str, v: &Value) -> Result<Vec<String>, SettingsError> {
+/// An array of strings, each item's error naming it (`key[i]`).
+pub(crate) fn string_list(path: &Path, key: &str, v: &Value) -> Result<Vec<String>, SettingsError> {
     let Value::Array(items) = v else {
         return Err(key_err(path, key, "expected an array of strings", v));
     };

@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 
 use crate::paths::normalize;
 use crate::permission::{EDIT_TOOLS, READ_TOOLS, Rule};
-use crate::settings::{Settings, SettingsError, key_err};
+use crate::settings::{Settings, SettingsError, key_err, string_list as strings};
 
 /// Where paths in one settings file are anchored.
 #[derive(Debug, Clone, Copy)]
@@ -272,25 +272,6 @@ pub(crate) fn anchor(text: &str, a: &Anchors<'_>) -> PathBuf {
 fn flag(file: &Path, key: &str, v: &Value) -> Result<bool, SettingsError> {
     v.as_bool()
         .ok_or_else(|| key_err(file, key, "expected true or false", v))
-}
-
-fn strings(file: &Path, key: &str, v: &Value) -> Result<Vec<String>, SettingsError> {
-    let Value::Array(items) = v else {
-        return Err(key_err(file, key, "expected an array of strings", v));
-    };
-    items
-        .iter()
-        .enumerate()
-        .map(|(i, item)| match item {
-            Value::String(s) => Ok(s.clone()),
-            other => Err(key_err(
-                file,
-                &format!("{key}[{i}]"),
-                "expected a string",
-                other,
-            )),
-        })
-        .collect()
 }
 
 #[cfg(test)]
