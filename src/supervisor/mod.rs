@@ -579,3 +579,30 @@ async fn recheck_input(
         )
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The size of the future `f` returns, without calling it.
+    fn future_size<A, F: Future>(_: impl FnOnce(A) -> F) -> usize {
+        std::mem::size_of::<F>()
+    }
+
+    /// Every call's future is built, moved and copied as a whole (docs/BENCH.md, "The named
+    /// steps"): what a change adds to it, every call pays. A step's rare ways are boxed for
+    /// that reason; this pins the sizes so that a change that grows them does so on purpose.
+    #[test]
+    fn the_call_future_does_not_grow_unnoticed() {
+        let sizes = [
+            ("run's future", future_size(run), 3_008),
+            ("Call", std::mem::size_of::<Call<'static>>(), 216),
+        ];
+        for (what, size, limit) in sizes {
+            assert!(
+                size <= limit,
+                "{what} is {size} bytes, over {limit}: {sizes:?}"
+            );
+        }
+    }
+}
