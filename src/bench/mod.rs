@@ -20,8 +20,8 @@
 mod client;
 mod floors;
 mod mcp;
-mod otel;
 mod mcp_serve;
+mod otel;
 mod pipeline;
 mod plot;
 mod report;
