@@ -14,25 +14,30 @@ fn agent_of(v: &Value) -> Option<&str> {
 fn every_result_of_an_agents_call_repeats_its_agent_id() {
     let sb = Sandbox::new();
     sb.write("f.txt", "hello\n");
-    let done = run_lines(
-        &sb,
-        &["--permission-mode", "bypassPermissions"],
-        &[
-            json!({"type": "agent_start", "agent_id": "a-1", "agent_type": "any"}),
-            json!({"type": "agent_start", "agent_id": "a-2", "agent_type": "any"}),
-            json!({"type": "tool_use", "id": "plain", "name": "Read", "input": {"file_path": "f.txt"}}),
-            json!({"type": "tool_use", "id": "one", "name": "Read", "input": {"file_path": "f.txt"}, "agent_id": "a-1"}),
-            // The general parser's path (an extra field) reads it the same way.
-            json!({"type": "tool_use", "id": "extra", "name": "Read", "input": {"file_path": "f.txt"}, "agent_id": "a-1", "note": 1}),
-            json!({"type": "batch", "id": "b", "agent_id": "a-2", "calls": [
-                {"id": "b1", "name": "Read", "input": {"file_path": "f.txt"}},
-                {"id": "b2", "name": "Read", "input": {"file_path": "f.txt"}, "agent_id": "a-2"},
-                // Refused before it runs: the result still says whose call it was.
-                {"id": "b3", "name": "NoSuchTool", "input": {}},
-                {"id": "b4", "name": "Read", "input": {"file_path": 7}},
-            ]}),
-        ],
-    );
+    // Input stays open until every result is in: the end of input would end the agents' scopes
+    // and cancel their unfinished calls (docs/SEMANTICS.md, the cancellation tree).
+    let mut server = sb.serve(&["--permission-mode", "bypassPermissions"]);
+    for line in [
+        json!({"type": "agent_start", "agent_id": "a-1", "agent_type": "any"}),
+        json!({"type": "agent_start", "agent_id": "a-2", "agent_type": "any"}),
+        json!({"type": "tool_use", "id": "plain", "name": "Read", "input": {"file_path": "f.txt"}}),
+        json!({"type": "tool_use", "id": "one", "name": "Read", "input": {"file_path": "f.txt"}, "agent_id": "a-1"}),
+        // The general parser's path (an extra field) reads it the same way.
+        json!({"type": "tool_use", "id": "extra", "name": "Read", "input": {"file_path": "f.txt"}, "agent_id": "a-1", "note": 1}),
+        json!({"type": "batch", "id": "b", "agent_id": "a-2", "calls": [
+            {"id": "b1", "name": "Read", "input": {"file_path": "f.txt"}},
+            {"id": "b2", "name": "Read", "input": {"file_path": "f.txt"}, "agent_id": "a-2"},
+            // Refused before it runs: the result still says whose call it was.
+            {"id": "b3", "name": "NoSuchTool", "input": {}},
+            {"id": "b4", "name": "Read", "input": {"file_path": 7}},
+        ]}),
+    ] {
+        server.send(line);
+    }
+    for id in ["plain", "one", "extra", "b1", "b2", "b3", "b4"] {
+        server.result(id);
+    }
+    let done = server.finish();
     assert!(done.status.success(), "{}", done.stderr);
     assert_eq!(agent_of(done.result("plain")), None);
     assert_eq!(done.result("plain")["outcome"], "success");
