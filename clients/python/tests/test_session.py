@@ -2,6 +2,7 @@
 client tools, refusals and a toolrt that dies."""
 
 import asyncio
+import json
 import os
 import signal
 import threading
@@ -266,3 +267,48 @@ def test_sync_session_runs_calls_and_python_tools(work):
         )
     assert "beta" in read.content
     assert added.content == "5"
+
+
+@aio
+async def test_an_agent_handler_runs_the_subagent_the_agent_tool_delegates(work):
+    settings = work / "agents.json"
+    settings.write_text(json.dumps({"agents": {"reader": {"tools": ["Read"]}}}))
+    tasks = []
+
+    async def run_subagent(task: toolrt.AgentTask) -> str:
+        tasks.append(task)
+        # The subagent's own calls, in its scope: Read is its tool, Bash is not.
+        read, bash = await s.run(
+            [
+                {"name": "Read", "input": {"file_path": "notes.txt"}},
+                {"name": "Bash", "input": {"command": "echo no"}},
+            ],
+            agent_id=task.agent_id,
+        )
+        assert read.outcome == "success" and read.agent_id == task.agent_id
+        assert bash.outcome == "unavailable"
+        return f"read {read.content.count(chr(10))} lines"
+
+    def broken(task: toolrt.AgentTask) -> str:
+        raise RuntimeError("no model")
+
+    delegate = {
+        "name": "Agent",
+        "input": {"description": "look", "prompt": "read the notes", "subagent_type": "reader"},
+    }
+    async with toolrt.Session(
+        **opts(work, settings=[settings], allowed_tools=["Agent", "Read"]), agent=run_subagent
+    ) as s:
+        [done] = await s.run([delegate])
+    async with toolrt.Session(**opts(work, settings=[settings], allowed_tools=["Agent"])) as bare:
+        [refused] = await bare.run([delegate])
+    async with toolrt.Session(
+        **opts(work, settings=[settings], allowed_tools=["Agent"]), agent=broken
+    ) as failing:
+        [failed] = await failing.run([delegate])
+    [task] = tasks
+    assert task.subagent_type == "reader" and task.prompt == "read the notes"
+    assert task.agent_id and task.tool_use_id
+    assert done.outcome == "success" and done.content == "read 2 lines", done
+    assert refused.outcome == "failed" and "runs no subagents" in refused.content
+    assert failed.outcome == "failed" and "Agent raised RuntimeError: no model" in failed.content

@@ -10,6 +10,7 @@ __version__ = "0.1.0"
 
 from ._binary import find_binary, tool_definitions
 from ._types import (
+    AgentTask,
     BinaryNotFound,
     Call,
     CallRefused,
@@ -23,7 +24,7 @@ from ._types import (
     ToolResult,
     ToolrtError,
 )
-from ._session import Batch, EventStream, PermissionCallback, Session
+from ._session import AgentHandler, Batch, EventStream, PermissionCallback, Session
 from ._sync import SyncSession
 from .formats import (
     from_anthropic,
@@ -35,6 +36,8 @@ from .formats import (
 )
 
 __all__ = [
+    "AgentHandler",
+    "AgentTask",
     "Batch",
     "BinaryNotFound",
     "Call",

@@ -33,6 +33,7 @@ from ._binary import PathLike, find_binary, serve_args
 from ._tools import output_of, tool_spec
 from ._types import (
     JSON,
+    AgentTask,
     Call,
     CallLike,
     CallRefused,
@@ -51,6 +52,12 @@ Decision = Union[PermissionDecision, bool, str, Mapping[str, Any], None]
 PermissionCallback = Callable[[PermissionRequest], Union[Decision, Awaitable[Decision]]]
 """Answers a permission request: sync or async, returning a `PermissionDecision`, `True`
 (allow) / `False` (deny), or `"allow"` / `"deny"`. An exception denies the call."""
+
+AgentHandler = Callable[[AgentTask], Any]
+"""Runs a subagent the `Agent` tool delegated (sync or async): sends its calls with the task's
+`agent_id` and returns its final text (or a `ToolOutput`), which becomes the `Agent` call's
+result and the subagent's SubagentStop `last_assistant_message`. An exception is an error
+result naming it."""
 
 _STDERR_LINES = 40
 # toolrt's own output lines are bounded by its output budget; its input limit is 64 MiB.
@@ -175,6 +182,8 @@ class Session:
     `plugin_dirs`, `session_id`, `transcript_path`, `mcp_config`, `strict_mcp_config`).
     `permission` answers permission requests; without it (and without an explicit
     `permission_prompt`) the session runs with `--permission-prompt none`: every ask is denied.
+    `agent` runs the subagents the `Agent` tool delegates (see `AgentHandler`); without it an
+    `Agent` call ends with an error result saying that this client runs no subagents.
     `binary` is the toolrt to run (see `find_binary`); `env` its environment.
     """
 
@@ -183,6 +192,7 @@ class Session:
         *,
         binary: Optional[PathLike] = None,
         permission: Optional[PermissionCallback] = None,
+        agent: Optional[AgentHandler] = None,
         env: Optional[Mapping[str, str]] = None,
         **options: Any,
     ) -> None:
@@ -193,6 +203,7 @@ class Session:
         self._args = serve_args(**options)
         self._binary = binary
         self._permission = permission
+        self._agent = agent
         self._env = dict(env) if env is not None else None
         self._proc: Optional[asyncio.subprocess.Process] = None
         self._reader: Optional[asyncio.Task[None]] = None
@@ -632,17 +643,15 @@ class Session:
         fn = self._tools.get(name)
         args = msg.get("input")
         try:
-            if fn is None:
+            if fn is None and name == "Agent" and self._agent is not None:
+                out = output_of(await _call(self._agent, _agent_task(request_id, msg)))
+            elif fn is None and name == "Agent":
+                out = ToolOutput("this client runs no subagents (Session has no `agent` handler)", True)
+            elif fn is None:
                 out = ToolOutput(f"no Python function is registered for {name} in this client", True)
             else:
                 kwargs = args if isinstance(args, dict) else {"input": args}
-                if inspect.iscoroutinefunction(fn):
-                    value = await fn(**kwargs)
-                else:
-                    value = await asyncio.to_thread(fn, **kwargs)
-                    if inspect.isawaitable(value):
-                        value = await value
-                out = output_of(value)
+                out = output_of(await _call(fn, **kwargs))
         except asyncio.CancelledError:
             self._executing.pop(request_id, None)
             return  # toolrt sent execute_cancel (or the session ended): nobody waits
@@ -676,3 +685,28 @@ def _input_error_result(call: Call) -> ToolResult:
 
 
 __all__ = ["Session", "Batch", "EventStream", "PermissionCallback", "ToolrtError"]
+
+
+async def _call(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """Calls a user's callback: an async one on the loop, any other in a worker thread (so it
+    may block, or use a `SyncSession`); an awaitable it returns is awaited."""
+    if inspect.iscoroutinefunction(fn):
+        return await fn(*args, **kwargs)
+    value = await asyncio.to_thread(fn, *args, **kwargs)
+    if inspect.isawaitable(value):
+        value = await value
+    return value
+
+
+def _agent_task(request_id: str, msg: Dict[str, JSON]) -> AgentTask:
+    args = msg.get("input")
+    fields = args if isinstance(args, dict) else {}
+    return AgentTask(
+        request_id=request_id,
+        tool_use_id=str(msg.get("tool_use_id", "")),
+        agent_id=msg.get("agent_id"),  # type: ignore[arg-type]
+        description=str(fields.get("description", "")),
+        prompt=str(fields.get("prompt", "")),
+        subagent_type=str(fields.get("subagent_type", "")),
+        input=args,
+    )

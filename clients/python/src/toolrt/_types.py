@@ -81,6 +81,21 @@ class PermissionRequest:
 
 
 @dataclass
+class AgentTask:
+    """toolrt delegates a subagent to the client (an `execute` of the `Agent` tool): run it,
+    sending its calls with `agent_id` (for example `session.run(calls, agent_id=task.agent_id)`),
+    and return its final text. `input` is the `Agent` call's input as checked and approved."""
+
+    request_id: str
+    tool_use_id: str
+    agent_id: Optional[str]
+    description: str
+    prompt: str
+    subagent_type: str
+    input: JSON
+
+
+@dataclass
 class PermissionDecision:
     """The answer to a `PermissionRequest`: `allow` or `deny`, with an optional rewritten input
     (allow) or message (deny). A permission callback may also return `True` / `False`."""
