@@ -219,14 +219,9 @@ mod tests {
     #[tokio::test]
     async fn the_round_trip_answers_every_call() {
         let ws = workload::Workspace::new().expect("workspace");
-        let mut ids = 0u64;
-        let figures = measure(&ws.cwd, 20, 2, &mut |n| {
-            let first = ids;
-            ids += n as u64;
-            first
-        })
-        .await
-        .expect("measured");
+        let figures = measure(&ws.cwd, 20, 2, &mut workload::id_blocks())
+            .await
+            .expect("measured");
         assert_eq!(figures.client_c1.len(), 20);
         assert_eq!(figures.noop_c1.len(), 20);
         assert!(figures.ratio() > 0.0);

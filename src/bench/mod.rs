@@ -154,12 +154,7 @@ async fn measure(options: &Options) -> Result<Report, String> {
         start: Instant::now(),
     };
     let ws = workload::Workspace::new().map_err(|e| format!("cannot create a workspace: {e}"))?;
-    let mut ids = 0u64;
-    let mut next_ids = |n: usize| {
-        let first = ids;
-        ids += n as u64;
-        first
-    };
+    let mut next_ids = workload::id_blocks();
 
     progress.step(&format!(
         "memory: {} calls held in flight",

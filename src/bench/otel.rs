@@ -166,12 +166,7 @@ mod tests {
     #[tokio::test]
     async fn traced_calls_reach_the_sink() {
         let ws = workload::Workspace::new().expect("workspace");
-        let mut ids = 0u64;
-        let mut next = |n: usize| {
-            let first = ids;
-            ids += n as u64;
-            first
-        };
+        let mut next = workload::id_blocks();
         let f = measure(&ws.cwd, 20, 2, &mut next).await.expect("measured");
         assert_eq!((f.traced_c1.len(), f.noop_c1.len()), (20, 20));
         assert!(f.requests >= 1);

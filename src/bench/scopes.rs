@@ -115,12 +115,7 @@ mod tests {
     #[tokio::test]
     async fn a_scoped_no_op_call_succeeds_three_levels_deep() {
         let ws = workload::Workspace::new().expect("workspace");
-        let mut ids = 0u64;
-        let mut next = |n: usize| {
-            let first = ids;
-            ids += n as u64;
-            first
-        };
+        let mut next = workload::id_blocks();
         let f = measure(&ws.cwd, 20, 2, &mut next).await.expect("measured");
         assert_eq!((f.scoped_c1.len(), f.noop_c1.len()), (20, 20));
     }

@@ -160,6 +160,17 @@ pub(crate) fn policy(cwd: &Path, allow: &[String], deny: &[String]) -> Result<Po
     b.build().map_err(|e| e.to_string())
 }
 
+/// Hands out blocks of call ids (`next(n)` is the first of `n` fresh ids), so that no two
+/// measurements of one run reuse an id.
+pub(crate) fn id_blocks() -> impl FnMut(usize) -> u64 {
+    let mut ids = 0u64;
+    move |n| {
+        let first = ids;
+        ids += n as u64;
+        first
+    }
+}
+
 /// The wire line of one no-op call.
 pub(crate) fn noop_line(id: u64) -> String {
     format!(r#"{{"type":"tool_use","id":"b{id}","name":"Noop","input":{{"value":{id}}}}}"#)
