@@ -192,41 +192,25 @@ async fn measure(options: &Options) -> Result<Report, String> {
     ));
     let bash = bash(&ws.cwd, sizes.bash_calls, &mut next_ids).await?;
 
+    // The figures that pair a feature's no-op with the plain no-op in one run share one size.
+    let (paired_calls, paired_rounds) = ((sizes.latency_calls / 10).max(20), sizes.rounds.max(1));
     progress.step(&format!(
         "client tool: {} calls each, round trip and no-op",
-        sizes.latency_calls / 10
+        paired_calls
     ));
-    let client_tool = client::measure(
-        &ws.cwd,
-        (sizes.latency_calls / 10).max(20),
-        sizes.rounds.max(1),
-        &mut next_ids,
-    )
-    .await?;
+    let client_tool = client::measure(&ws.cwd, paired_calls, paired_rounds, &mut next_ids).await?;
 
     progress.step(&format!(
         "scopes: {} no-op calls each, three agents deep and the session's own",
-        sizes.latency_calls / 10
+        paired_calls
     ));
-    let scopes = scopes::measure(
-        &ws.cwd,
-        (sizes.latency_calls / 10).max(20),
-        sizes.rounds.max(1),
-        &mut next_ids,
-    )
-    .await?;
+    let scopes = scopes::measure(&ws.cwd, paired_calls, paired_rounds, &mut next_ids).await?;
 
     progress.step(&format!(
         "tracing: {} no-op calls each, spans exported to a loopback sink and untraced",
-        sizes.latency_calls / 10
+        paired_calls
     ));
-    let otel = otel::measure(
-        &ws.cwd,
-        (sizes.latency_calls / 10).max(20),
-        sizes.rounds.max(1),
-        &mut next_ids,
-    )
-    .await?;
+    let otel = otel::measure(&ws.cwd, paired_calls, paired_rounds, &mut next_ids).await?;
 
     let mcp = match mcp::ServerCommand::pick(options.mcp_server.as_deref()) {
         Some(server) => {
