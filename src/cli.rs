@@ -24,14 +24,18 @@ pub(crate) struct Cli {
 pub(crate) enum Command {
     /// Speak the NDJSON protocol on stdin/stdout (docs/PROTOCOL.md).
     Serve(RuntimeArgs),
-    /// Serve toolrt's tools as an MCP server over stdio (docs/MCP_SERVE.md): every tools/call
-    /// walks the whole pipeline (rules, hooks, output budget).
+    /// Serve toolrt's tools as an MCP server over stdio, or streamable HTTP with --http
+    /// (docs/MCP_SERVE.md): every tools/call walks the whole pipeline (rules, hooks, output
+    /// budget).
     #[command(name = "mcp-serve")]
     McpServe {
         /// What an ask becomes when the MCP client cannot be asked (it declared no
         /// elicitation capability): deny | allow-read-only (allow tools that only read).
         #[arg(long = "ask", value_name = "POLICY", default_value = "deny", value_parser = parse_ask)]
         ask: toolrt::AskFallback,
+        /// Streamable HTTP instead of stdio.
+        #[command(flatten)]
+        http: HttpArgs,
         /// Runtime flags, as for `serve`.
         #[command(flatten)]
         args: RuntimeArgs,
@@ -120,6 +124,65 @@ impl From<BenchArgs> for toolrt::bench::Options {
             plot: args.plot,
             mcp_server: args.mcp_server,
         }
+    }
+}
+
+/// `toolrt mcp-serve --http`: where to listen and how requests authenticate.
+#[derive(Debug, Args)]
+pub(crate) struct HttpArgs {
+    /// Serve MCP over streamable HTTP at IP:PORT (endpoint /mcp) instead of stdio; a loopback
+    /// address unless --http-allow-remote. Port 0 picks one; the address is printed on stderr.
+    #[arg(long = "http", value_name = "ADDR")]
+    pub addr: Option<std::net::SocketAddr>,
+    /// The bearer token every request must carry, read from this file (its first line);
+    /// default: the TOOLRT_MCP_TOKEN environment variable.
+    #[arg(long = "http-token-file", value_name = "FILE", requires = "addr")]
+    pub token_file: Option<PathBuf>,
+    /// Accept requests without a token (anyone who can connect may run tools).
+    #[arg(
+        long = "http-no-auth",
+        requires = "addr",
+        conflicts_with = "token_file"
+    )]
+    pub no_auth: bool,
+    /// Allow an address that is not loopback.
+    #[arg(long = "http-allow-remote", requires = "addr")]
+    pub allow_remote: bool,
+}
+
+/// The environment variable `--http` reads its token from when no file is given.
+const TOKEN_ENV: &str = "TOOLRT_MCP_TOKEN";
+
+impl HttpArgs {
+    /// The HTTP options, `None` for stdio; Err says why they cannot be used.
+    pub(crate) fn options(self) -> Result<Option<toolrt::McpHttpOptions>, String> {
+        let Some(addr) = self.addr else {
+            return Ok(None);
+        };
+        let token = if self.no_auth {
+            None
+        } else if let Some(file) = &self.token_file {
+            let text = std::fs::read_to_string(file)
+                .map_err(|e| format!("--http-token-file {}: {e}", file.display()))?;
+            Some(text.lines().next().unwrap_or_default().trim().to_string())
+        } else {
+            match std::env::var(TOKEN_ENV) {
+                Ok(t) => Some(t.trim().to_string()),
+                Err(_) => {
+                    return Err(format!(
+                        "--http needs a token: --http-token-file FILE or {TOKEN_ENV} (or --http-no-auth to serve without one)"
+                    ));
+                }
+            }
+        };
+        if token.as_deref().is_some_and(str::is_empty) {
+            return Err("the --http token is empty".into());
+        }
+        Ok(Some(toolrt::McpHttpOptions {
+            addr,
+            token,
+            allow_remote: self.allow_remote,
+        }))
     }
 }
 

@@ -124,7 +124,10 @@ pub use runtime::{Explained, explain, explain_as};
 pub use server::{SignalState, serve, watch_signals};
 // toolrt as an MCP server (`toolrt mcp-serve`): the same runtime behind MCP's tools/list and
 // tools/call.
-pub use mcp_serve::{AskFallback, McpServeOptions, mcp_serve};
+pub use mcp_serve::{
+    AskFallback, HttpError as McpHttpError, HttpOptions as McpHttpOptions,
+    HttpServer as McpHttpServer, McpServeOptions, Stop as McpStop, mcp_serve, mcp_serve_until,
+};
 // The model APIs' shapes: tool definitions out (`toolrt tools`), calls in, results out.
 pub use formats::strict::drop_absent_nulls;
 pub use formats::{

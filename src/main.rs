@@ -87,8 +87,8 @@ fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    if let Command::McpServe { ask, args } = cli.command {
-        let code = mcp_serve(&runtime, ask, args);
+    if let Command::McpServe { ask, http, args } = cli.command {
+        let code = mcp_serve(&runtime, ask, http, args);
         runtime.shutdown_background();
         toolrt::watchdog::stop();
         return code;
@@ -154,34 +154,89 @@ fn main() -> ExitCode {
     code
 }
 
-/// `toolrt mcp-serve`: MCP over stdin and stdout until the client closes stdin. Asks go to
-/// the MCP client (`--permission-prompt none` denies them in toolrt instead).
+/// `toolrt mcp-serve`: MCP over stdin and stdout until the client closes stdin, or over HTTP
+/// (`--http`) until a signal. Asks go to the MCP client (`--permission-prompt none` denies
+/// them in toolrt instead). Signals act as for `serve`.
 fn mcp_serve(
     runtime: &tokio::runtime::Runtime,
     ask: toolrt::AskFallback,
+    http: cli::HttpArgs,
     args: cli::RuntimeArgs,
 ) -> ExitCode {
-    let config = match args.into_config(AskPolicy::Client) {
-        Ok(c) => c,
-        Err(e) => {
+    let (config, http) = match (args.into_config(AskPolicy::Client), http.options()) {
+        (Ok(c), Ok(h)) => (c, h),
+        (Err(e), _) => {
+            eprintln!("toolrt: {e}");
+            return ExitCode::from(2);
+        }
+        (_, Err(e)) => {
             eprintln!("toolrt: {e}");
             return ExitCode::from(2);
         }
     };
     let options = toolrt::McpServeOptions { ask };
-    let served = runtime.block_on(toolrt::mcp_serve(
-        config,
-        options,
-        tokio::io::stdin(),
-        tokio::io::stdout(),
-    ));
-    match served {
-        Ok(code) => ExitCode::from(code as u8),
-        Err(e) => {
-            eprintln!("toolrt: {e}");
-            ExitCode::from(2)
+    runtime.block_on(async move {
+        let signals = watch_signals();
+        let mut abort = signals.clone();
+        let stop = mcp_stop(signals);
+        let served = async move {
+            match http {
+                None => toolrt::mcp_serve_until(
+                    config,
+                    options,
+                    tokio::io::stdin(),
+                    tokio::io::stdout(),
+                    stop,
+                )
+                .await
+                .map_err(|e| e.to_string()),
+                Some(http) => {
+                    let server = toolrt::McpHttpServer::bind(http)
+                        .await
+                        .map_err(|e| e.to_string())?;
+                    eprintln!(
+                        "toolrt mcp-serve: listening on http://{}/mcp",
+                        server.local_addr()
+                    );
+                    server
+                        .serve(config, options, stop)
+                        .await
+                        .map_err(|e| e.to_string())
+                }
+            }
+        };
+        tokio::select! {
+            served = served => match served {
+                Ok(code) => ExitCode::from(code as u8),
+                Err(e) => {
+                    eprintln!("toolrt: {e}");
+                    ExitCode::from(2)
+                }
+            },
+            _ = abort.wait_for(|s| *s == SignalState::Abort) => ExitCode::from(130),
         }
-    }
+    })
+}
+
+/// The signals, as how far mcp-serve's stopping has gone.
+fn mcp_stop(
+    mut signals: tokio::sync::watch::Receiver<SignalState>,
+) -> tokio::sync::watch::Receiver<toolrt::McpStop> {
+    let (tx, rx) = tokio::sync::watch::channel(toolrt::McpStop::None);
+    tokio::spawn(async move {
+        loop {
+            let stop = match *signals.borrow_and_update() {
+                SignalState::None => toolrt::McpStop::None,
+                SignalState::Graceful => toolrt::McpStop::Finish,
+                SignalState::CancelAll | SignalState::Abort => toolrt::McpStop::CancelAll,
+            };
+            tx.send_replace(stop);
+            if signals.changed().await.is_err() {
+                return;
+            }
+        }
+    });
+    rx
 }
 
 /// The config of a command that runs no session (`explain`, `tools`: asks are denied) and a

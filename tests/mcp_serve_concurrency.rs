@@ -7,28 +7,11 @@ mod support;
 
 use std::time::Duration;
 
-use mcp_serve_support::{call, connect, outcome, text};
-use rmcp::model::ClientRequest;
-use rmcp::service::PeerRequestOptions;
+use mcp_serve_support::{call, connect, outcome, start_bash, text};
 use serde_json::json;
 use support::{Sandbox, mcp, read_pid, wait_gone_within};
 
 /// Sends a Bash `tools/call` and returns its handle (to cancel it, or await its answer).
-async fn start_bash(
-    c: &mcp_serve_support::Connected,
-    command: &str,
-) -> rmcp::service::RequestHandle<rmcp::RoleClient> {
-    let request = ClientRequest::CallToolRequest(rmcp::model::CallToolRequest::new(call(
-        "Bash",
-        json!({"command": command}),
-    )));
-    c.service
-        .peer()
-        .send_cancellable_request(request, PeerRequestOptions::no_options())
-        .await
-        .unwrap()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_hundred_concurrent_calls_all_answer() {
     let sb = Sandbox::new();

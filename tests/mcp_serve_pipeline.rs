@@ -5,7 +5,7 @@
 mod mcp_serve_support;
 mod support;
 
-use mcp_serve_support::{call, connect, outcome, text};
+use mcp_serve_support::{call, connect, deny_and_hook_hold, guarded_flags, outcome, text};
 use rmcp::model::ErrorCode;
 use serde_json::json;
 use support::Sandbox;
@@ -93,46 +93,10 @@ async fn a_call_succeeds_and_an_unknown_tool_is_invalid_params() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_deny_rule_and_a_blocking_hook_hold() {
     let sb = Sandbox::new();
-    let settings = sb.settings_file(&json!({
-        "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
-            {"type": "command", "command": "echo 'blocked by the test hook' >&2; exit 2"}
-        ]}]}
-    }));
-    let c = connect(
-        &sb.cwd,
-        &sb.out,
-        &[
-            "--settings",
-            &settings,
-            "--permission-mode",
-            "bypassPermissions",
-            "--disallowed-tools",
-            "Edit(written.txt)",
-        ],
-        None,
-    )
-    .await;
-    let target = sb.path("written.txt");
-    let w = c
-        .service
-        .call_tool(call("Write", json!({"file_path": target, "content": "x"})))
-        .await
-        .unwrap();
-    assert_eq!(w.is_error, Some(true), "{w:?}");
-    assert_eq!(outcome(&w), "denied");
-    assert!(!target.exists(), "a denied Write wrote its file");
-    let marker = sb.path("ran.txt");
-    let b = c
-        .service
-        .call_tool(call(
-            "Bash",
-            json!({"command": format!("touch {}", marker.display())}),
-        ))
-        .await
-        .unwrap();
-    assert_eq!(b.is_error, Some(true), "{b:?}");
-    assert!(text(&b).contains("blocked by the test hook"), "{b:?}");
-    assert!(!marker.exists(), "a blocked Bash call ran");
+    let flags = guarded_flags(&sb);
+    let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
+    let c = connect(&sb.cwd, &sb.out, &flags, None).await;
+    deny_and_hook_hold(c.service.peer(), &sb).await;
     assert!(c.finish().await.success());
 }
 

@@ -81,11 +81,10 @@ impl ServerHandler for Handler {
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
-        self.shared
-            .peers
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(context.peer);
+        let mut peers = self.shared.peers.lock().unwrap_or_else(|e| e.into_inner());
+        // Over HTTP clients come and go: keep only those still connected.
+        peers.retain(|p| !p.is_transport_closed());
+        peers.push(context.peer);
     }
 
     async fn list_tools(
@@ -112,6 +111,12 @@ impl ServerHandler for Handler {
     ) -> Result<CallToolResponse, ErrorData> {
         let shared = &*self.shared;
         let _running = Running::start(&shared.running);
+        if shared.closing.load(Ordering::SeqCst) {
+            return Err(ErrorData::internal_error(
+                "toolrt mcp-serve is shutting down: it takes no new call",
+                None,
+            ));
+        }
         let id = format!("mcp-{}", shared.next_id.fetch_add(1, Ordering::Relaxed));
         let input = Value::Object(request.arguments.unwrap_or_default());
         let (tx, mut rx) = tokio::sync::oneshot::channel();

@@ -8,11 +8,14 @@
 
 mod asks;
 mod handler;
+mod http;
+
+pub use http::{HttpError, HttpOptions, HttpServer};
 mod mapping;
 mod router;
 
 use std::sync::Arc;
-use std::sync::atomic::AtomicU64;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use dashmap::DashMap;
 use rmcp::ServiceExt;
@@ -49,6 +52,19 @@ impl std::str::FromStr for AskFallback {
     }
 }
 
+/// How far a request to stop serving has gone; the CLI maps signals onto it as `serve` does
+/// (SIGTERM: `Finish`; SIGINT or a second SIGTERM: `CancelAll`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
+pub enum Stop {
+    /// Serving.
+    #[default]
+    None,
+    /// Take no new call; answer the running ones when they finish, then exit.
+    Finish,
+    /// Cancel the running calls (their process groups die), answer them so, then exit.
+    CancelAll,
+}
+
 /// How `toolrt mcp-serve` serves, besides the runtime's [`Config`].
 #[derive(Debug, Clone, Default)]
 pub struct McpServeOptions {
@@ -79,6 +95,8 @@ struct Shared {
     next_id: AtomicU64,
     /// `tools/call` handlers still running; shutdown waits for none.
     running: watch::Sender<usize>,
+    /// Set when serving ends (a signal, the client gone): a new `tools/call` is refused.
+    closing: AtomicBool,
     options: McpServeOptions,
 }
 
@@ -95,62 +113,149 @@ where
     R: AsyncRead + Send + Unpin + 'static,
     W: AsyncWrite + Send + Unpin + 'static,
 {
-    let (runtime, outbox) = Runtime::start(config).await?;
-    let calls: Arc<DashMap<String, Pending>> = Arc::default();
-    let shared = Arc::new(Shared {
-        runtime,
-        calls: calls.clone(),
-        peers: Default::default(),
-        next_id: AtomicU64::new(1),
-        running: watch::channel(0).0,
-        options,
-    });
-    let router = tokio::spawn(router::route(outbox, calls, Arc::downgrade(&shared)));
-    let give_back = tokio::spawn(crate::memory::give_back_when_idle(
-        shared.runtime.dispatcher().clone(),
-    ));
-    let handler = handler::Handler::new(shared.clone());
+    let (_keep, stop) = watch::channel(Stop::None);
+    mcp_serve_until(config, options, input, output, stop).await
+}
+
+/// [`mcp_serve`], also ending on `stop`: at [`Stop::Finish`] no new call is taken and the
+/// running ones finish and are answered; at [`Stop::CancelAll`] they are cancelled (their
+/// process groups killed) and answered so; then the session is closed and the runtime shut
+/// down.
+pub async fn mcp_serve_until<R, W>(
+    config: Config,
+    options: McpServeOptions,
+    input: R,
+    output: W,
+    mut stop: watch::Receiver<Stop>,
+) -> Result<i32, StartError>
+where
+    R: AsyncRead + Send + Unpin + 'static,
+    W: AsyncWrite + Send + Unpin + 'static,
+{
+    let serving = Serving::start(config, options).await?;
+    let handler = handler::Handler::new(serving.shared.clone());
     let code = match handler.serve((input, output)).await {
-        Ok(service) => match service.waiting().await {
-            Ok(_) => 0,
-            Err(e) => {
-                tracing::warn!("the MCP service ended abnormally: {e}");
-                1
+        Ok(service) => {
+            let close = service.cancellation_token();
+            let waiting = service.waiting();
+            tokio::pin!(waiting);
+            let mut signalled = stop.clone();
+            tokio::select! {
+                ended = &mut waiting => match ended {
+                    Ok(_) => 0,
+                    Err(e) => {
+                        tracing::warn!("the MCP service ended abnormally: {e}");
+                        1
+                    }
+                },
+                _ = async { let _ = signalled.wait_for(|s| *s != Stop::None).await; } => {
+                    serving.drain(&mut stop).await;
+                    close.cancel();
+                    let _ = waiting.await;
+                    0
+                }
             }
-        },
+        }
         Err(e) => {
             tracing::warn!("MCP initialization failed: {e}");
             1
         }
     };
-    // The client is gone: nothing it started can be answered any more.
-    shared.runtime.end_agents();
-    shared.runtime.close_asks();
-    shared.runtime.dispatcher().cancel_all();
-    let mut running = shared.running.subscribe();
-    let _ = running.wait_for(|n| *n == 0).await;
-    give_back.abort();
-    // The handlers are done; the router and the asks only borrow the runtime for a moment
-    // at a time (an ask to a client that is gone fails at once).
-    let unwrap = async {
-        let mut shared = shared;
+    serving.finish().await;
+    Ok(code)
+}
+
+/// A started runtime and the tasks that serve its MCP clients, whatever the transport.
+pub(crate) struct Serving {
+    shared: Arc<Shared>,
+    router: tokio::task::JoinHandle<()>,
+    give_back: tokio::task::JoinHandle<()>,
+}
+
+impl Serving {
+    /// Starts the runtime and the router that reads its outbox.
+    async fn start(config: Config, options: McpServeOptions) -> Result<Self, StartError> {
+        let (runtime, outbox) = Runtime::start(config).await?;
+        let calls: Arc<DashMap<String, Pending>> = Arc::default();
+        let shared = Arc::new(Shared {
+            runtime,
+            calls: calls.clone(),
+            peers: Default::default(),
+            next_id: AtomicU64::new(1),
+            running: watch::channel(0).0,
+            closing: AtomicBool::new(false),
+            options,
+        });
+        let router = tokio::spawn(router::route(outbox, calls, Arc::downgrade(&shared)));
+        let give_back = tokio::spawn(crate::memory::give_back_when_idle(
+            shared.runtime.dispatcher().clone(),
+        ));
+        Ok(Self {
+            shared,
+            router,
+            give_back,
+        })
+    }
+
+    /// Takes no new call and waits until every running one is answered, cancelling them all
+    /// once `stop` reaches `CancelAll`.
+    async fn drain(&self, stop: &mut watch::Receiver<Stop>) {
+        self.shared.closing.store(true, Ordering::SeqCst);
+        let mut running = self.shared.running.subscribe();
+        let mut cancelled = false;
         loop {
-            match Arc::try_unwrap(shared) {
-                Ok(s) => return s,
-                Err(again) => {
-                    shared = again;
-                    tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+            if !cancelled && *stop.borrow_and_update() >= Stop::CancelAll {
+                cancelled = true;
+                self.shared.runtime.dispatcher().cancel_all();
+            }
+            tokio::select! {
+                _ = running.wait_for(|n| *n == 0) => return,
+                changed = stop.changed(), if !cancelled => {
+                    if changed.is_err() {
+                        cancelled = true;
+                    }
                 }
             }
         }
-    };
-    match tokio::time::timeout(std::time::Duration::from_secs(10), unwrap).await {
-        Ok(shared) => shared.runtime.shutdown().await,
-        Err(_) => {
-            tracing::warn!("the runtime is still in use at exit; not shut down cleanly");
-            router.abort();
-        }
     }
-    let _ = router.await;
-    Ok(code)
+
+    /// The clients are gone: cancels what they started (nobody can be answered any more),
+    /// waits for every call's result and shuts the runtime down.
+    async fn finish(self) {
+        let Self {
+            shared,
+            router,
+            give_back,
+        } = self;
+        shared.closing.store(true, Ordering::SeqCst);
+        shared.runtime.end_agents();
+        shared.runtime.close_asks();
+        shared.runtime.dispatcher().cancel_all();
+        let mut running = shared.running.subscribe();
+        let _ = running.wait_for(|n| *n == 0).await;
+        drop(running);
+        give_back.abort();
+        // The handlers are done; the router and the asks only borrow the runtime for a moment
+        // at a time (an ask to a client that is gone fails at once).
+        let unwrap = async {
+            let mut shared = shared;
+            loop {
+                match Arc::try_unwrap(shared) {
+                    Ok(s) => return s,
+                    Err(again) => {
+                        shared = again;
+                        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+                    }
+                }
+            }
+        };
+        match tokio::time::timeout(std::time::Duration::from_secs(10), unwrap).await {
+            Ok(shared) => shared.runtime.shutdown().await,
+            Err(_) => {
+                tracing::warn!("the runtime is still in use at exit; not shut down cleanly");
+                router.abort();
+            }
+        }
+        let _ = router.await;
+    }
 }

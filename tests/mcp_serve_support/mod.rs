@@ -112,20 +112,12 @@ pub(crate) async fn connect(
     args: &[&str],
     approve: Option<bool>,
 ) -> Connected {
-    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_toolrt"));
-    cmd.arg("mcp-serve")
-        .arg("--cwd")
-        .arg(cwd)
-        .arg("--output-dir")
-        .arg(out)
-        .args(args)
-        .current_dir(cwd)
-        .env("HOME", cwd.parent().unwrap())
+    let mut child = command(cwd, out, &[], args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
-        .kill_on_drop(true);
-    let mut child = cmd.spawn().expect("start toolrt mcp-serve");
+        .spawn()
+        .expect("start toolrt mcp-serve");
     let stdout = child.stdout.take().unwrap();
     let stdin = child.stdin.take().unwrap();
     let (client, heard) = TestClient::new(approve);
@@ -140,6 +132,88 @@ pub(crate) async fn connect(
         client,
         heard,
     }
+}
+
+/// `toolrt mcp-serve first… --cwd <cwd> --output-dir <out> args…` run in `cwd` with $HOME
+/// the cwd's parent, killed when dropped.
+fn command(cwd: &Path, out: &Path, first: &[&str], args: &[&str]) -> tokio::process::Command {
+    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_toolrt"));
+    cmd.arg("mcp-serve")
+        .args(first)
+        .arg("--cwd")
+        .arg(cwd)
+        .arg("--output-dir")
+        .arg(out)
+        .args(args)
+        .current_dir(cwd)
+        .env("HOME", cwd.parent().unwrap())
+        .kill_on_drop(true);
+    cmd
+}
+
+/// Starts a cancellable `tools/call` of Bash running `command`.
+pub(crate) async fn start_bash(
+    c: &Connected,
+    command: &str,
+) -> rmcp::service::RequestHandle<RoleClient> {
+    let request = rmcp::model::ClientRequest::CallToolRequest(rmcp::model::CallToolRequest::new(
+        call("Bash", json!({"command": command})),
+    ));
+    c.service
+        .peer()
+        .send_cancellable_request(request, rmcp::service::PeerRequestOptions::no_options())
+        .await
+        .unwrap()
+}
+
+/// Flags that guard Read, Write and Bash (everything allowed but): a deny rule on
+/// `written.txt` and a PreToolUse hook blocking every Bash command that names `blocked`.
+pub(crate) fn guarded_flags(sb: &crate::support::Sandbox) -> Vec<String> {
+    let settings = sb.settings_file(&json!({
+        "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command",
+            "command": "if grep -q blocked; then echo 'blocked by the test hook' >&2; exit 2; fi"}]}]}
+    }));
+    [
+        "--settings",
+        &settings,
+        "--tools",
+        "Read,Write,Bash",
+        "--permission-mode",
+        "bypassPermissions",
+        "--disallowed-tools",
+        "Edit(written.txt)",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect()
+}
+
+/// Under [`guarded_flags`]: a Write to `written.txt` is denied and writes nothing, and a Bash
+/// command naming `blocked` is blocked by the hook and does not run.
+pub(crate) async fn deny_and_hook_hold(
+    client: &rmcp::service::Peer<RoleClient>,
+    sb: &crate::support::Sandbox,
+) {
+    let target = sb.path("written.txt");
+    let w = client
+        .call_tool(call("Write", json!({"file_path": target, "content": "x"})))
+        .await
+        .unwrap();
+    assert_eq!(
+        (w.is_error, outcome(&w).as_str()),
+        (Some(true), "denied"),
+        "{w:?}"
+    );
+    assert!(!target.exists(), "a denied Write wrote its file");
+    let marker = sb.path("ran.txt");
+    let command = format!("touch {} # blocked", marker.display());
+    let b = client
+        .call_tool(call("Bash", json!({"command": command})))
+        .await
+        .unwrap();
+    assert_eq!(b.is_error, Some(true), "{b:?}");
+    assert!(text(&b).contains("blocked by the test hook"), "{b:?}");
+    assert!(!marker.exists(), "a blocked Bash call ran");
 }
 
 /// The arguments of a call.
@@ -171,9 +245,82 @@ pub(crate) fn outcome(result: &CallToolResult) -> String {
 }
 
 impl Connected {
+    /// Sends `signal` to toolrt.
+    pub(crate) fn signal(&self, signal: nix::sys::signal::Signal) {
+        let pid = nix::unistd::Pid::from_raw(self.child.id().unwrap() as i32);
+        nix::sys::signal::kill(pid, signal).unwrap();
+    }
+
     /// Closes the client's side and waits for toolrt to exit; its exit status.
     pub(crate) async fn finish(mut self) -> std::process::ExitStatus {
         let _ = self.service.cancel().await;
         self.child.wait().await.unwrap()
     }
+}
+
+/// A running `toolrt mcp-serve --http 127.0.0.1:0 …` and the URL of its endpoint.
+pub(crate) struct HttpServe {
+    pub child: tokio::process::Child,
+    pub url: String,
+}
+
+/// Starts `toolrt mcp-serve --http 127.0.0.1:0 --cwd <cwd> --output-dir <out> args…` ($HOME
+/// the cwd's parent) and reads the address it listens on from its stderr (the rest of which
+/// goes on to the test's stderr).
+pub(crate) async fn start_http(cwd: &Path, out: &Path, args: &[&str]) -> HttpServe {
+    use tokio::io::{AsyncBufReadExt, BufReader};
+    let mut child = command(cwd, out, &["--http", "127.0.0.1:0"], args)
+        .env_remove("TOOLRT_MCP_TOKEN")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start toolrt mcp-serve --http");
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let url = loop {
+        let line = lines
+            .next_line()
+            .await
+            .unwrap()
+            .expect("toolrt mcp-serve --http exited before listening");
+        eprintln!("{line}");
+        if let Some(rest) = line.strip_prefix("toolrt mcp-serve: listening on ") {
+            break rest.trim().to_string();
+        }
+    };
+    tokio::spawn(async move {
+        while let Ok(Some(line)) = lines.next_line().await {
+            eprintln!("{line}");
+        }
+    });
+    HttpServe { child, url }
+}
+
+/// An rmcp client connected to `url` over streamable HTTP, with `token` as its bearer token.
+pub(crate) async fn connect_http(
+    url: &str,
+    token: Option<&str>,
+) -> Result<RunningService<RoleClient, TestClient>, rmcp::service::ClientInitializeError> {
+    use rmcp::transport::StreamableHttpClientTransport;
+    use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+    let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_string());
+    if let Some(token) = token {
+        config = config.auth_header(token);
+    }
+    let transport = StreamableHttpClientTransport::with_client(http_client(), config);
+    TestClient::new(None).0.serve(transport).await
+}
+
+impl HttpServe {
+    /// Sends `signal` to toolrt.
+    pub(crate) fn signal(&self, signal: nix::sys::signal::Signal) {
+        let pid = nix::unistd::Pid::from_raw(self.child.id().unwrap() as i32);
+        nix::sys::signal::kill(pid, signal).unwrap();
+    }
+}
+
+/// A plain HTTP client (reqwest, as toolrt builds it: rustls with the ring provider).
+pub(crate) fn http_client() -> reqwest::Client {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    reqwest::Client::builder().no_proxy().build().unwrap()
 }
