@@ -2,21 +2,22 @@
 //! the table of calls waiting for it.
 //!
 //! The table holds one entry per call that is executing a client tool, so it is bounded by the
-//! calls in flight. An entry leaves it when the answer comes, or when its call stops waiting
-//! (cancelled, timed out, dropped), and then toolrt writes `execute_cancel`; an answer after
-//! that finds no entry and gets an `error` line, never a second result.
+//! calls in flight. The entry carries the call's deadline too (a [`Timed`] table: one insert and
+//! one lock per call, no timer, token or task of its own); the sweeper answers an expired call
+//! "timed out" through its entry. An entry leaves the table when the answer comes, when its
+//! deadline passes, when the client closes its input, or when its call stops waiting
+//! (cancelled, dropped); in every case but the answer toolrt writes `execute_cancel`. An answer
+//! after that finds no entry and gets an `error` line, never a second result.
 
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{Value, json};
 use tokio::sync::{oneshot, watch};
 
 use crate::call::Input;
-use crate::deadlines::Deadlines;
+use crate::deadlines::{Deadlines, Expire, Timed};
 use crate::emit::Emitter;
 use crate::protocol::{ExecuteContent, ExecuteResult, ServerMessage};
 use crate::tool::{ToolContext, ToolOutput};
@@ -26,7 +27,8 @@ const REQUEST_PREFIX: &str = "exec-";
 
 /// The calls waiting for the client to run a client tool.
 pub(crate) struct Exchange {
-    waiting: Mutex<Table>,
+    /// The waiting calls by request number, each with its deadline.
+    waiting: Timed<Waiter>,
     /// The next request's number: every number below it was handed out once.
     seq: AtomicU64,
     /// No answer can come any more (the client closed its input).
@@ -35,40 +37,29 @@ pub(crate) struct Exchange {
     /// How many calls wait for an answer only the client can give; the server's reader never
     /// stops reading input while it is above zero.
     client_waits: watch::Sender<usize>,
-    /// The waiting calls' time limits (one task for all of them, not a timer per call).
+    /// The time limits of library users' client tools (their functions run in this process).
     deadlines: Arc<Deadlines>,
 }
 
-/// The waiting calls by request number.
-type Table = HashMap<u64, oneshot::Sender<ExecuteResult>, BuildHasherDefault<SeqHasher>>;
+/// What ends a call's wait, sent through its entry (a dropped entry: the client closed).
+enum Reply {
+    Answer(ExecuteResult),
+    TimedOut,
+}
 
-/// The wait table's hash. Its keys are toolrt's own sequence numbers, never the client's (an
-/// answer's id is parsed and range-checked first), so they need no defence against chosen keys:
-/// one multiplication spreads them (SipHash cost more than the rest of an insert).
-#[derive(Default)]
-struct SeqHasher(u64);
+/// A waiting call's entry: where its answer goes.
+struct Waiter(oneshot::Sender<Reply>);
 
-impl Hasher for SeqHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for b in bytes {
-            self.write_u64(self.0.rotate_left(8) ^ u64::from(*b));
-        }
-    }
-
-    fn write_u64(&mut self, n: u64) {
-        // Fibonacci hashing: the top bits, which the table's tags use, differ too.
-        self.0 = n.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+impl Expire for Waiter {
+    fn expire(self) {
+        let _ = self.0.send(Reply::TimedOut);
     }
 }
 
 impl std::fmt::Debug for Exchange {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Exchange")
-            .field("waiting", &self.lock().len())
+            .field("waiting", &self.waiting.len())
             .finish()
     }
 }
@@ -90,7 +81,7 @@ impl Exchange {
     /// An exchange writing through `emitter`, counting its waits in `client_waits`.
     pub(crate) fn new(emitter: Emitter, client_waits: watch::Sender<usize>) -> Self {
         Self {
-            waiting: Mutex::new(Table::default()),
+            waiting: Timed::default(),
             seq: AtomicU64::new(1),
             closed: AtomicBool::new(false),
             emitter,
@@ -99,13 +90,9 @@ impl Exchange {
         }
     }
 
-    /// The time limits of client tools' calls, shared by the tools run in this process.
+    /// The time limits of client tools run in this process.
     pub(crate) fn deadlines(&self) -> &Arc<Deadlines> {
         &self.deadlines
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, Table> {
-        self.waiting.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Hands the client's answer to the call waiting for it.
@@ -118,28 +105,36 @@ impl Exchange {
         let Some(number) = number else {
             return Err(AnswerError::Unknown(result.request_id));
         };
-        let Some(tx) = self.lock().remove(&number) else {
-            return Err(AnswerError::Late(result.request_id));
+        let mut result = Some(result);
+        // Sent under the table's lock: whoever finds the entry gone finds the reply in place.
+        let sent = self.waiting.remove_then(number, |Waiter(tx)| {
+            result
+                .take()
+                .is_some_and(|answer| tx.send(Reply::Answer(answer)).is_ok())
+        });
+        if sent == Some(true) {
+            return Ok(());
+        }
+        let id = match result {
+            Some(result) => result.request_id,
+            // The call stopped waiting in the meantime (its reply is dropped with it).
+            None => format!("{REQUEST_PREFIX}{number}"),
         };
-        let id = result.request_id.clone();
-        // The call may have stopped waiting between the removal and now: then it is late.
-        tx.send(result).map_err(|_| AnswerError::Late(id))
+        Err(AnswerError::Late(id))
     }
 
     /// No more answers can come: every waiting call ends `cancelled` (each with an
     /// `execute_cancel`), and later calls end at once without an `execute`.
     pub(crate) fn close(&self) {
         self.closed.store(true, Ordering::SeqCst);
-        // Dropping the senders wakes each waiting call with "no answer".
-        let drained: Vec<_> = self.lock().drain().collect();
-        drop(drained);
-        self.lock().shrink_to_fit();
+        // Dropping the entries wakes each waiting call with "no answer".
+        self.waiting.drain();
     }
 
     #[cfg(test)]
     /// How many calls wait for an answer now.
     pub(crate) fn waiting(&self) -> usize {
-        self.lock().len()
+        self.waiting.len()
     }
 
     /// Runs one call of client tool `name` through the client: writes `execute`, waits for the
@@ -156,67 +151,62 @@ impl Exchange {
             return closed_output(name);
         }
         let number = self.seq.fetch_add(1, Ordering::AcqRel);
-        let request_id = format!("{REQUEST_PREFIX}{number}");
-        let (tx, mut rx) = oneshot::channel();
-        self.lock().insert(number, tx);
-        let deadline = self.deadlines.start(timeout);
-        let mut wait = Wait::new(self, number, request_id.clone());
+        let (tx, rx) = oneshot::channel();
+        self.waiting.insert(number, timeout, Waiter(tx));
+        let mut wait = Wait::new(self, number, rx);
         self.emitter.send(ServerMessage::Execute {
-            request_id,
+            request_id: format!("{REQUEST_PREFIX}{number}"),
             tool_use_id: ctx.tool_use_id.to_string(),
             name: name.to_string(),
             input: Value::Object(input),
             agent_id: ctx.agent.as_deref().map(String::from),
         });
-        // Closing can race the insert above; check again so the wait cannot outlive the client.
+        // Closing can race the insert above; drop the entry so the wait cannot outlive the
+        // client (the call then ends as closed).
         if self.closed.load(Ordering::SeqCst) {
-            self.lock().remove(&number);
+            self.waiting.remove_then(number, drop);
         }
-        let answer = tokio::select! {
+        let end = tokio::select! {
             biased;
-            answer = &mut rx => answer.ok(),
-            _ = ctx.cancel.cancelled() => None,
-            _ = deadline.expired() => None,
+            reply = &mut wait.rx => wait.settle(reply.ok()),
+            _ = ctx.cancel.cancelled() => wait.withdraw(),
         };
-        if let Some(answer) = answer {
-            wait.answered = true;
-            return output_of(answer, ctx.hook_response);
-        }
-        // Not answered: withdraw the request (unless the answer came in the meantime).
-        if !wait.withdraw()
-            && let Ok(answer) = rx.try_recv()
-        {
-            return output_of(answer, ctx.hook_response);
-        }
-        if ctx.cancel.is_cancelled() {
-            ToolOutput::cancelled(format!(
+        match end {
+            End::Answer(answer) => output_of(answer, ctx.hook_response),
+            _ if ctx.cancel.is_cancelled() => ToolOutput::cancelled(format!(
                 "The call was cancelled while the client ran {name}; toolrt sent execute_cancel."
-            ))
-        } else if self.closed.load(Ordering::SeqCst) {
-            ToolOutput::cancelled(format!(
+            )),
+            End::Closed => ToolOutput::cancelled(format!(
                 "The client closed its input before it answered this call of {name}; toolrt sent execute_cancel."
-            ))
-        } else {
-            ToolOutput::timed_out(format!(
+            )),
+            End::TimedOut | End::Withdrawn => ToolOutput::timed_out(format!(
                 "{name} timed out: the client did not answer within {} ms; toolrt sent execute_cancel.",
                 timeout.as_millis()
-            ))
+            )),
         }
     }
 }
 
-/// One call's wait: counted as a wait for the client while it lives; a request still in the
-/// table when it ends is withdrawn with an `execute_cancel`, so even a dropped call leaves
-/// nothing behind.
+/// How a call's wait ended.
+enum End {
+    Answer(ExecuteResult),
+    TimedOut,
+    Closed,
+    /// The call took its request back (cancelled).
+    Withdrawn,
+}
+
+/// One call's wait: counted as a wait for the client while it lives. However it ends (even
+/// dropped), a request that was not answered is withdrawn with one `execute_cancel`.
 struct Wait<'a> {
     exchange: &'a Exchange,
     number: u64,
-    request_id: String,
-    answered: bool,
+    rx: oneshot::Receiver<Reply>,
+    settled: bool,
 }
 
 impl<'a> Wait<'a> {
-    fn new(exchange: &'a Exchange, number: u64, request_id: String) -> Self {
+    fn new(exchange: &'a Exchange, number: u64, rx: oneshot::Receiver<Reply>) -> Self {
         // The reader waits only for the count to leave zero: only that change wakes it. Telling
         // every change cost a round trip 16 lock round trips (a watch channel wakes through
         // eight `Notify`s, each locked whether or not anyone waits).
@@ -227,32 +217,54 @@ impl<'a> Wait<'a> {
         Self {
             exchange,
             number,
-            request_id,
-            answered: false,
+            rx,
+            settled: false,
         }
     }
 
-    /// Takes the request out of the table and tells the client; false if it was no longer
-    /// there (answered meanwhile).
-    fn withdraw(&mut self) -> bool {
-        if self.answered {
-            return false;
+    /// The entry left the table with `reply` (None: dropped, as closing does); anything but an
+    /// answer is told to the client with `execute_cancel`.
+    fn settle(&mut self, reply: Option<Reply>) -> End {
+        self.settled = true;
+        let end = match reply {
+            Some(Reply::Answer(answer)) => return End::Answer(answer),
+            Some(Reply::TimedOut) => End::TimedOut,
+            None => End::Closed,
+        };
+        self.cancel_line();
+        end
+    }
+
+    /// Takes the request back: out of the table, told to the client. If it had left the table
+    /// already, how it left decides (an answer that came meanwhile is kept).
+    fn withdraw(&mut self) -> End {
+        if self
+            .exchange
+            .waiting
+            .remove_then(self.number, drop)
+            .is_some()
+        {
+            self.settled = true;
+            self.cancel_line();
+            return End::Withdrawn;
         }
-        self.answered = true;
-        let removed = self.exchange.lock().remove(&self.number).is_some();
-        // Also after close(), which emptied the table: the client may still read its output.
-        if removed || self.exchange.closed.load(Ordering::SeqCst) {
-            self.exchange.emitter.send(ServerMessage::ExecuteCancel {
-                request_id: std::mem::take(&mut self.request_id),
-            });
-        }
-        removed
+        // Whoever took the entry sent its reply under the table's lock, or dropped it.
+        let reply = self.rx.try_recv().ok();
+        self.settle(reply)
+    }
+
+    fn cancel_line(&self) {
+        self.exchange.emitter.send(ServerMessage::ExecuteCancel {
+            request_id: format!("{REQUEST_PREFIX}{}", self.number),
+        });
     }
 }
 
 impl Drop for Wait<'_> {
     fn drop(&mut self) {
-        self.withdraw();
+        if !self.settled {
+            self.withdraw();
+        }
         // Nobody waits for the count to fall (see `Wait::new`).
         self.exchange.client_waits.send_if_modified(|n| {
             *n -= 1;
