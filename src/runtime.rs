@@ -21,7 +21,7 @@ use crate::tool::Tool;
 use crate::tools::ToolState;
 
 use assemble::{
-    ScopeFiles, build_policy_and_registry, hook_config, limits_for_hello, mcp_event_sink,
+    ScopeFollowers, build_policy_and_registry, hook_config, limits_for_hello, mcp_event_sink,
     output_limits, report_warnings, scope_table, spawn_hooks, spawn_stages,
     warn_unmatched_mcp_selection, working_dir,
 };
@@ -181,9 +181,13 @@ impl Runtime {
         )?;
         warnings.extend(started.warnings);
         warnings.extend(sandbox.warnings);
-        let scopes = scope_table(settings, &cwd, &output_dir, &policy, &mut warnings)?
-            .with_listener(Arc::new(ScopeFiles(tool_state.clone())));
-        let scopes = Arc::new(scopes);
+        let scopes = Arc::new(scope_table(
+            settings,
+            &cwd,
+            &output_dir,
+            &policy,
+            &mut warnings,
+        )?);
 
         session.env_remove = crate::process::scrubbed_names(&settings.env_scrub);
         session.env = settings
@@ -260,11 +264,14 @@ impl Runtime {
                 max_parked: config.max_parked,
             },
         );
-        // An ended scope's calls see their tokens; its parked calls are answered at once too.
+        // Before any input, so before any scope starts.
         dispatcher
             .pipeline()
             .scopes
-            .on_end(dispatcher.parked_sweeper());
+            .listen(Arc::new(ScopeFollowers {
+                files: tool_state.clone(),
+                parked: dispatcher.parked_sweeper(),
+            }));
         Ok((
             Self {
                 dispatcher,

@@ -182,16 +182,24 @@ pub(super) fn scope_table(
     Ok(crate::scope::ScopeTable::new(Arc::new(types), session))
 }
 
-/// The built-in tools' file state follows the scopes: each scope's calls get their own
-/// read-before-edit state and checkpoints from its start, dropped at its end.
-pub(super) struct ScopeFiles(pub(super) crate::tools::ToolState);
+/// What follows the scopes: the built-in tools' file state (each scope's calls get their own
+/// read-before-edit state and checkpoints from its start, dropped at its end) and the
+/// dispatcher's parked calls (an ended scope's calls see their tokens; its parked calls are
+/// answered at once too, not when an admission place frees for them).
+pub(super) struct ScopeFollowers {
+    pub(super) files: crate::tools::ToolState,
+    pub(super) parked: Arc<dyn Fn() + Send + Sync>,
+}
 
-impl crate::scope::ScopeListener for ScopeFiles {
+impl crate::scope::ScopeListener for ScopeFollowers {
     fn started(&self, scope: &crate::scope::Scope) {
-        self.0.open_scope(scope.state_key());
+        self.files.open_scope(scope.state_key());
     }
-    fn ended(&self, scope: &crate::scope::Scope) {
-        self.0.close_scope(scope.state_key());
+    fn ended(&self, scopes: &[Arc<crate::scope::Scope>]) {
+        for scope in scopes {
+            self.files.close_scope(scope.state_key());
+        }
+        (self.parked)();
     }
 }
 

@@ -195,13 +195,17 @@ pub enum ScopeError {
     Unknown(String),
 }
 
-/// Told when a scope starts and ends, by its key: what keeps state per scope outside this
-/// module (the built-in tools' file state) follows the table without the table knowing it.
+/// Told when a scope starts and when scopes end: what keeps state per scope outside this
+/// module (the built-in tools' file state, the dispatcher's parked calls) follows the table
+/// without the table knowing it. The one way the table tells of an end.
 pub(crate) trait ScopeListener: Send + Sync {
     /// A scope started (called before any of its calls can resolve it).
     fn started(&self, scope: &Scope);
-    /// A scope ended (called once per scope, deepest first).
-    fn ended(&self, scope: &Scope);
+    /// One end of scopes (an `agent_end`, the end of an opener, the end of input for one
+    /// top-level scope) with every scope it ended, deepest first, each once; called after
+    /// their tokens were cancelled. The calls of an ended scope see their tokens; this is for
+    /// what a token does not reach by itself (per-scope state, calls parked for admission).
+    fn ended(&self, scopes: &[Arc<Scope>]);
 }
 
 /// The live scopes, by agent id.
@@ -215,13 +219,9 @@ pub(crate) struct ScopeTable {
     cancel: CancellationToken,
     next_key: AtomicU64,
     max_scopes: usize,
-    /// Told whenever scopes end (the dispatcher then answers their parked calls).
-    on_end: OnceLock<EndListener>,
-    listener: Option<Arc<dyn ScopeListener>>,
+    /// Told of every start and end (set once, before any scope starts).
+    listener: OnceLock<Arc<dyn ScopeListener>>,
 }
-
-/// What [`ScopeTable::on_end`] calls after scopes ended.
-pub(crate) type EndListener = Arc<dyn Fn() + Send + Sync>;
 
 impl std::fmt::Debug for ScopeTable {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -242,15 +242,15 @@ impl ScopeTable {
             cancel: CancellationToken::new(),
             next_key: AtomicU64::new(1),
             max_scopes: MAX_SCOPES,
-            on_end: OnceLock::new(),
-            listener: None,
+            listener: OnceLock::new(),
         }
     }
 
-    /// The same table telling `listener` of every scope's start and end.
-    pub(crate) fn with_listener(mut self, listener: Arc<dyn ScopeListener>) -> Self {
-        self.listener = Some(listener);
-        self
+    /// Tells `listener` of every scope's start and every end of scopes from now on (the first
+    /// listener set stays). Set before any scope starts: what follows the scopes is built
+    /// after the table (the dispatcher holds the pipeline that holds the table).
+    pub(crate) fn listen(&self, listener: Arc<dyn ScopeListener>) {
+        let _ = self.listener.set(listener);
     }
 
     #[cfg(test)]
@@ -275,13 +275,6 @@ impl ScopeTable {
     /// Cancels every scope (shutdown, SIGINT).
     pub(crate) fn cancel_all(&self) {
         self.cancel.cancel();
-    }
-
-    /// Calls `listener` after every end of scopes (the first listener set stays). The calls of
-    /// an ended scope are cancelled through their tokens; the listener is for what a token
-    /// does not reach by itself (calls parked for admission).
-    pub(crate) fn on_end(&self, listener: EndListener) {
-        let _ = self.on_end.set(listener);
     }
 
     /// Ends every live scope, each top-level one with its subtree (end of input: no call can
@@ -413,7 +406,7 @@ impl ScopeTable {
             }
             Entry::Vacant(v) => {
                 // Under the entry's lock: no call resolves the scope before its state exists.
-                if let Some(listener) = &self.listener {
+                if let Some(listener) = self.listener.get() {
                     listener.started(&scope);
                 }
                 v.insert(scope.clone());
@@ -483,8 +476,8 @@ impl ScopeTable {
         if let Some(parent) = &scope.parent {
             parent.lock_children().retain(|(_, k)| *k != scope.key);
         }
-        if let Some(listener) = self.on_end.get() {
-            listener();
+        if let Some(listener) = self.listener.get() {
+            listener.ended(&ended);
         }
         Ok(ended)
     }
@@ -511,9 +504,6 @@ impl ScopeTable {
             self.live.fetch_sub(1, Ordering::AcqRel);
         }
         scope.cancel.cancel();
-        if let Some(listener) = &self.listener {
-            listener.ended(scope);
-        }
         ended.push(scope.clone());
     }
 }

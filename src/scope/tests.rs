@@ -227,9 +227,9 @@ fn racing_starts_and_ends_leave_the_table_consistent() {
     }
 }
 
-/// Records what a [`ScopeListener`] is told.
+/// Records what a [`ScopeListener`] is told: each scope started or ended, and how many ends.
 #[derive(Default)]
-struct Record(Mutex<Vec<(bool, String, u64)>>);
+struct Record(Mutex<Vec<(bool, String, u64)>>, AtomicUsize);
 
 impl ScopeListener for Record {
     fn started(&self, scope: &Scope) {
@@ -238,18 +238,20 @@ impl ScopeListener for Record {
             .unwrap()
             .push((true, scope.id.to_string(), scope.key));
     }
-    fn ended(&self, scope: &Scope) {
-        self.0
-            .lock()
-            .unwrap()
-            .push((false, scope.id.to_string(), scope.key));
+    fn ended(&self, scopes: &[Arc<Scope>]) {
+        self.1.fetch_add(1, Ordering::SeqCst);
+        let mut heard = self.0.lock().unwrap();
+        for scope in scopes {
+            heard.push((false, scope.id.to_string(), scope.key));
+        }
     }
 }
 
 #[test]
 fn the_listener_hears_each_start_and_each_end_once_by_key() {
     let record = Arc::new(Record::default());
-    let t = table(json!({}), json!({})).with_listener(record.clone());
+    let t = table(json!({}), json!({}));
+    t.listen(record.clone());
     let a = t.start(req("a", "x", None), None).unwrap();
     let b = t.start(req("b", "x", Some("a")), None).unwrap();
     assert!(
@@ -257,7 +259,13 @@ fn the_listener_hears_each_start_and_each_end_once_by_key() {
         "a refused start is not heard"
     );
     t.end("a").unwrap();
+    assert_eq!(record.1.load(Ordering::SeqCst), 1, "one end, told once");
     assert!(t.end("a").is_err());
+    assert_eq!(
+        record.1.load(Ordering::SeqCst),
+        1,
+        "a refused end is not heard"
+    );
     let again = t.start(req("a", "x", None), None).unwrap();
     assert_ne!(again.key, a.key, "an id used again is another scope");
     assert_ne!(again.state_key(), a.state_key());
