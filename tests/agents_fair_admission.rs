@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use gate::Gate;
 use serde_json::{Value, json};
-use support::client::{answer, register, tool};
+use support::client::{answer, execute_of, register, tool};
 use support::*;
 use tokio::sync::Semaphore;
 use toolrt::{AskPolicy, ClientMessage, Config, Full, Runtime, ServerMessage, ToolCall};
@@ -132,6 +132,55 @@ fn one_agents_flood_of_ten_thousand_calls_delays_another_agents_call_by_turns_no
         let id = format!("f{i}");
         let want = usize::from(!busy.contains(&id));
         assert_eq!(done.results(&id).len(), want, "{id}");
+    }
+}
+
+/// An agent type's `maxInFlight` holds end to end: with `maxInFlight: 1`, the agent's second
+/// call (read-only, so nothing else keeps it back) executes only once its first has ended, while
+/// a call of the session sent after both runs at once.
+#[test]
+fn an_agents_max_in_flight_holds_back_its_own_calls_only() {
+    let sb = Sandbox::new();
+    let settings = sb.settings_file(&json!({"agents": {"single": {"maxInFlight": 1}}}));
+    let mut server = sb.serve(&[
+        "--settings",
+        &settings,
+        "--allowed-tools",
+        "Lookup",
+        "--max-in-flight",
+        "4",
+    ]);
+    register(
+        &mut server,
+        json!([tool("Lookup", json!({"read_only": true}))]),
+    );
+    server.send(json!({"type": "agent_start", "agent_id": "s", "agent_type": "single"}));
+    server.wait_for("agent_started", Duration::from_secs(20), |v| {
+        v["event"] == "agent_started" && v["agent_id"] == "s"
+    });
+    for id in ["a1", "a2"] {
+        server.send(json!({"type": "tool_use", "id": id, "name": "Lookup", "input": {"q": id}, "agent_id": "s"}));
+    }
+    let first = execute_of(&mut server, "a1");
+    server.tool_use("free", "Lookup", json!({"q": "free"}));
+    let free = execute_of(&mut server, "free");
+    answer(&mut server, &free, json!("free"));
+    assert_eq!(server.result("free")["content"], "free");
+    assert!(
+        !server
+            .seen
+            .iter()
+            .any(|v| v["type"] == "execute" && v["tool_use_id"] == "a2"),
+        "the agent's second call executed beside its first: {:#?}",
+        server.seen
+    );
+    answer(&mut server, &first, json!("one"));
+    let second = execute_of(&mut server, "a2");
+    answer(&mut server, &second, json!("two"));
+    assert_eq!(server.result("a2")["content"], "two");
+    let done = server.finish();
+    for id in ["a1", "a2", "free"] {
+        assert_eq!(done.results(id).len(), 1, "{id}: {:#?}", done.messages);
     }
 }
 
