@@ -12,7 +12,9 @@
 //! signal; a per-command helper process would double the cost of every Bash spawn; a
 //! parent-death signal on the watchdog itself would fire when the *thread* that started it ends,
 //! and tokio's blocking threads come and go. One pipe write per start and per end is all a spawn
-//! pays.
+//! pays: the writes do not wake the watchdog, which sleeps until toolrt's end of the pipe closes
+//! and reads the lines that came meanwhile every [`DRAIN_EVERY_MS`] (docs/BENCH.md, "Bash at four
+//! in flight").
 //!
 //! What can still escape: a process that leaves its group (`setsid`, `setpgid`, a daemon that
 //! double-forks into a new session), work handed to another service (`systemd-run`, `at`, a
@@ -194,32 +196,124 @@ pub fn run() -> i32 {
     // Shown by `ps` and `top` instead of a second "toolrt".
     let _ = nix::sys::prctl::set_name(c"toolrt-watchdog");
     let mut groups: HashSet<u32> = HashSet::new();
-    let stdin = std::io::stdin();
-    let mut lines = stdin.lock();
-    let mut line = String::new();
-    loop {
-        line.clear();
-        match lines.read_line(&mut line) {
-            Ok(0) | Err(_) => break,
-            Ok(_) => {}
-        }
-        let text = line.trim();
-        let (add, number) = match text.split_at_checked(1) {
-            Some(("+", n)) => (true, n),
-            Some(("-", n)) => (false, n),
-            _ => continue,
-        };
-        let Ok(pgid) = number.parse::<u32>() else {
-            continue;
-        };
-        if add {
-            groups.insert(pgid);
-        } else {
-            groups.remove(&pgid);
-        }
-    }
+    read_until_end(&mut groups);
     for pgid in groups {
         super::kill_group(pgid);
     }
     0
+}
+
+/// Applies one `+PGID` / `-PGID` line to `groups`; anything else is ignored.
+fn apply(groups: &mut HashSet<u32>, line: &[u8]) {
+    let Ok(text) = std::str::from_utf8(line) else {
+        return;
+    };
+    let text = text.trim();
+    let (add, number) = match text.split_at_checked(1) {
+        Some(("+", n)) => (true, n),
+        Some(("-", n)) => (false, n),
+        _ => return,
+    };
+    let Ok(pgid) = number.parse::<u32>() else {
+        return;
+    };
+    if add {
+        groups.insert(pgid);
+    } else {
+        groups.remove(&pgid);
+    }
+}
+
+/// Reads the groups from stdin until end of file, woken by every line: the way when stdin cannot
+/// be made non-blocking.
+fn read_woken(groups: &mut HashSet<u32>) {
+    let stdin = std::io::stdin();
+    let mut lines = stdin.lock();
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        match lines.read_until(b'\n', &mut line) {
+            Ok(0) | Err(_) => break,
+            Ok(_) => apply(groups, &line),
+        }
+    }
+}
+
+/// How often the watchdog reads what toolrt told it. It is not woken by each line (a wake-up of
+/// another process per spawn and per end costs every command CPU on a busy machine), only by
+/// toolrt's end; between reads the lines wait in the pipe, which holds thousands of them.
+const DRAIN_EVERY_MS: u16 = 100;
+
+/// Reads the groups from stdin until end of file, sleeping between reads: `poll` with no event
+/// asked for wakes on the pipe's hang-up (toolrt gone) or the timeout, not on data.
+fn read_until_end(groups: &mut HashSet<u32>) {
+    use nix::fcntl::{FcntlArg, OFlag, fcntl};
+    use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+    use std::io::Read;
+    use std::os::fd::AsFd;
+    let stdin = std::io::stdin();
+    // Reads take what is there and never wait: the wait is the poll's.
+    if fcntl(stdin.as_fd(), FcntlArg::F_SETFL(OFlag::O_NONBLOCK)).is_err() {
+        return read_woken(groups);
+    }
+    let mut pending: Vec<u8> = Vec::new();
+    let mut chunk = [0u8; 8192];
+    loop {
+        let mut fds = [PollFd::new(stdin.as_fd(), PollFlags::empty())];
+        let hung_up = match poll(&mut fds, PollTimeout::from(DRAIN_EVERY_MS)) {
+            Ok(_) => fds[0]
+                .revents()
+                .is_some_and(|r| r.intersects(PollFlags::POLLHUP | PollFlags::POLLERR)),
+            Err(nix::errno::Errno::EINTR) => false,
+            Err(_) => true,
+        };
+        // Drain: after a hang-up the lines written before it are still in the pipe.
+        let ended = loop {
+            match stdin.lock().read(&mut chunk) {
+                Ok(0) => break true,
+                Ok(n) => pending.extend_from_slice(&chunk[..n]),
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break false,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(_) => break true,
+            }
+        };
+        let complete = pending
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |i| i + 1);
+        for line in pending[..complete].split(|&b| b == b'\n') {
+            apply(groups, line);
+        }
+        pending.drain(..complete);
+        if ended || hung_up {
+            return;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_table() {
+        let mut groups = HashSet::from([7u32]);
+        for (line, want) in [
+            (&b"+12\n"[..], vec![7, 12]),
+            (b"+13", vec![7, 12, 13]),
+            (b"-7\n", vec![12, 13]),
+            (b"-99\n", vec![12, 13]),
+            (b"12\n", vec![12, 13]),
+            (b"+x\n", vec![12, 13]),
+            (b"+-3\n", vec![12, 13]),
+            (b"\xff+4\n", vec![12, 13]),
+            (b"", vec![12, 13]),
+            (b"-13", vec![12]),
+        ] {
+            apply(&mut groups, line);
+            let mut got: Vec<u32> = groups.iter().copied().collect();
+            got.sort_unstable();
+            assert_eq!(got, want, "after {:?}", String::from_utf8_lossy(line));
+        }
+    }
 }
