@@ -94,8 +94,9 @@ pub(crate) async fn run_captured(
     let pid = child.id();
     let mut out = child.stdout.take();
     let mut err = child.stderr.take();
-    let mut buf_out = vec![0u8; 64 * 1024];
-    let mut buf_err = vec![0u8; 64 * 1024];
+    // Room, not zeroed memory: a command that prints little never touches most of it.
+    let mut buf_out = Vec::with_capacity(64 * 1024);
+    let mut buf_err = Vec::with_capacity(64 * 1024);
     let mut exit: Option<ExitStatus> = None;
     let mut grace: Option<Instant> = None;
     // The first tick comes one period in: a command that finishes sooner streams nothing, since
@@ -168,12 +169,16 @@ async fn sleep_opt(at: Option<Instant>) {
     }
 }
 
+/// Reads what is there into `buf`'s room (after emptying it); pending forever once `r` is gone.
 async fn read_opt<R: AsyncRead + Unpin>(
     r: &mut Option<R>,
-    buf: &mut [u8],
+    buf: &mut Vec<u8>,
 ) -> std::io::Result<usize> {
     match r {
-        Some(r) => r.read(buf).await,
+        Some(r) => {
+            buf.clear();
+            r.read_buf(buf).await
+        }
         None => pending().await,
     }
 }
