@@ -85,6 +85,10 @@ pub(crate) enum Command {
         /// Set everything up, print what is enforced and exit, instead of running a command.
         #[arg(long)]
         probe: bool,
+        /// Be the session's namespace holder: make the user and network namespaces commands
+        /// join, relay the proxy port inside to toolrt's proxy, and stay until stdin closes.
+        #[arg(long, hide = true)]
+        hold: bool,
         /// The command and its arguments, after `--`.
         #[arg(last = true)]
         command: Vec<std::ffi::OsString>,

@@ -150,9 +150,13 @@ pub use supervisor::{Stage, StageClock};
 pub use process::watchdog;
 // `toolrt sandbox-exec`: the Bash sandbox's helper restricts itself, then runs the command.
 pub use sandbox::exec::restrict as sandbox_restrict;
+pub use sandbox::holder::hold as sandbox_hold;
 // Writing a tool.
 pub use process::scrubbed_names;
-pub use session::{Guard, Session, ShellLaunch, ShellPlan, ShellSandbox, UNSANDBOXED_FIELD};
+pub use session::{
+    Guard, SandboxTicket, SandboxedCall, Session, ShellLaunch, ShellPlan, ShellSandbox,
+    UNSANDBOXED_FIELD,
+};
 pub use tool::{
     Access, Attachments, BudgetClass, FullOutput, Hints, ProgressSink, ProgressTarget, StateKey,
     Subject, Tool, ToolContext, ToolOutput, ToolStatus, Verdict,

@@ -37,9 +37,20 @@ fn main() -> ExitCode {
     if let Command::SandboxExec {
         policy,
         probe,
+        hold,
         command,
     } = cli.command
     {
+        if hold {
+            return match toolrt::sandbox_hold(&policy) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(why) => {
+                    // On stdout: toolrt reads the holder's first line.
+                    println!("{why}");
+                    ExitCode::from(125)
+                }
+            };
+        }
         return sandbox_exec(&policy, probe, &command);
     }
     if let Command::Watchdog = cli.command {

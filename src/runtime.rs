@@ -242,6 +242,9 @@ impl Runtime {
             },
         );
         let pipeline = Arc::new(pipeline);
+        if let Some(sandbox) = &sandbox.sandbox {
+            sandbox.set_network_asker(network_asker(&pipeline));
+        }
         let exchange = Exchange::new(pipeline.emitter.clone(), pipeline.client_waits_counter());
         let exchange = Arc::new(exchange);
         agent_tool.connect(
@@ -585,4 +588,28 @@ impl Runtime {
             tracer.shutdown(OTEL_FLUSH_GRACE).await;
         }
     }
+}
+
+/// The Bash sandbox proxy's way to ask about a host: the pipeline's ask path (held weakly: the
+/// sandbox lives in the session, which the pipeline holds).
+fn network_asker(pipeline: &Arc<Pipeline>) -> crate::sandbox::proxy::NetworkAsker {
+    let weak = Arc::downgrade(pipeline);
+    Arc::new(move |ask| {
+        let pipeline = weak.upgrade();
+        Box::pin(async move {
+            match pipeline {
+                Some(p) => {
+                    crate::supervisor::ask_network(
+                        &p,
+                        &ask.tool_use_id,
+                        &ask.host,
+                        ask.port,
+                        &ask.cancel,
+                    )
+                    .await
+                }
+                None => false,
+            }
+        })
+    })
 }

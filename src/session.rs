@@ -56,6 +56,38 @@ pub trait ShellSandbox: Send + Sync + std::fmt::Debug {
     fn auto_allows(&self, command: &str, unsandboxed_requested: bool) -> bool;
     /// One line for `toolrt explain`: how the command would run, and under which policy.
     fn describe(&self, command: &str, unsandboxed_requested: bool) -> String;
+    /// Starts call `tool_use_id`'s sandboxed command: its own launch (naming the call to the
+    /// network proxy), and a ticket that collects what the sandbox refused it.
+    fn enter(&self, launch: Arc<ShellLaunch>, _tool_use_id: &str) -> SandboxedCall {
+        SandboxedCall {
+            launch,
+            ticket: None,
+        }
+    }
+}
+
+/// One call's sandboxed command, while it runs.
+pub struct SandboxedCall {
+    /// How to start it.
+    pub launch: Arc<ShellLaunch>,
+    /// What the sandbox refused it (its proxy's refusals); the call ends there when dropped.
+    pub ticket: Option<Box<dyn SandboxTicket>>,
+}
+
+impl SandboxedCall {
+    /// What the sandbox refused the command so far, one line each.
+    pub fn refusals(&self) -> Vec<String> {
+        self.ticket
+            .as_ref()
+            .map(|t| t.refusals())
+            .unwrap_or_default()
+    }
+}
+
+/// A sandboxed call as the sandbox tracks it.
+pub trait SandboxTicket: Send + Sync {
+    /// What the sandbox refused the call, one line each.
+    fn refusals(&self) -> Vec<String>;
 }
 
 /// A [`Guard`] that permits everything.

@@ -30,6 +30,7 @@ pub(crate) use chain::{Chain, Level, narrow_mode};
 pub use decision::{
     Behavior, DecidedBy, Decision, HookVerdict, Mode, RuleKind, SubcommandVerdict, UnknownMode,
 };
+pub(crate) use domain::DomainPattern;
 pub(crate) use pattern::BashPattern;
 pub use policy::PolicyError;
 pub(crate) use policy::{DecisionRequest, Policy, PolicyBuilder};

@@ -42,10 +42,9 @@ pub(crate) struct SandboxSettings {
     pub(crate) deny_read: Vec<PathBuf>,
     /// `sandbox.filesystem.allowRead` (parsed; not enforced yet: denied reads stay denied whole).
     pub(crate) allow_read: Vec<PathBuf>,
-    /// `sandbox.network.allowedDomains` (parsed; the proxy is not built, so no domain is
-    /// reachable yet).
+    /// `sandbox.network.allowedDomains` and `WebFetch(domain:…)` allow rules.
     pub(crate) allowed_domains: Vec<String>,
-    /// `sandbox.network.deniedDomains`.
+    /// `sandbox.network.deniedDomains` and `WebFetch(domain:…)` deny rules.
     pub(crate) denied_domains: Vec<String>,
     /// `sandbox.network.allowLocalBinding`.
     pub(crate) allow_local_binding: bool,
@@ -190,13 +189,6 @@ impl SandboxSettings {
                 *slot = flag(file, &format!("sandbox.network.{key}"), val)?;
             }
         }
-        if !self.allowed_domains.is_empty() {
-            self.warnings.push(format!(
-                "{}: sandbox.network.allowedDomains is not enforced yet: the network proxy is \
-                 not built, so a sandboxed command reaches no network at all",
-                file.display()
-            ));
-        }
         Ok(())
     }
 
@@ -214,6 +206,18 @@ impl SandboxSettings {
                 let Some(spec) = rule.specifier() else {
                     continue;
                 };
+                // The proxy lets through what WebFetch may fetch, and refuses what it may not.
+                if rule.tool() == "WebFetch" {
+                    if let Some(host) = spec.strip_prefix("domain:") {
+                        let list = if is_allow {
+                            &mut self.allowed_domains
+                        } else {
+                            &mut self.denied_domains
+                        };
+                        list.push(host.to_string());
+                    }
+                    continue;
+                }
                 let edit = EDIT_TOOLS.contains(&rule.tool());
                 let read = READ_TOOLS.contains(&rule.tool());
                 if !(edit || (read && !is_allow)) {
@@ -338,7 +342,7 @@ mod tests {
             (
                 "/p/a.json",
                 r#"{"sandbox": {"enabled": true, "excludedCommands": ["docker"],
-                    "filesystem": {"allowWrite": ["/out", "~/.cache"], "denyRead": ["//etc/secret"]},
+                    "filesystem": {"allowWrite": ["/out", "~/.cache"], "denyRead": ["//etc/secret"], "allowRead": ["//etc/secret/ok"]},
                     "network": {"allowedDomains": ["*.example.com"], "allowLocalBinding": true}}}"#,
             ),
             (
@@ -346,8 +350,8 @@ mod tests {
                 r#"{"sandbox": {"excludedCommands": ["git *"],
                     "filesystem": {"allowWrite": ["./build"], "denyWrite": ["/x"]},
                     "network": {"deniedDomains": ["evil.test"]}},
-                    "permissions": {"allow": ["Edit(//srv/**)", "Edit(src/*.rs)", "Bash(ls)"],
-                                    "deny": ["Edit(./.env)", "Read(~/.aws/**)", "Read(**/*.key)"]}}"#,
+                    "permissions": {"allow": ["Edit(//srv/**)", "Edit(src/*.rs)", "Bash(ls)", "WebFetch(domain:docs.rs)"],
+                                    "deny": ["Edit(./.env)", "Read(~/.aws/**)", "Read(**/*.key)", "WebFetch(domain:*.bad.test)"]}}"#,
             ),
         ])
         .unwrap();
@@ -358,12 +362,12 @@ mod tests {
         );
         assert_eq!(paths(&s.deny_write), ["/q/x", "/w/.env"]);
         assert_eq!(paths(&s.deny_read), ["/etc/secret", "/h/.aws"]);
-        assert_eq!(s.allowed_domains, ["*.example.com"]);
-        assert_eq!(s.denied_domains, ["evil.test"]);
+        assert_eq!(s.allowed_domains, ["*.example.com", "docs.rs"]);
+        assert_eq!(s.denied_domains, ["evil.test", "*.bad.test"]);
         assert!(s.allow_local_binding && !s.allow_all_unix_sockets);
         assert_eq!(s.unenforced, ["Read(**/*.key)"]);
         for needle in [
-            "allowedDomains is not enforced",
+            "allowRead is not enforced",
             "Edit(src/*.rs) is a pattern",
             "Read(**/*.key) is a pattern",
         ] {

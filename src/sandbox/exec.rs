@@ -2,8 +2,9 @@
 //! binary execs the command, which inherits every restriction (so do its children).
 //!
 //! # Order
-//! 1. New user, mount and network namespaces (`unshare`; the uid and gid map to themselves).
-//!    The network namespace has no interface but a loopback that stays down: no network at all.
+//! 1. The session's user and network namespaces, made once by the holder (`holder`), joined
+//!    (`setns`); then a mount namespace of its own (`unshare`). The network namespace has only
+//!    a loopback, on which the holder relays `127.0.0.1:PROXY_PORT` to toolrt's proxy.
 //! 2. Mounts, private to the new namespace: each `deny_write` path bound onto itself read-only;
 //!    each `deny_read` path covered by an empty stand-in the command may not open (mode 000,
 //!    read-only). Landlock alone cannot take a path back out of a folder it allows.
@@ -23,11 +24,10 @@ use landlock::{
     RulesetCreatedAttr, RulesetStatus, Scope,
 };
 use nix::mount::{MsFlags, mount};
-use nix::sched::{CloneFlags, unshare};
+use nix::sched::{CloneFlags, setns, unshare};
 use nix::sys::statvfs::{FsFlags, statvfs};
-use nix::unistd::{getgid, getuid};
 
-use super::ExecPolicy;
+use super::{ExecPolicy, Join};
 
 /// The Landlock ABI whose rights are asked for; older kernels give what they have (best
 /// effort), and the report says which ABI is in force.
@@ -38,17 +38,13 @@ const TARGET: ABI = ABI::V6;
 pub fn restrict(policy: &str) -> Result<String, String> {
     let policy: ExecPolicy =
         serde_json::from_str(policy).map_err(|e| format!("unreadable --policy: {e}"))?;
-    let (uid, gid) = (getuid(), getgid());
-    unshare(CloneFlags::CLONE_NEWUSER | CloneFlags::CLONE_NEWNS | CloneFlags::CLONE_NEWNET)
-        .map_err(|e| {
-            format!("cannot create user, mount and network namespaces ({e}): unprivileged user namespaces are unavailable here")
-        })?;
-    let write = |file: &str, text: String| {
-        std::fs::write(file, text).map_err(|e| format!("cannot write {file}: {e}"))
-    };
-    write("/proc/self/setgroups", "deny".into())?;
-    write("/proc/self/uid_map", format!("{uid} {uid} 1"))?;
-    write("/proc/self/gid_map", format!("{gid} {gid} 1"))?;
+    let join = policy
+        .join
+        .as_ref()
+        .ok_or("the policy names no namespace holder to join")?;
+    join_holder(join)?;
+    unshare(CloneFlags::CLONE_NEWNS)
+        .map_err(|e| format!("cannot create a mount namespace: {e}"))?;
     mount(
         None::<&str>,
         "/",
@@ -76,7 +72,32 @@ pub fn restrict(policy: &str) -> Result<String, String> {
     }
     let report = landlock(&policy)?;
     drop_capabilities()?;
-    Ok(format!("{report}; own user, mount and network namespaces"))
+    Ok(format!(
+        "{report}; the session's user and network namespaces, own mount namespace"
+    ))
+}
+
+/// Joins the holder's user namespace, then its network namespace, each checked to be the one
+/// the holder had when it started (a recycled pid names other namespaces).
+fn join_holder(join: &Join) -> Result<(), String> {
+    use std::os::unix::fs::MetadataExt;
+    for (kind, inode, flag) in [
+        ("user", join.user, CloneFlags::CLONE_NEWUSER),
+        ("net", join.net, CloneFlags::CLONE_NEWNET),
+    ] {
+        let path = format!("/proc/{}/ns/{kind}", join.pid);
+        let file = std::fs::File::open(&path)
+            .map_err(|e| format!("the sandbox's namespace holder is gone ({path}: {e})"))?;
+        let found = file.metadata().map(|m| m.ino()).unwrap_or(0);
+        if found != inode {
+            return Err(format!(
+                "the sandbox's namespace holder is gone ({path} is another namespace)"
+            ));
+        }
+        setns(&file, flag)
+            .map_err(|e| format!("cannot join the sandbox's {kind} namespace: {e}"))?;
+    }
+    Ok(())
 }
 
 /// Binds `source` onto `target`, read-only, keeping the flags the kernel locks in a user

@@ -13,6 +13,8 @@
 
 pub(crate) mod config;
 pub(crate) mod exec;
+pub(crate) mod holder;
+pub(crate) mod proxy;
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -22,7 +24,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::permission::BashPattern;
-use crate::session::{ShellLaunch, ShellPlan, ShellSandbox};
+use crate::session::{SandboxTicket, SandboxedCall, ShellLaunch, ShellPlan, ShellSandbox};
 use crate::settings::{Settings, SettingsError};
 use config::SandboxSettings;
 
@@ -39,6 +41,21 @@ pub(crate) struct ExecPolicy {
     pub(crate) stand_in_file: PathBuf,
     /// The empty, unreadable folder mounted over a denied folder.
     pub(crate) stand_in_dir: PathBuf,
+    /// The holder's relay target: toolrt's proxy socket.
+    #[serde(default)]
+    pub(crate) proxy_socket: Option<PathBuf>,
+    /// The namespaces a command joins: the session's holder.
+    #[serde(default)]
+    pub(crate) join: Option<Join>,
+}
+
+/// The session's namespace holder: its pid, and the inodes of its user and network
+/// namespaces (checked before joining, so a recycled pid is never joined).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub(crate) struct Join {
+    pub(crate) pid: u32,
+    pub(crate) user: u64,
+    pub(crate) net: u64,
 }
 
 /// Whether the boundary could be set up, found once at start-up.
@@ -48,9 +65,25 @@ enum State {
     Ready {
         launch: Arc<ShellLaunch>,
         report: String,
+        running: Box<Running>,
     },
     /// It cannot, and why.
     Unavailable(String),
+}
+
+/// What a ready sandbox keeps running: the namespace holder (killed with its group when this
+/// is dropped; its stdin closes too) and the proxy.
+#[derive(Debug)]
+struct Running {
+    proxy: Arc<proxy::Proxy>,
+    serving: tokio::task::JoinHandle<()>,
+    _holder: Option<(tokio::process::Child, crate::process::Group)>,
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.serving.abort();
+    }
 }
 
 /// The session's sandbox (`sandbox.enabled`).
@@ -85,7 +118,10 @@ impl Sandbox {
         }
         let warnings = config.warnings.clone();
         let (state, dir) = match prepare(&config, cwd) {
-            Ok((launch, dir)) => (probe(launch).await, Some(dir)),
+            Ok((policy, program, dir)) => (
+                boundary(&config, policy, program, dir.path()).await,
+                Some(dir),
+            ),
             Err(why) => (State::Unavailable(why), None),
         };
         let excluded = config
@@ -111,6 +147,13 @@ impl Sandbox {
             sandbox: Some(Arc::new(sandbox)),
             warnings,
         })
+    }
+
+    /// Attaches who answers the proxy's `Network(host)` asks (the supervisor's ask path).
+    pub(crate) fn set_network_asker(&self, asker: proxy::NetworkAsker) {
+        if let State::Ready { running, .. } = &self.state {
+            running.proxy.set_asker(asker);
+        }
     }
 
     /// The `sandbox` start-up event's fields: whether it is in force, with which Landlock ABI,
@@ -166,12 +209,22 @@ impl Sandbox {
                     .join(", ")
             }
         };
+        let domains = |v: &[String]| {
+            if v.is_empty() {
+                "none".into()
+            } else {
+                v.join(", ")
+            }
+        };
         format!(
             "writes only in the workspace, $TMPDIR and allowWrite ({}); denyWrite: {}; \
-             denyRead: {}; no network",
+             denyRead: {}; network only through toolrt's proxy: allowedDomains: {}; \
+             deniedDomains: {}; other hosts asked about",
             list(&self.settings.allow_write),
             list(&self.settings.deny_write),
             list(&self.settings.deny_read),
+            domains(&self.settings.allowed_domains),
+            domains(&self.settings.denied_domains),
         )
     }
 }
@@ -202,6 +255,25 @@ impl ShellSandbox for Sandbox {
             )
     }
 
+    fn enter(&self, launch: Arc<ShellLaunch>, tool_use_id: &str) -> SandboxedCall {
+        let State::Ready { running, .. } = &self.state else {
+            return SandboxedCall {
+                launch,
+                ticket: None,
+            };
+        };
+        let proxy = running.proxy.clone();
+        let (name, state) = proxy.register(tool_use_id);
+        let mut own = (*launch).clone();
+        own.env
+            .retain(|(k, _)| !k.to_ascii_lowercase().ends_with("_proxy"));
+        own.env.extend(proxy_env(Some(&name)));
+        SandboxedCall {
+            launch: Arc::new(own),
+            ticket: Some(Box::new(Ticket { proxy, name, state })),
+        }
+    }
+
     fn describe(&self, command: &str, unsandboxed_requested: bool) -> String {
         match self.plan(command, unsandboxed_requested) {
             ShellPlan::Sandboxed(_) => {
@@ -228,11 +300,56 @@ impl ShellSandbox for Sandbox {
     }
 }
 
-/// Makes the session's sandbox folder (TMPDIR and the stand-ins) and the helper's command line.
+/// One Bash call in the sandbox as the proxy knows it; dropping it ends the call there (an
+/// ask still waiting is refused).
+struct Ticket {
+    proxy: Arc<proxy::Proxy>,
+    name: String,
+    state: Arc<proxy::CallState>,
+}
+
+impl SandboxTicket for Ticket {
+    fn refusals(&self) -> Vec<String> {
+        self.state.refusals()
+    }
+}
+
+impl Drop for Ticket {
+    fn drop(&mut self) {
+        self.proxy.unregister(&self.name);
+    }
+}
+
+/// The proxy variables a sandboxed command gets; `user` names its call to the proxy.
+fn proxy_env(user: Option<&str>) -> Vec<(String, String)> {
+    let port = proxy::PROXY_PORT;
+    let url = match user {
+        Some(user) => format!("http://{user}@127.0.0.1:{port}"),
+        None => format!("http://127.0.0.1:{port}"),
+    };
+    let mut env: Vec<(String, String)> = [
+        "HTTP_PROXY",
+        "HTTPS_PROXY",
+        "ALL_PROXY",
+        "http_proxy",
+        "https_proxy",
+        "all_proxy",
+    ]
+    .iter()
+    .map(|k| (k.to_string(), url.clone()))
+    .collect();
+    for k in ["NO_PROXY", "no_proxy"] {
+        env.push((k.to_string(), "localhost,127.0.0.1,::1".to_string()));
+    }
+    env
+}
+
+/// Makes the session's sandbox folder (TMPDIR and the stand-ins); returns the policy without
+/// its holder yet, and the helper.
 fn prepare(
     config: &SandboxSettings,
     cwd: &Path,
-) -> Result<(ShellLaunch, tempfile::TempDir), String> {
+) -> Result<(ExecPolicy, PathBuf, tempfile::TempDir), String> {
     use std::os::unix::fs::PermissionsExt;
     let program = helper()?;
     let dir = tempfile::Builder::new()
@@ -251,7 +368,7 @@ fn prepare(
             std::fs::set_permissions(&stand_in_dir, none)
         });
     made.map_err(|e| format!("cannot prepare the sandbox's folder: {e}"))?;
-    let mut write = vec![cwd.to_path_buf(), tmp.clone()];
+    let mut write = vec![cwd.to_path_buf(), tmp];
     write.extend(config.allow_write.iter().cloned());
     let policy = ExecPolicy {
         write,
@@ -259,8 +376,50 @@ fn prepare(
         deny_read: config.deny_read.clone(),
         stand_in_file,
         stand_in_dir,
+        proxy_socket: Some(dir.path().join("proxy.sock")),
+        join: None,
     };
-    let text = serde_json::to_string(&policy).map_err(|e| e.to_string())?;
+    Ok((policy, program, dir))
+}
+
+/// Starts the proxy and the namespace holder, then probes a command's whole set-up once.
+async fn boundary(
+    config: &SandboxSettings,
+    mut policy: ExecPolicy,
+    program: PathBuf,
+    dir: &Path,
+) -> State {
+    let proxy = Arc::new(proxy::Proxy::new(
+        &config.allowed_domains,
+        &config.denied_domains,
+    ));
+    let socket = policy.proxy_socket.clone().unwrap_or_default();
+    let listener = match proxy::listen(&socket) {
+        Ok(listener) => listener,
+        Err(e) => {
+            return State::Unavailable(format!("cannot listen on {}: {e}", socket.display()));
+        }
+    };
+    let mut running = Running {
+        serving: tokio::spawn(proxy.clone().serve(listener)),
+        proxy,
+        _holder: None,
+    };
+    let (holder, join) = match start_holder(&program, &policy).await {
+        Ok(started) => started,
+        Err(why) => return State::Unavailable(why),
+    };
+    running._holder = Some(holder);
+    policy.join = Some(join);
+    let text = match serde_json::to_string(&policy) {
+        Ok(text) => text,
+        Err(e) => return State::Unavailable(e.to_string()),
+    };
+    let mut env = vec![(
+        "TMPDIR".to_string(),
+        dir.join("tmp").to_string_lossy().into_owned(),
+    )];
+    env.extend(proxy_env(None));
     let launch = ShellLaunch {
         program,
         args: vec![
@@ -268,9 +427,58 @@ fn prepare(
             "--policy".into(),
             OsString::from(text),
         ],
-        env: vec![("TMPDIR".into(), tmp.to_string_lossy().into_owned())],
+        env,
     };
-    Ok((launch, dir))
+    probe(launch, running).await
+}
+
+/// Starts `sandbox-exec --hold` and waits for its `ready`; returns it (in its own process
+/// group) and the namespaces commands join.
+async fn start_holder(
+    program: &Path,
+    policy: &ExecPolicy,
+) -> Result<((tokio::process::Child, crate::process::Group), Join), String> {
+    use std::os::unix::fs::MetadataExt;
+    use tokio::io::AsyncBufReadExt;
+    let text = serde_json::to_string(policy).map_err(|e| e.to_string())?;
+    let mut cmd = tokio::process::Command::new(program);
+    cmd.args(["sandbox-exec", "--hold", "--policy", &text])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null());
+    let no_env: [(&str, &str); 0] = [];
+    let (mut child, group) = crate::process::spawn(cmd, &[], no_env, "sandbox holder")
+        .await
+        .map_err(|e| format!("cannot start {}: {e}", program.display()))?;
+    let stdout = child.stdout.take().ok_or("the holder has no stdout")?;
+    let mut line = String::new();
+    let mut reader = tokio::io::BufReader::new(stdout);
+    let read = tokio::time::timeout(
+        std::time::Duration::from_secs(10),
+        reader.read_line(&mut line),
+    )
+    .await;
+    let line = line.trim();
+    match read {
+        Ok(Ok(_)) if line == "ready" => {}
+        Ok(_) if !line.is_empty() => {
+            return Err(line.trim_start_matches("toolrt sandbox-exec: ").to_string());
+        }
+        Ok(_) => return Err("the namespace holder exited without a word".into()),
+        Err(_) => return Err("the namespace holder was not ready within 10 s".into()),
+    }
+    let pid = child.id().ok_or("the namespace holder exited")?;
+    let inode = |kind: &str| {
+        std::fs::metadata(format!("/proc/{pid}/ns/{kind}"))
+            .map(|m| m.ino())
+            .map_err(|e| format!("cannot read the holder's {kind} namespace: {e}"))
+    };
+    let join = Join {
+        pid,
+        user: inode("user")?,
+        net: inode("net")?,
+    };
+    Ok(((child, group), join))
 }
 
 /// The helper: `TOOLRT_SANDBOX_EXEC`, else this program when it is toolrt (a library embedder
@@ -296,7 +504,7 @@ fn helper() -> Result<PathBuf, String> {
 
 /// Runs the helper once with `--probe`: it sets up the whole boundary, then reports instead of
 /// running a command.
-async fn probe(launch: ShellLaunch) -> State {
+async fn probe(launch: ShellLaunch, running: Running) -> State {
     let mut cmd = tokio::process::Command::new(&launch.program);
     cmd.args(&launch.args)
         .arg("--probe")
@@ -317,6 +525,7 @@ async fn probe(launch: ShellLaunch) -> State {
         Ok(Ok(out)) if out.status.success() => State::Ready {
             launch: Arc::new(launch),
             report: String::from_utf8_lossy(&out.stdout).trim().to_string(),
+            running: Box::new(running),
         },
         Ok(Ok(out)) => {
             let err = String::from_utf8_lossy(&out.stderr);

@@ -253,10 +253,10 @@ async fn ask_client(
 }
 
 /// Counts a call as waiting for the client while it lives.
-struct ClientWait<'a>(&'a watch::Sender<usize>);
+pub(super) struct ClientWait<'a>(&'a watch::Sender<usize>);
 
 impl<'a> ClientWait<'a> {
-    fn new(waits: &'a watch::Sender<usize>) -> Self {
+    pub(super) fn new(waits: &'a watch::Sender<usize>) -> Self {
         waits.send_modify(|n| *n += 1);
         Self(waits)
     }

@@ -26,6 +26,7 @@
 mod ask;
 mod batch;
 mod clock;
+mod network;
 mod pipeline;
 
 use std::future::Future;
@@ -40,6 +41,7 @@ use tracing::Instrument;
 
 pub(crate) use batch::{BatchLink, Gate, batch_records, end_batch};
 pub use clock::{Stage, StageClock};
+pub(crate) use network::ask_network;
 pub use pipeline::AskPolicy;
 pub(crate) use pipeline::{Pipeline, PipelineOptions, Stages};
 

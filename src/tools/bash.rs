@@ -17,7 +17,7 @@ use super::capture::{Capture, Captured};
 use super::shell_run::{Ending, run_captured, spawn_shell};
 use super::{bool_field, str_field, u64_field};
 use crate::call::Input;
-use crate::session::{Session, ShellPlan, UNSANDBOXED_FIELD};
+use crate::session::{SandboxedCall, Session, ShellPlan, UNSANDBOXED_FIELD};
 use crate::tool::{
     Access, BudgetClass, FullOutput, StateKey, Subject, Tool, ToolContext, ToolOutput, ToolStatus,
     Verdict,
@@ -121,7 +121,7 @@ impl Tool for Bash {
             Some(sandbox) => {
                 match sandbox.plan(&command, bool_field(&input, UNSANDBOXED_FIELD, false)) {
                     ShellPlan::Direct => None,
-                    ShellPlan::Sandboxed(launch) => Some(launch),
+                    ShellPlan::Sandboxed(launch) => Some(sandbox.enter(launch, &ctx.tool_use_id)),
                     ShellPlan::Refused(why) => return ToolOutput::failed(why),
                 }
             }
@@ -129,9 +129,9 @@ impl Tool for Bash {
         let sandboxed = ctx.session.sandbox.as_ref().map(|_| launch.is_some());
         if bool_field(&input, "run_in_background", false) {
             let started_task =
-                super::background::start(&self.tasks, &command, &ctx.session, launch.as_deref());
+                super::background::start(&self.tasks, &command, &ctx.session, shell(&launch));
             return match started_task.await {
-                Ok(task) => mark_sandboxed(started(&task, ctx.hook_response), sandboxed),
+                Ok(task) => mark_sandboxed(started(&task, ctx.hook_response), sandboxed, &[]),
                 Err(why) => ToolOutput::failed(why),
             };
         }
@@ -147,7 +147,7 @@ impl Tool for Bash {
             &format!("bash-{}", ctx.tool_use_id),
             KEEP_FILE_OVER_CHARS,
         );
-        let (child, group) = match spawn_shell(&command, session, launch.as_deref()).await {
+        let (child, group) = match spawn_shell(&command, session, shell(&launch)).await {
             Ok(spawned) => spawned,
             Err(err) => {
                 return ToolOutput::failed(format!(
@@ -166,38 +166,48 @@ impl Tool for Bash {
             Some(&ctx.progress),
         )
         .await;
+        let refused = launch.map(|l| l.refusals()).unwrap_or_default();
         mark_sandboxed(
             finish(&command, timeout_ms, ending, captured, describe),
             sandboxed,
+            &refused,
         )
     }
+}
+
+fn shell(call: &Option<SandboxedCall>) -> Option<&crate::session::ShellLaunch> {
+    call.as_ref().map(|c| &*c.launch)
 }
 
 /// Says in the hooks' `tool_response` whether the command ran sandboxed (a toolrt field), and
 /// when a sandboxed command failed on a refused write, says that the sandbox refused it: the
 /// kernel tells only the command (`EACCES`, `EROFS`), so toolrt goes by its words.
 /// `sandboxed`: `None` when no sandbox is configured (the response keeps the reference's shape).
-fn mark_sandboxed(mut out: ToolOutput, sandboxed: Option<bool>) -> ToolOutput {
+/// `refused`: what the network proxy refused the command, always said.
+fn mark_sandboxed(mut out: ToolOutput, sandboxed: Option<bool>, refused: &[String]) -> ToolOutput {
     let Some(sandboxed) = sandboxed else {
         return out;
     };
     if let Some(fields) = out.response.as_mut().and_then(Value::as_object_mut) {
         fields.insert("sandboxed".into(), Value::Bool(sandboxed));
     }
-    let refused = [
+    let words = [
         "Permission denied",
         "Read-only file system",
         "Operation not permitted",
     ];
     if sandboxed
         && out.status == ToolStatus::Failed
-        && refused.iter().any(|w| out.content.contains(w))
+        && words.iter().any(|w| out.content.contains(w))
     {
         out.content.push_str(
             "\n(sandbox: this command ran in the sandbox, which refuses writes outside the \
              workspace, $TMPDIR and sandbox.filesystem.allowWrite, reads of denyRead paths, and \
-             all network access)",
+             network access except through its proxy)",
         );
+    }
+    for line in refused {
+        out.content.push_str(&format!("\n(sandbox: {line})"));
     }
     out
 }

@@ -1,0 +1,63 @@
+//! `Network(host)` asks from the Bash sandbox's proxy: a sandboxed command connects to a host
+//! no rule allows or denies, and the client is asked, as for any call, on behalf of the Bash
+//! call whose command connects.
+
+use std::sync::atomic::Ordering;
+
+use serde_json::json;
+use tokio::sync::oneshot;
+use tokio_util::sync::CancellationToken;
+
+use super::Pipeline;
+use super::ask::ClientWait;
+use crate::permission::Mode;
+use crate::protocol::ServerMessage;
+
+/// Whether call `tool_use_id`'s sandboxed command may connect to `host:port`: `dontAsk` and a
+/// session nobody can answer deny, `bypassPermissions` allows, otherwise a `permission_request`
+/// for tool `Network` (input `{"host", "port"}`) goes to the client. No answer (the client
+/// closed, or `cancel` fired because the call ended) is a denial.
+pub(crate) async fn ask_network(
+    p: &Pipeline,
+    tool_use_id: &str,
+    host: &str,
+    port: u16,
+    cancel: &CancellationToken,
+) -> bool {
+    match p.mode {
+        Mode::DontAsk => return false,
+        Mode::BypassPermissions => return true,
+        _ => {}
+    }
+    let asks = &p.asks;
+    if p.ask_policy == super::AskPolicy::Deny || asks.closed.load(Ordering::SeqCst) {
+        return false;
+    }
+    let request_id = format!("perm-{}", asks.seq.fetch_add(1, Ordering::Relaxed));
+    let _waiting = ClientWait::new(&asks.client_waits);
+    let (tx, rx) = oneshot::channel();
+    asks.waiting.insert(request_id.clone(), tx);
+    p.emitter.send(ServerMessage::PermissionRequest {
+        request_id: request_id.clone(),
+        tool_use_id: tool_use_id.to_string(),
+        tool_name: "Network".into(),
+        input: json!({"host": host, "port": port}),
+        reason: Some(format!(
+            "The sandboxed command connects to {host}:{port}, which \
+             sandbox.network.allowedDomains does not list"
+        )),
+        agent_id: None,
+    });
+    // Closing can race the insert above; check again so the wait cannot outlive the client.
+    if asks.closed.load(Ordering::SeqCst) {
+        asks.waiting.remove(&request_id);
+    }
+    tokio::select! {
+        biased;
+        answer = rx => answer.is_ok_and(|a| a.allow),
+        _ = cancel.cancelled() => {
+            asks.waiting.remove(&request_id);
+            false
+        }
+    }
+}
