@@ -577,3 +577,60 @@ fn wrong_types_stop_start_up_naming_the_key() {
         "{err}"
     );
 }
+
+#[test]
+fn allow_read_reopens_paths_inside_a_denied_folder() {
+    let fx = Fx::new();
+    fx.write("vault/hidden.txt", "TOPSECRET\n");
+    fx.write("vault/public/readme.txt", "PUBLICDIR\n");
+    fx.write("vault/note.txt", "PUBLICFILE\n");
+    fx.write("vault/deep/er/ok.txt", "PUBLICDEEP\n");
+    fx.write("open.txt", "OPENFILE\n");
+    let settings = json!({
+        "sandbox": {"enabled": true, "filesystem": {
+            "denyRead": ["./vault", "./open.txt"],
+            "allowRead": ["./vault/public", "./vault/note.txt", "./vault/deep/er/ok.txt", "./open.txt"],
+        }},
+    });
+    let run = fx.run(
+        settings,
+        &[
+            ("hidden", bash("cat vault/hidden.txt")),
+            ("list", bash("ls vault")),
+            ("dir", bash("cat vault/public/readme.txt")),
+            ("file", bash("cat vault/note.txt")),
+            ("deep", bash("cat vault/deep/er/ok.txt")),
+            ("same", bash("cat open.txt")),
+            ("again", bash("cat vault/hidden.txt; cat vault/note.txt")),
+        ],
+        "deny",
+        &[],
+    );
+    for id in ["hidden", "list"] {
+        assert_ne!(outcome(&run, id), "success", "{id}: {}", content(&run, id));
+        assert!(
+            !content(&run, id).contains("TOPSECRET"),
+            "{id}: {}",
+            content(&run, id)
+        );
+    }
+    for (id, want) in [
+        ("dir", "PUBLICDIR"),
+        ("file", "PUBLICFILE"),
+        ("deep", "PUBLICDEEP"),
+        ("same", "OPENFILE"),
+    ] {
+        assert_eq!(outcome(&run, id), "success", "{id}: {}", content(&run, id));
+        assert!(
+            content(&run, id).contains(want),
+            "{id}: {}",
+            content(&run, id)
+        );
+    }
+    // A later command finds the same mounts (made once per session).
+    let again = content(&run, "again");
+    assert!(
+        !again.contains("TOPSECRET") && again.contains("PUBLICFILE"),
+        "{again}"
+    );
+}

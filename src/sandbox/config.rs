@@ -40,7 +40,7 @@ pub(crate) struct SandboxSettings {
     pub(crate) deny_write: Vec<PathBuf>,
     /// `sandbox.filesystem.denyRead` and `Read(…)` deny rules.
     pub(crate) deny_read: Vec<PathBuf>,
-    /// `sandbox.filesystem.allowRead` (parsed; not enforced yet: denied reads stay denied whole).
+    /// `sandbox.filesystem.allowRead`: readable paths inside `deny_read` ones.
     pub(crate) allow_read: Vec<PathBuf>,
     /// `sandbox.network.allowedDomains` and `WebFetch(domain:…)` allow rules.
     pub(crate) allowed_domains: Vec<String>,
@@ -158,13 +158,6 @@ impl SandboxSettings {
                 }
                 list.push(anchor(text, anchors));
             }
-        }
-        if map.get("allowRead").is_some() {
-            self.warnings.push(format!(
-                "{}: sandbox.filesystem.allowRead is not enforced yet: a denyRead path stays \
-                 unreadable whole",
-                file.display()
-            ));
         }
         Ok(())
     }
@@ -366,11 +359,7 @@ mod tests {
         assert_eq!(s.denied_domains, ["evil.test", "*.bad.test"]);
         assert!(s.allow_local_binding && !s.allow_all_unix_sockets);
         assert_eq!(s.unenforced, ["Read(**/*.key)"]);
-        for needle in [
-            "allowRead is not enforced",
-            "Edit(src/*.rs) is a pattern",
-            "Read(**/*.key) is a pattern",
-        ] {
+        for needle in ["Edit(src/*.rs) is a pattern", "Read(**/*.key) is a pattern"] {
             assert!(
                 s.warnings.iter().any(|w| w.contains(needle)),
                 "{needle}: {:#?}",

@@ -2,29 +2,32 @@
 //! binary execs the command, which inherits every restriction (so do its children).
 //!
 //! # Order
-//! 1. The session's user and network namespaces, made once by the holder (`holder`), joined
-//!    (`setns`); then a mount namespace of its own (`unshare`). The network namespace has only
-//!    a loopback, on which the holder relays `127.0.0.1:PROXY_PORT` to toolrt's proxy.
-//! 2. Mounts, private to the new namespace: each `deny_write` path bound onto itself read-only;
-//!    each `deny_read` path covered by an empty stand-in the command may not open (mode 000,
-//!    read-only). Landlock alone cannot take a path back out of a folder it allows.
+//! 1. The session's user, mount and network namespaces, made once by the holder (`holder`),
+//!    joined (`setns`): creating namespaces costs tens of milliseconds, joining them
+//!    microseconds. The network namespace has only a loopback, on which the holder relays
+//!    `127.0.0.1:PROXY_PORT` to toolrt's proxy.
+//! 2. Mounts in the session's mount namespace (`protect`, made once, skipped when present):
+//!    each `deny_write` path bound onto itself read-only; each `deny_read` path covered by an
+//!    empty stand-in the command may not open (mode 000, read-only), or, with `allow_read`
+//!    paths below it, by a read-only tmpfs that holds only those paths, bound back. Landlock
+//!    alone cannot take a path back out of a folder it allows.
 //! 3. Landlock: reads everywhere, writes only below `write` (and `/dev/null`); signals and
 //!    abstract sockets scoped to the sandbox (ABI 6). Landlock also forbids the command to
 //!    mount or unmount, so step 2 cannot be undone.
 //! 4. Every capability dropped (bounding set included): a command started as root keeps no
 //!    power over its namespaces.
 //!
-//! Everything here must run before any thread exists: `unshare` of a user namespace refuses a
+//! Everything here must run before any thread exists: joining a user namespace refuses a
 //! multi-threaded process. `main` calls it first thing.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use landlock::{
     ABI, Access, AccessFs, LandlockStatus, PathBeneath, PathFd, Ruleset, RulesetAttr,
     RulesetCreatedAttr, RulesetStatus, Scope,
 };
 use nix::mount::{MsFlags, mount};
-use nix::sched::{CloneFlags, setns, unshare};
+use nix::sched::{CloneFlags, setns};
 use nix::sys::statvfs::{FsFlags, statvfs};
 
 use super::{ExecPolicy, Join};
@@ -42,47 +45,157 @@ pub fn restrict(policy: &str) -> Result<String, String> {
         .join
         .as_ref()
         .ok_or("the policy names no namespace holder to join")?;
+    let cwd =
+        std::env::current_dir().map_err(|e| format!("cannot read the working folder: {e}"))?;
     join_holder(join)?;
-    unshare(CloneFlags::CLONE_NEWNS)
-        .map_err(|e| format!("cannot create a mount namespace: {e}"))?;
-    mount(
-        None::<&str>,
-        "/",
-        None::<&str>,
-        MsFlags::MS_REC | MsFlags::MS_PRIVATE,
-        None::<&str>,
-    )
-    .map_err(|e| format!("cannot make the mounts private: {e}"))?;
-    // Read-only first: a denied read inside a denied write is then still found.
+    // Joining a mount namespace moves to its root.
+    std::env::set_current_dir(&cwd)
+        .map_err(|e| format!("cannot return to {}: {e}", cwd.display()))?;
+    protect(&policy)?;
+    let report = landlock(&policy)?;
+    drop_capabilities()?;
+    Ok(format!(
+        "{report}; the session's user, mount and network namespaces"
+    ))
+}
+
+/// The mounts that take denied paths back out of what Landlock allows, in the session's mount
+/// namespace (shared by its commands): each is made once, by the holder or by the first
+/// command that finds the path, and skipped by every later one (a path that appears during the
+/// session is protected from the next command on). Read-only first: a denied read inside a
+/// denied write is then still found.
+pub(crate) fn protect(policy: &ExecPolicy) -> Result<(), String> {
     for path in &policy.deny_write {
-        if path.exists() && policy.write.iter().any(|w| path.starts_with(w)) {
+        let writable = policy.write.iter().any(|w| path.starts_with(w));
+        let read_only =
+            statvfs(path.as_path()).is_ok_and(|s| s.flags().contains(FsFlags::ST_RDONLY));
+        if writable && !read_only && path.exists() {
             bind_read_only(path, path)?;
         }
     }
     for path in &policy.deny_read {
+        // allowRead wins over denyRead for the same path.
+        if policy.allow_read.contains(path) {
+            continue;
+        }
         let Ok(meta) = std::fs::metadata(path) else {
             continue;
         };
-        let stand_in = if meta.is_dir() {
-            &policy.stand_in_dir
+        if covered(path, &meta, policy) {
+            continue;
+        }
+        let allowed: Vec<&PathBuf> = policy
+            .allow_read
+            .iter()
+            .filter(|a| a.starts_with(path))
+            .collect();
+        if meta.is_dir() && !allowed.is_empty() {
+            cover_except(path, &allowed)?;
         } else {
-            &policy.stand_in_file
-        };
-        bind_read_only(stand_in, path)?;
+            let stand_in = if meta.is_dir() {
+                &policy.stand_in_dir
+            } else {
+                &policy.stand_in_file
+            };
+            bind_read_only(stand_in, path)?;
+        }
     }
-    let report = landlock(&policy)?;
-    drop_capabilities()?;
-    Ok(format!(
-        "{report}; the session's user and network namespaces, own mount namespace"
-    ))
+    Ok(())
 }
 
-/// Joins the holder's user namespace, then its network namespace, each checked to be the one
+/// Whether a denied path is covered already: it is a stand-in, or the tmpfs `cover_except`
+/// put over it (mode 0111, another device than its parent).
+fn covered(path: &Path, meta: &std::fs::Metadata, policy: &ExecPolicy) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let same = |p: &Path| {
+        std::fs::metadata(p).is_ok_and(|m| m.dev() == meta.dev() && m.ino() == meta.ino())
+    };
+    if same(&policy.stand_in_file) || same(&policy.stand_in_dir) {
+        return true;
+    }
+    let parent = path.parent().and_then(|p| std::fs::metadata(p).ok());
+    meta.is_dir() && meta.mode() & 0o7777 == 0o111 && parent.is_some_and(|p| p.dev() != meta.dev())
+}
+
+/// Hides the folder `dir` except `allowed` paths below it: a read-only tmpfs over it whose
+/// folders may be passed through but not listed (mode 0111), with each allowed path bound
+/// back at its place. The allowed paths are opened before the tmpfs covers them.
+fn cover_except(dir: &Path, allowed: &[&PathBuf]) -> Result<(), String> {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::fs::DirBuilderExt;
+    use std::os::unix::fs::OpenOptionsExt;
+    let fail = |e: &dyn std::fmt::Display| format!("cannot hide {}: {e}", dir.display());
+    let mut kept = Vec::new();
+    for path in allowed {
+        let Ok(meta) = std::fs::metadata(path) else {
+            continue;
+        };
+        let fd = nix::fcntl::open(
+            path.as_path(),
+            nix::fcntl::OFlag::O_PATH | nix::fcntl::OFlag::O_CLOEXEC,
+            nix::sys::stat::Mode::empty(),
+        )
+        .map_err(|e| fail(&e))?;
+        kept.push((path, meta.is_dir(), fd));
+    }
+    mount(
+        Some("tmpfs"),
+        dir,
+        Some("tmpfs"),
+        MsFlags::MS_NOSUID | MsFlags::MS_NODEV,
+        Some("mode=0111,size=64k"),
+    )
+    .map_err(|e| fail(&e))?;
+    for (path, is_dir, fd) in &kept {
+        let Ok(rel) = path.strip_prefix(dir) else {
+            continue;
+        };
+        let target = dir.join(rel);
+        if let Some(parent) = target.parent() {
+            std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o111)
+                .create(parent)
+                .map_err(|e| fail(&e))?;
+        }
+        let made = if *is_dir {
+            std::fs::DirBuilder::new().mode(0o111).create(&target)
+        } else {
+            std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(0o000)
+                .open(&target)
+                .map(drop)
+        };
+        made.map_err(|e| fail(&e))?;
+        let source = format!("/proc/self/fd/{}", fd.as_raw_fd());
+        mount(
+            Some(source.as_str()),
+            &target,
+            None::<&str>,
+            MsFlags::MS_BIND | MsFlags::MS_REC,
+            None::<&str>,
+        )
+        .map_err(|e| fail(&e))?;
+    }
+    mount(
+        None::<&str>,
+        dir,
+        None::<&str>,
+        MsFlags::MS_REMOUNT | MsFlags::MS_RDONLY | MsFlags::MS_NOSUID | MsFlags::MS_NODEV,
+        None::<&str>,
+    )
+    .map_err(|e| fail(&e))
+}
+
+/// Joins the holder's user namespace, then its mount and network namespaces, each checked to be the one
 /// the holder had when it started (a recycled pid names other namespaces).
 fn join_holder(join: &Join) -> Result<(), String> {
     use std::os::unix::fs::MetadataExt;
     for (kind, inode, flag) in [
         ("user", join.user, CloneFlags::CLONE_NEWUSER),
+        ("mnt", join.mnt, CloneFlags::CLONE_NEWNS),
         ("net", join.net, CloneFlags::CLONE_NEWNET),
     ] {
         let path = format!("/proc/{}/ns/{kind}", join.pid);

@@ -1,8 +1,8 @@
 //! `toolrt sandbox-exec --policy … --hold`: the session's namespace holder.
 //!
 //! Creating a network namespace costs tens of milliseconds; joining one costs microseconds. So
-//! the holder makes the session's user and network namespaces once, brings their loopback up,
-//! and stays: each sandboxed command joins them (`exec::restrict`). The holder is also the
+//! the holder makes the session's user, mount and network namespaces once (with the mounts
+//! that protect denied paths), brings the loopback up, and stays: each sandboxed command joins them (`exec::restrict`). The holder is also the
 //! bridge out: it listens on `127.0.0.1:PROXY_PORT` inside the namespace and relays every
 //! connection to toolrt's proxy over its Unix socket, the one path that crosses the boundary.
 //!
@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use nix::mount::{MsFlags, mount};
 use nix::sched::{CloneFlags, unshare};
 use nix::sys::socket::{
     AddressFamily, MsgFlags, NetlinkAddr, SockFlag, SockProtocol, SockType, recv, sendto, socket,
@@ -38,10 +39,11 @@ pub fn hold(policy: &str) -> Result<(), String> {
         .clone()
         .ok_or("the policy names no proxy socket")?;
     let (uid, gid) = (getuid(), getgid());
-    unshare(CloneFlags::CLONE_NEWUSER | CloneFlags::CLONE_NEWNET).map_err(|e| {
+    let all = CloneFlags::CLONE_NEWUSER | CloneFlags::CLONE_NEWNS | CloneFlags::CLONE_NEWNET;
+    unshare(all).map_err(|e| {
         format!(
-            "cannot create user and network namespaces ({e}): unprivileged user namespaces \
-             are unavailable here"
+            "cannot create user, mount and network namespaces ({e}): unprivileged user \
+             namespaces are unavailable here"
         )
     })?;
     let write = |file: &str, text: String| {
@@ -50,6 +52,15 @@ pub fn hold(policy: &str) -> Result<(), String> {
     write("/proc/self/setgroups", "deny".into())?;
     write("/proc/self/uid_map", format!("{uid} {uid} 1"))?;
     write("/proc/self/gid_map", format!("{gid} {gid} 1"))?;
+    mount(
+        None::<&str>,
+        "/",
+        None::<&str>,
+        MsFlags::MS_REC | MsFlags::MS_PRIVATE,
+        None::<&str>,
+    )
+    .map_err(|e| format!("cannot make the mounts private: {e}"))?;
+    super::exec::protect(&policy)?;
     loopback_up()?;
     let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, PROXY_PORT))
         .map_err(|e| format!("cannot listen on 127.0.0.1:{PROXY_PORT} in the sandbox: {e}"))?;

@@ -37,6 +37,9 @@ pub(crate) struct ExecPolicy {
     pub(crate) deny_write: Vec<PathBuf>,
     /// Paths hidden behind an unreadable stand-in.
     pub(crate) deny_read: Vec<PathBuf>,
+    /// Paths inside `deny_read` ones that stay readable (and a `deny_read` path itself).
+    #[serde(default)]
+    pub(crate) allow_read: Vec<PathBuf>,
     /// The empty, unreadable file mounted over a denied file.
     pub(crate) stand_in_file: PathBuf,
     /// The empty, unreadable folder mounted over a denied folder.
@@ -49,12 +52,13 @@ pub(crate) struct ExecPolicy {
     pub(crate) join: Option<Join>,
 }
 
-/// The session's namespace holder: its pid, and the inodes of its user and network
+/// The session's namespace holder: its pid, and the inodes of its user, mount and network
 /// namespaces (checked before joining, so a recycled pid is never joined).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub(crate) struct Join {
     pub(crate) pid: u32,
     pub(crate) user: u64,
+    pub(crate) mnt: u64,
     pub(crate) net: u64,
 }
 
@@ -374,6 +378,7 @@ fn prepare(
         write,
         deny_write: config.deny_write.clone(),
         deny_read: config.deny_read.clone(),
+        allow_read: config.allow_read.clone(),
         stand_in_file,
         stand_in_dir,
         proxy_socket: Some(dir.path().join("proxy.sock")),
@@ -476,6 +481,7 @@ async fn start_holder(
     let join = Join {
         pid,
         user: inode("user")?,
+        mnt: inode("mnt")?,
         net: inode("net")?,
     };
     Ok(((child, group), join))
