@@ -1,8 +1,8 @@
 //! The Bash sandbox through `toolrt serve` (docs/SEMANTICS.md, "Bash sandbox"): with
 //! `sandbox.enabled`, every Bash command, its children and background tasks are held by the
-//! kernel — writes only in the workspace, `$TMPDIR` and allowWrite; no reads of denyRead; no
-//! network — and each test proves on the file system (or on a listening socket) that the refused
-//! side effect did not happen.
+//! kernel — writes only in the workspace, `$TMPDIR` and allowWrite; no reads of denyRead but
+//! allowRead; no network but through the proxy (tests/sandbox_network.rs) — and each test proves
+//! on the file system (or on a listening socket) that the refused side effect did not happen.
 
 mod support;
 
