@@ -5,6 +5,7 @@ use std::sync::atomic::Ordering;
 
 use serde_json::Value;
 use tokio::sync::{oneshot, watch};
+use tokio_util::sync::CancellationToken;
 
 use super::{Call, Pipeline, Stage, recheck_input, stopped};
 use crate::call::{Outcome, Rejection};
@@ -223,31 +224,65 @@ async fn ask_client(
     reason: String,
 ) -> Result<PermissionResponse, Rejection> {
     let tool = prepared.tool_name();
-    let asks = &p.asks;
     // Even when no answer can come any more the request is sent: the client learns what would
     // have needed approval.
-    let request_id = format!("perm-{}", asks.seq.fetch_add(1, Ordering::Relaxed));
-    let _waiting = ClientWait::new(&asks.client_waits);
-    let (tx, rx) = oneshot::channel();
-    asks.waiting.insert(request_id.clone(), tx);
-    p.emitter.send(ServerMessage::PermissionRequest {
-        request_id: request_id.clone(),
+    let answer = request_permission(p, c.cancel, |request_id| ServerMessage::PermissionRequest {
+        request_id,
         tool_use_id: c.id.to_string(),
         tool_name: tool.to_string(),
         input: Value::Object(prepared.input.clone()),
         reason: Some(reason),
         agent_id: c.scope.as_ref().map(|s| s.id.clone()),
-    });
+    })
+    .await;
+    match answer {
+        ClientAnswer::Given(response) => Ok(response),
+        ClientAnswer::ClientClosed => Err(Rejection::new(
+            Outcome::Denied,
+            format!(
+                "Permission to use {tool} was denied: the client closed its input without answering"
+            ),
+        )),
+        ClientAnswer::Cancelled => Err(Rejection::new(
+            Outcome::Cancelled,
+            "The call was cancelled while it waited for permission.",
+        )),
+    }
+}
+
+/// What became of a `permission_request`.
+pub(super) enum ClientAnswer {
+    /// The client answered.
+    Given(PermissionResponse),
+    /// The client closed its input first.
+    ClientClosed,
+    /// `cancel` fired first.
+    Cancelled,
+}
+
+/// Sends the `permission_request` that `request` builds around a fresh request id and waits
+/// for the client's answer or `cancel`, counted as a client wait meanwhile.
+pub(super) async fn request_permission(
+    p: &Pipeline,
+    cancel: &CancellationToken,
+    request: impl FnOnce(String) -> ServerMessage,
+) -> ClientAnswer {
+    let asks = &p.asks;
+    let request_id = format!("perm-{}", asks.seq.fetch_add(1, Ordering::Relaxed));
+    let _waiting = ClientWait::new(&asks.client_waits);
+    let (tx, rx) = oneshot::channel();
+    asks.waiting.insert(request_id.clone(), tx);
+    p.emitter.send(request(request_id.clone()));
     // Closing can race the insert above; check again so the wait cannot outlive the client.
     if asks.closed.load(Ordering::SeqCst) {
         asks.waiting.remove(&request_id);
     }
     tokio::select! {
         biased;
-        answer = rx => answer.map_err(|_| Rejection::new(Outcome::Denied, format!("Permission to use {tool} was denied: the client closed its input without answering"))),
-        _ = c.cancel.cancelled() => {
+        answer = rx => answer.map_or(ClientAnswer::ClientClosed, ClientAnswer::Given),
+        _ = cancel.cancelled() => {
             asks.waiting.remove(&request_id);
-            Err(Rejection::new(Outcome::Cancelled, "The call was cancelled while it waited for permission."))
+            ClientAnswer::Cancelled
         }
     }
 }

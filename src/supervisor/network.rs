@@ -5,11 +5,10 @@
 use std::sync::atomic::Ordering;
 
 use serde_json::json;
-use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
 use super::Pipeline;
-use super::ask::ClientWait;
+use super::ask::{ClientAnswer, request_permission};
 use crate::permission::Mode;
 use crate::protocol::ServerMessage;
 
@@ -33,12 +32,8 @@ pub(crate) async fn ask_network(
     if p.ask_policy == super::AskPolicy::Deny || asks.closed.load(Ordering::SeqCst) {
         return false;
     }
-    let request_id = format!("perm-{}", asks.seq.fetch_add(1, Ordering::Relaxed));
-    let _waiting = ClientWait::new(&asks.client_waits);
-    let (tx, rx) = oneshot::channel();
-    asks.waiting.insert(request_id.clone(), tx);
-    p.emitter.send(ServerMessage::PermissionRequest {
-        request_id: request_id.clone(),
+    let answer = request_permission(p, cancel, |request_id| ServerMessage::PermissionRequest {
+        request_id,
         tool_use_id: tool_use_id.to_string(),
         tool_name: "Network".into(),
         input: json!({"host": host, "port": port}),
@@ -47,17 +42,7 @@ pub(crate) async fn ask_network(
              sandbox.network.allowedDomains does not list"
         )),
         agent_id: None,
-    });
-    // Closing can race the insert above; check again so the wait cannot outlive the client.
-    if asks.closed.load(Ordering::SeqCst) {
-        asks.waiting.remove(&request_id);
-    }
-    tokio::select! {
-        biased;
-        answer = rx => answer.is_ok_and(|a| a.allow),
-        _ = cancel.cancelled() => {
-            asks.waiting.remove(&request_id);
-            false
-        }
-    }
+    })
+    .await;
+    matches!(answer, ClientAnswer::Given(response) if response.allow)
 }
