@@ -126,6 +126,10 @@ pub(super) const NOOP_HOPS: usize = 3;
 /// A request to a floor stage: answer at once.
 pub(super) struct Ping(RpcReplyPort<()>);
 
+// A local-only message: ractor's `cluster` feature (ractor_cluster) asks each message type
+// to say whether it crosses nodes; this one never does.
+impl ractor::Message for Ping {}
+
 /// A long-lived stage actor that does no work.
 struct IdleStage;
 

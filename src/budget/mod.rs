@@ -283,6 +283,10 @@ pub(crate) enum BudgetMsg {
     },
 }
 
+// A local-only message: ractor's `cluster` feature (ractor_cluster) asks each message type
+// to say whether it crosses nodes; this one never does.
+impl ractor::Message for BudgetMsg {}
+
 /// The budget stage actor.
 pub(crate) struct BudgetActor;
 

@@ -27,6 +27,10 @@ pub(crate) enum ExecuteMsg {
     },
 }
 
+// A local-only message: ractor's `cluster` feature (ractor_cluster) asks each message type
+// to say whether it crosses nodes; this one never does.
+impl ractor::Message for ExecuteMsg {}
+
 /// The execute stage actor.
 pub(crate) struct ExecuteActor;
 

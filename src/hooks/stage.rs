@@ -91,6 +91,10 @@ pub(crate) enum HookMsg {
     ),
 }
 
+// A local-only message: ractor's `cluster` feature (ractor_cluster) asks each message type
+// to say whether it crosses nodes; this one never does.
+impl ractor::Message for HookMsg {}
+
 /// The hook stage actor.
 pub(crate) struct HookStageActor;
 

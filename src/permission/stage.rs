@@ -54,6 +54,10 @@ pub(crate) enum PermissionMsg {
     Decide(Query, RpcReplyPort<(Input, Decision)>),
 }
 
+// A local-only message: ractor's `cluster` feature (ractor_cluster) asks each message type
+// to say whether it crosses nodes; this one never does.
+impl ractor::Message for PermissionMsg {}
+
 /// The permission stage actor.
 pub(crate) struct PermissionActor;
 

@@ -216,6 +216,10 @@ pub(crate) enum ValidateMsg {
     ),
 }
 
+// A local-only message: ractor's `cluster` feature (ractor_cluster) asks each message type
+// to say whether it crosses nodes; this one never does.
+impl ractor::Message for ValidateMsg {}
+
 /// The validate stage actor. Its state is read-only, so its handler never awaits.
 pub(crate) struct ValidatorActor;
 
