@@ -140,6 +140,9 @@ pub struct ToolResult {
     /// The call's `agent_id`, echoed when it had one.
     #[serde(default, skip_serializing_if = "Option::is_none", with = "shared_str")]
     pub agent_id: Option<Arc<str>>,
+    /// The worker node that executed the call, when it ran on one (a toolrt extension).
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "shared_str")]
+    pub node: Option<Arc<str>>,
 }
 
 impl ToolResult {
@@ -159,6 +162,7 @@ impl ToolResult {
             content_blocks: None,
             structured_content: None,
             agent_id: None,
+            node: None,
         }
     }
 }

@@ -93,6 +93,9 @@ pub(crate) enum Command {
         #[arg(last = true)]
         command: Vec<std::ffi::OsString>,
     },
+    /// Run calls' execute steps for a coordinator (`serve --worker ADDR`) over ractor_cluster.
+    /// The link is authenticated by the cookie but not encrypted: loopback or a trusted network.
+    Worker(WorkerArgs),
     /// Internal: the watchdog process toolrt starts for itself (see `toolrt::watchdog`).
     #[command(name = "__watchdog", hide = true)]
     Watchdog,
@@ -190,6 +193,90 @@ impl HttpArgs {
     }
 }
 
+/// Flags of `toolrt worker`.
+#[derive(Debug, Args, Clone)]
+pub(crate) struct WorkerArgs {
+    /// Where to listen for coordinators (`host:port`).
+    #[arg(long, value_name = "ADDR")]
+    pub listen: std::net::SocketAddr,
+    /// The file holding the cookie shared with the coordinator.
+    #[arg(long = "cookie-file", value_name = "FILE")]
+    pub cookie_file: PathBuf,
+    /// The workspace its calls act on (default: the current directory).
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<PathBuf>,
+    /// Its name in results and `node` events (default: the listen address).
+    #[arg(long, value_name = "NAME", value_parser = non_empty)]
+    pub name: Option<String>,
+    /// The tools it offers, a comma list (default: Bash,Read,Write,Edit).
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    pub tools: Option<Vec<String>>,
+    /// Listen on an address other than loopback (the link is not encrypted).
+    #[arg(long = "insecure-network")]
+    pub insecure_network: bool,
+    /// How long calls of a coordinator whose link closed keep running before their process
+    /// groups are killed, in milliseconds.
+    #[arg(long = "orphan-grace-ms", value_name = "MS", default_value_t = 5000)]
+    pub orphan_grace_ms: u64,
+}
+
+impl WorkerArgs {
+    /// The library's options.
+    pub(crate) fn into_options(self) -> Result<toolrt::WorkerOptions, String> {
+        let cwd = match self.cwd {
+            Some(dir) => dir,
+            None => std::env::current_dir()
+                .map_err(|e| format!("cannot read the current directory: {e}"))?,
+        };
+        Ok(toolrt::WorkerOptions {
+            listen: self.listen,
+            cookie_file: self.cookie_file,
+            cwd,
+            name: self.name,
+            tools: self.tools,
+            insecure_network: self.insecure_network,
+            orphan_grace: std::time::Duration::from_millis(self.orphan_grace_ms),
+        })
+    }
+}
+
+/// Worker nodes for `serve` (docs/PROTOCOL.md, "Worker nodes").
+#[derive(Debug, Args, Clone, Default)]
+pub(crate) struct ClusterArgs {
+    /// A worker node's address (`host:port`, repeatable): calls' execute steps run there.
+    #[arg(long = "worker", value_name = "ADDR")]
+    pub workers: Vec<String>,
+    /// A file of worker addresses, one per line (`#` comments).
+    #[arg(long = "workers", value_name = "FILE")]
+    pub workers_file: Option<PathBuf>,
+    /// The file holding the cookie shared with the workers (required with workers).
+    #[arg(long = "cookie-file", value_name = "FILE")]
+    pub cookie_file: Option<PathBuf>,
+    /// Allow worker addresses other than loopback (the link is not encrypted).
+    #[arg(long = "insecure-network")]
+    pub insecure_network: bool,
+}
+
+impl ClusterArgs {
+    /// The cluster configuration, if any worker is named.
+    fn into_config(self) -> Result<Option<toolrt::ClusterConfig>, String> {
+        let mut workers = self.workers;
+        if let Some(file) = &self.workers_file {
+            workers.extend(toolrt::read_workers_file(file)?);
+        }
+        match (workers.is_empty(), self.cookie_file) {
+            (true, None) => Ok(None),
+            (true, Some(_)) => Err("--cookie-file needs --worker or --workers".into()),
+            (false, None) => Err("--worker and --workers need --cookie-file".into()),
+            (false, Some(cookie_file)) => Ok(Some(toolrt::ClusterConfig {
+                cookie_file,
+                workers,
+                insecure_network: self.insecure_network,
+            })),
+        }
+    }
+}
+
 /// Flags shared by `serve` and `run`.
 #[derive(Debug, Args, Clone)]
 pub(crate) struct RuntimeArgs {
@@ -260,6 +347,9 @@ pub(crate) struct RuntimeArgs {
     /// shape: native | anthropic | openai-chat | openai-responses (docs/FORMATS.md).
     #[arg(long = "format", value_name = "FORMAT", default_value = "native", value_parser = parse_format)]
     pub format: toolrt::Format,
+    /// Worker nodes.
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
 }
 
 fn non_empty(s: &str) -> Result<String, String> {
@@ -316,6 +406,7 @@ impl RuntimeArgs {
             strict: self.strict_mcp_config,
         };
         config.format = self.format;
+        config.cluster = self.cluster.into_config()?;
         config.otel = toolrt::OtlpConfig::from_env().map_err(|e| e.to_string())?;
         config.ask_policy = if self.permission_prompt == "none" {
             AskPolicy::Deny

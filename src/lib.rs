@@ -65,6 +65,7 @@ pub mod bench;
 mod budget;
 mod call;
 mod client_tools;
+mod cluster;
 mod deadlines;
 mod dispatch;
 mod emit;
@@ -106,6 +107,8 @@ pub use emit::Outbox;
 pub use otel::{OtlpConfig, OtlpConfigError};
 pub use registry::{GroupChange, Selection};
 pub use runtime::{Config, OutputDir, Runtime, StartError};
+// Worker nodes (`toolrt worker`, `serve --worker`).
+pub use cluster::{ClusterConfig, WORKER_TOOLS, WorkerOptions, read_workers_file, run_worker};
 pub use settings::{Settings, SettingsError};
 pub use supervisor::AskPolicy;
 // What goes in and comes out: the wire messages as values.

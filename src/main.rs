@@ -98,6 +98,12 @@ fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     };
+    if let Command::Worker(args) = cli.command {
+        let code = worker(&runtime, args);
+        runtime.shutdown_background();
+        toolrt::watchdog::stop();
+        return code;
+    }
     if let Command::McpServe { ask, http, args } = cli.command {
         let code = mcp_serve(&runtime, ask, http, args);
         runtime.shutdown_background();
@@ -112,6 +118,7 @@ fn main() -> ExitCode {
                 | Command::Bench(_)
                 | Command::Tools { .. }
                 | Command::SandboxExec { .. }
+                | Command::Worker(_)
                 | Command::Watchdog => {
                     return ExitCode::from(2);
                 }
@@ -381,4 +388,32 @@ fn sandbox_exec(policy: &str, probe: bool, command: &[std::ffi::OsString]) -> Ex
         program.to_string_lossy()
     );
     ExitCode::from(127)
+}
+
+/// `toolrt worker`: serve execute steps until SIGINT or SIGTERM. Exit 2 on bad flags or a
+/// listen address it cannot use.
+fn worker(runtime: &tokio::runtime::Runtime, args: cli::WorkerArgs) -> ExitCode {
+    let options = match args.into_options() {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("toolrt: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    runtime.block_on(async {
+        let stop = tokio_util::sync::CancellationToken::new();
+        let mut signals = watch_signals();
+        let on_signal = stop.clone();
+        tokio::spawn(async move {
+            let _ = signals.wait_for(|s| *s != SignalState::None).await;
+            on_signal.cancel();
+        });
+        match toolrt::run_worker(options, stop).await {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("toolrt worker: {e}");
+                ExitCode::from(2)
+            }
+        }
+    })
 }

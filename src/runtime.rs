@@ -22,7 +22,7 @@ use crate::tools::ToolState;
 
 use assemble::{
     ScopeFollowers, build_policy_and_registry, hook_config, limits_for_hello, mcp_event_sink,
-    output_limits, report_warnings, scope_table, spawn_hooks, spawn_stages,
+    node_event_sink, output_limits, report_warnings, scope_table, spawn_hooks, spawn_stages,
     warn_unmatched_mcp_selection, working_dir,
 };
 use config::output_folder;
@@ -134,6 +134,8 @@ pub struct Runtime {
     hello_limits: serde_json::Value,
     /// What the built-in tools remember (rewind, shutdown).
     tool_state: ToolState,
+    /// The links to worker nodes (`serve --worker`), if any.
+    cluster: Option<crate::cluster::Coordinator>,
     _temp_output: Option<tempfile::TempDir>,
 }
 
@@ -204,6 +206,14 @@ impl Runtime {
         report_warnings(config.strict_settings, &warnings)?;
         let hooks = spawn_hooks(hook_config, &config, &session, &policy, &emitter).await?;
         let hello_limits = limits_for_hello(&config, &limits);
+        let cluster = match &config.cluster {
+            None => None,
+            Some(cluster) => {
+                let events = node_event_sink(emitter.clone());
+                let started = crate::cluster::Coordinator::start(cluster, events).await;
+                Some(started.map_err(StartError::Cluster)?)
+            }
+        };
         let registry = Arc::new(registry);
         // Weak: the registry holds the servers' tools, which hold their server.
         let weak = Arc::downgrade(&registry);
@@ -239,6 +249,8 @@ impl Runtime {
                 },
                 scopes,
                 tracer: start_tracer(&config)?,
+                placement: (cluster.as_ref())
+                    .map(|c| c.nodes.clone() as Arc<dyn crate::execute::Placement>),
             },
         );
         let pipeline = Arc::new(pipeline);
@@ -285,6 +297,7 @@ impl Runtime {
                 hello_limits,
                 format: config.format,
                 tool_state,
+                cluster,
                 _temp_output: temp_output,
             },
             rx,
@@ -579,6 +592,9 @@ impl Runtime {
             .await;
         // After every call has its result: no MCP call is in flight any more.
         self.mcp.shutdown().await;
+        if let Some(cluster) = &self.cluster {
+            cluster.stop();
+        }
         pipeline.stop();
         // Background tasks end with the session.
         self.tool_state.shutdown();

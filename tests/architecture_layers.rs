@@ -170,6 +170,35 @@ const NEVER: &[(&str, &[&str])] = &[
     ("mcp", &["mcp_serve"]),
     ("dispatch", &["mcp_serve"]),
     ("supervisor", &["mcp_serve"]),
+    // Worker nodes only execute: the coordinator's decisions (validation, hooks, permission)
+    // never cross to them, and the cluster drives no pipeline. The supervisor and the stages
+    // reach it only through `execute::Placement`.
+    (
+        "cluster",
+        &[
+            "supervisor",
+            "dispatch",
+            "runtime",
+            "server",
+            "inflight",
+            "emit",
+            "permission",
+            "validate",
+            "hooks",
+            "budget",
+            "scope",
+            "mcp",
+            "mcp_serve",
+            "client_tools",
+            "cli",
+            "bench",
+        ],
+    ),
+    ("supervisor", &["cluster"]),
+    ("execute", &["cluster"]),
+    ("permission", &["cluster"]),
+    ("validate", &["cluster"]),
+    ("hooks", &["cluster"]),
 ];
 
 fn src() -> PathBuf {

@@ -8,6 +8,10 @@ use std::sync::Arc;
 use futures::FutureExt;
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
 
+mod placement;
+
+pub(crate) use placement::{Placed, Placement};
+
 use crate::call::Input;
 use crate::stage::{StageFault, request};
 use crate::tool::{Tool, ToolContext, ToolOutput};

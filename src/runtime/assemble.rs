@@ -117,24 +117,47 @@ pub(super) fn build_policy_and_registry(
 /// replaces one the client has not read yet, so however often a server restarts or changes its
 /// tools, it holds at most one unwritten event.
 pub(super) fn mcp_event_sink(events: Emitter) -> crate::mcp::EventSink {
-    let latest: std::sync::Mutex<std::collections::HashMap<String, Arc<crate::emit::Latest>>> =
-        Default::default();
+    let send = latest_event_sender(events, "mcp_server");
     Arc::new(move |event: serde_json::Value| {
         if let serde_json::Value::Object(mut body) = event {
             body.remove("event");
             let server = body.get("server").and_then(|v| v.as_str()).unwrap_or("");
-            let stream = latest
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .entry(server.to_string())
-                .or_default()
-                .clone();
-            events.send_latest(
-                &stream,
-                ServerMessage::event("mcp_server", serde_json::Value::Object(body)),
-            );
+            send(server.to_string(), body);
         }
     })
+}
+
+/// Where worker nodes' `node` events go, one unwritten event per node at most, as for MCP
+/// servers.
+pub(super) fn node_event_sink(events: Emitter) -> crate::cluster::NodeEvents {
+    let send = latest_event_sender(events, "node");
+    Arc::new(move |node: &str, status: crate::cluster::NodeStatus| {
+        let mut body = serde_json::Map::new();
+        body.insert("node".into(), node.into());
+        body.insert("status".into(), status.as_str().into());
+        send(node.to_string(), body);
+    })
+}
+
+/// Sends `event` events whose body is keyed by a name, through an `emit::Latest` per name.
+fn latest_event_sender(
+    events: Emitter,
+    event: &'static str,
+) -> impl Fn(String, serde_json::Map<String, serde_json::Value>) + Send + Sync {
+    let latest: std::sync::Mutex<std::collections::HashMap<String, Arc<crate::emit::Latest>>> =
+        Default::default();
+    move |key, body| {
+        let stream = latest
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .entry(key)
+            .or_default()
+            .clone();
+        events.send_latest(
+            &stream,
+            ServerMessage::event(event, serde_json::Value::Object(body)),
+        );
+    }
 }
 
 /// The `limits` of the `hello` answer: what a client may send and what it gets back.

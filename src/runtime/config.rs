@@ -89,6 +89,9 @@ pub struct Config {
     /// sets it from the standard variables ([`OtlpConfig::from_env`](crate::OtlpConfig::from_env)).
     #[cfg(feature = "otel")]
     pub otel: Option<crate::OtlpConfig>,
+    /// Worker nodes that run calls' execute steps (`serve --worker`); None: every call runs
+    /// here.
+    pub cluster: Option<crate::cluster::ClusterConfig>,
 }
 
 impl Config {
@@ -123,6 +126,7 @@ impl Config {
             format: Default::default(),
             #[cfg(feature = "otel")]
             otel: None,
+            cluster: None,
         }
     }
 
@@ -183,6 +187,9 @@ pub enum StartError {
     /// The OTLP exporter (a header that cannot be sent, no HTTP client).
     #[error("{0}")]
     Otel(String),
+    /// Worker nodes (a cookie file, an address, a worker that refused the cookie).
+    #[error("{0}")]
+    Cluster(String),
 }
 
 /// The session's output folder, and the temporary folder to delete at the end when it is one.

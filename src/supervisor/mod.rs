@@ -46,6 +46,7 @@ pub use pipeline::AskPolicy;
 pub(crate) use pipeline::{Pipeline, PipelineOptions, Stages};
 
 use crate::call::{Input, Outcome, Rejection, ToolCall, ToolResult};
+use crate::execute::Placed;
 use crate::hooks::stage::About;
 use crate::hooks::{BatchCallRecord, HookEvent, HookPermission};
 use crate::inflight::ResultSlot;
@@ -245,12 +246,20 @@ async fn validate(p: &Pipeline, c: &mut Call<'_>, call: ToolCall) -> Result<Chec
             return Ok(Err(unknown_agent(agent)));
         }
     }
-    let checks = if c.gate.is_some() {
+    // With worker nodes the tool's own validation waits until the tool is known: a call
+    // placed on a worker is validated there, where its files are (`own_validation`).
+    let checks = if c.gate.is_some() || p.placement.is_some() {
         Checks::Input
     } else {
         Checks::All
     };
     let mut checked = p.validator.prepare(call, checks, c.state()).await?;
+    if c.gate.is_none() && p.placement.is_some() {
+        checked = match checked {
+            Ok(prepared) => Box::pin(own_validation(p, prepared)).await?,
+            rejected => rejected,
+        };
+    }
     // A tool outside the scope's selection does not exist for the agent.
     if let (Some(scope), Ok(prepared)) = (&c.scope, &checked)
         && !scope.may_use(&prepared.entry.name)
@@ -312,10 +321,20 @@ async fn take_turn(
     }
     let checked = checked.inspect_err(|_| c.lap.ended_in(Stage::Validate))?;
     c.lap.restart();
-    let (prepared, verdict) = p.validator.validate(checked).await?;
-    verdict.inspect_err(|_| c.lap.ended_in(Stage::Validate))?;
+    let prepared = own_validation(p, checked).await?;
+    let prepared = prepared.inspect_err(|_| c.lap.ended_in(Stage::Validate))?;
     c.lap.mark(Stage::Validate);
     Ok(prepared)
+}
+
+/// The tool's own validation, here; skipped for a call that will run on a worker node, which
+/// makes it there, against its own files and its own record of what was read.
+async fn own_validation(p: &Pipeline, prepared: Prepared) -> Result<Checked, Rejection> {
+    if p.placement.is_some() && !prepared.entry.tool.awaits_io_only() {
+        return Ok(Ok(prepared));
+    }
+    let (prepared, verdict) = p.validator.validate(prepared).await?;
+    Ok(verdict.map(|()| prepared))
 }
 
 /// PreToolUse hooks: they may add context, stop, deny, defer, ask, allow, or rewrite the input
@@ -380,6 +399,8 @@ struct Ran {
     input: Option<Input>,
     /// How long the tool took, for PostToolUse hooks.
     duration_ms: u64,
+    /// The worker node it ran on, when not here.
+    node: Option<Arc<str>>,
 }
 
 /// Runs the tool. A cancel gives the tool a moment to stop and report; after that the call is
@@ -404,11 +425,27 @@ async fn execute(p: &Pipeline, c: &mut Call<'_>, prepared: Prepared) -> Result<R
     };
     // Only PostToolUse hooks are told how long the tool took.
     let started = post_hooks.then(Instant::now);
-    let run = if tool.awaits_io_only() {
-        let here = crate::execute::run_here(tool.clone(), prepared.input, ctx);
-        futures::future::Either::Left(async move { Ok::<_, crate::stage::StageFault>(here.await) })
-    } else {
-        futures::future::Either::Right(p.executor.run(tool.clone(), prepared.input, ctx))
+    // With worker nodes, the execute step (and it alone) may run on one of them.
+    let placed = match &p.placement {
+        Some(placement) if !tool.awaits_io_only() => placement.place(&name, prepared.input, ctx),
+        _ => Placed::Here(prepared.input, ctx),
+    };
+    let mut node = None;
+    let run = match placed {
+        Placed::Here(input, ctx) if tool.awaits_io_only() => {
+            let here = crate::execute::run_here(tool.clone(), input, ctx);
+            Either::Left(Either::Left(async move {
+                Ok::<_, crate::stage::StageFault>(here.await)
+            }))
+        }
+        Placed::Here(input, ctx) => {
+            Either::Left(Either::Right(p.executor.run(tool.clone(), input, ctx)))
+        }
+        Placed::There(on, remote) => {
+            node = Some(on);
+            Either::Right(futures::FutureExt::map(remote, Ok))
+        }
+        Placed::Nowhere(why) => return Err(Rejection::new(Outcome::Failed, why)),
     };
     tokio::pin!(run);
     let mut output = tokio::select! {
@@ -431,6 +468,7 @@ async fn execute(p: &Pipeline, c: &mut Call<'_>, prepared: Prepared) -> Result<R
         output,
         input,
         duration_ms: started.map_or(0, |t| t.elapsed().as_millis() as u64),
+        node,
     })
 }
 
@@ -502,6 +540,7 @@ async fn shape_output(p: &Pipeline, c: &mut Call<'_>, ran: Ran) -> Result<ToolRe
         output,
         class,
         name,
+        node,
         ..
     } = ran;
     let shaped = match p.budget.shape_inline(output, class, &name) {
@@ -512,6 +551,7 @@ async fn shape_output(p: &Pipeline, c: &mut Call<'_>, ran: Ran) -> Result<ToolRe
     // The slot fills in the id.
     let mut result = ToolResult::new("", shaped.outcome, shaped.content);
     result.output_file = shaped.output_file;
+    result.node = node;
     if let Some(att) = shaped.attachments {
         let att = *att;
         result.content_blocks = (!att.blocks.is_empty()).then_some(att.blocks);
@@ -597,7 +637,9 @@ mod tests {
     #[test]
     fn the_call_future_does_not_grow_unnoticed() {
         let sizes = [
-            ("run's future", future_size(run), 3_008),
+            // 3,232 since the execute step may place the call on a worker node (a third way
+            // to run a tool, the remote run boxed).
+            ("run's future", future_size(run), 3_232),
             ("Call", std::mem::size_of::<Call<'static>>(), 216),
         ];
         for (what, size, limit) in sizes {

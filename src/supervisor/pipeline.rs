@@ -10,7 +10,7 @@ use tokio::sync::{oneshot, watch};
 use super::StageClock;
 use crate::budget::Budget;
 use crate::emit::Emitter;
-use crate::execute::Executor;
+use crate::execute::{Executor, Placement};
 use crate::hooks::Hooks;
 use crate::otel::Tracer;
 use crate::permission::{Mode, Permission};
@@ -60,6 +60,8 @@ pub(crate) struct PipelineOptions {
     pub scopes: Arc<ScopeTable>,
     /// Where calls' spans go, when they are traced (OpenTelemetry); None costs one branch.
     pub tracer: Option<Arc<Tracer>>,
+    /// Where execute steps may run instead of here (worker nodes); None: always here.
+    pub placement: Option<Arc<dyn Placement>>,
 }
 
 /// Everything a supervisor needs: the stage handles and the session-wide state. Shared by all
@@ -96,6 +98,8 @@ pub(crate) struct Pipeline {
     pub scopes: Arc<ScopeTable>,
     /// Where calls' spans go, when they are traced (OpenTelemetry); None costs one branch.
     pub tracer: Option<Arc<Tracer>>,
+    /// Where execute steps may run instead of here (worker nodes); None: always here.
+    pub placement: Option<Arc<dyn Placement>>,
     pub(super) asks: Asks,
 }
 
@@ -140,6 +144,7 @@ impl Pipeline {
             debug_log: tracing::enabled!(tracing::Level::DEBUG),
             scopes: options.scopes,
             tracer: options.tracer,
+            placement: options.placement,
             asks: Asks {
                 waiting: DashMap::new(),
                 closed: AtomicBool::new(false),

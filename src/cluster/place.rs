@@ -1,0 +1,230 @@
+//! Placement: which worker node runs a call's execute step, and the remote run itself.
+//!
+//! The link task (`link`) keeps the table of nodes; the supervisor asks it through
+//! [`Placement::place`] with one short lock. A call goes to the least-loaded live node that
+//! offers its tool; ties go round in turn, so even calls made one at a time spread over idle
+//! nodes.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use ractor::ActorRef;
+use ractor::rpc::CallResult;
+use tokio_util::sync::CancellationToken;
+
+use super::wire::{CancelReq, RunReq, Wire, WorkerMsg};
+use crate::call::Input;
+use crate::execute::{Placed, Placement};
+use crate::tool::{ToolContext, ToolOutput};
+
+/// A live link to one worker: its actor, and the token cancelled when the link is lost.
+#[derive(Clone)]
+pub(crate) struct Live {
+    pub actor: ActorRef<WorkerMsg>,
+    pub lost: CancellationToken,
+}
+
+/// One configured worker, as placement sees it.
+pub(crate) struct Node {
+    /// Its name (from its hello; its address until then).
+    pub name: Arc<str>,
+    /// The tools it offers (empty until its first hello).
+    pub tools: Vec<String>,
+    /// Its link, while it is up.
+    pub live: Option<Live>,
+    /// Calls running on it now.
+    pub load: Arc<AtomicUsize>,
+}
+
+/// The worker nodes and the coordinator's own name (calls are known by it on the workers).
+pub(crate) struct Nodes {
+    pub(super) table: Mutex<Vec<Node>>,
+    pub(super) coordinator: String,
+    turn: AtomicUsize,
+}
+
+impl Nodes {
+    /// A table of `names` (the workers' addresses), none of them up yet.
+    pub(crate) fn new(coordinator: String, names: &[String]) -> Self {
+        let table = names
+            .iter()
+            .map(|name| Node {
+                name: Arc::from(name.as_str()),
+                tools: Vec::new(),
+                live: None,
+                load: Arc::new(AtomicUsize::new(0)),
+            })
+            .collect();
+        Self {
+            table: Mutex::new(table),
+            coordinator,
+            turn: AtomicUsize::new(0),
+        }
+    }
+
+    pub(super) fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Node>> {
+        self.table.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The node for a call of `tool`: the least loaded live node offering it, ties in turn.
+    fn choose(&self, tool: &str) -> Result<(Arc<str>, Live, Arc<AtomicUsize>), String> {
+        let table = self.lock();
+        let loads: Vec<Option<usize>> = table
+            .iter()
+            .map(|n| {
+                let offers = n.live.is_some() && n.tools.iter().any(|t| t == tool);
+                offers.then(|| n.load.load(Ordering::Relaxed))
+            })
+            .collect();
+        let start = self.turn.fetch_add(1, Ordering::Relaxed);
+        let Some(i) = least_loaded(&loads, start) else {
+            return Err(nowhere(tool, &table));
+        };
+        let node = &table[i];
+        let live = node.live.clone().expect("chosen among live nodes");
+        Ok((node.name.clone(), live, node.load.clone()))
+    }
+}
+
+/// The index of the smallest load (None: not a candidate), looking from `start` round, so
+/// that among equal loads each index takes its turn.
+pub(crate) fn least_loaded(loads: &[Option<usize>], start: usize) -> Option<usize> {
+    let n = loads.len();
+    let mut best: Option<(usize, usize)> = None;
+    for k in 0..n {
+        let i = (start + k) % n;
+        if let Some(load) = loads[i]
+            && best.is_none_or(|(_, b)| load < b)
+        {
+            best = Some((i, load));
+        }
+    }
+    best.map(|(i, _)| i)
+}
+
+/// Why no node can take a call of `tool`, naming each node's state.
+fn nowhere(tool: &str, table: &[Node]) -> String {
+    let states: Vec<String> = table
+        .iter()
+        .map(|n| match (&n.live, n.tools.is_empty()) {
+            (Some(_), _) => format!("{} (up, does not offer {tool})", n.name),
+            (None, true) => format!("{} (not connected yet)", n.name),
+            (None, false) => format!("{} (lost)", n.name),
+        })
+        .collect();
+    format!(
+        "No worker node can run {tool} now: {}. Calls run only on worker nodes in this session; \
+         retry once a node is up.",
+        states.join(", ")
+    )
+}
+
+impl Placement for Nodes {
+    fn place(&self, tool: &str, input: Input, ctx: ToolContext) -> Placed {
+        match self.choose(tool) {
+            Err(why) => Placed::Nowhere(why),
+            Ok((name, live, load)) => {
+                load.fetch_add(1, Ordering::Relaxed);
+                let req = RunReq {
+                    coordinator: self.coordinator.clone(),
+                    id: ctx.tool_use_id.to_string(),
+                    tool: tool.to_string(),
+                    input,
+                    output_chars: ctx.output_chars as u64,
+                    hook_response: ctx.hook_response,
+                };
+                let run = run_remote(name.clone(), live, req, ctx.cancel, LoadGuard(load));
+                Placed::There(name, Box::pin(run))
+            }
+        }
+    }
+}
+
+/// Counts a call on its node until dropped.
+struct LoadGuard(Arc<AtomicUsize>);
+
+impl Drop for LoadGuard {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// One call on a worker: the request, a cancel passed on once, and the reply, or `failed`
+/// naming the node when its link is lost first.
+async fn run_remote(
+    node: Arc<str>,
+    live: Live,
+    req: RunReq,
+    cancel: CancellationToken,
+    _load: LoadGuard,
+) -> ToolOutput {
+    let stop = CancelReq {
+        coordinator: req.coordinator.clone(),
+        id: req.id.clone(),
+    };
+    let actor = live.actor.clone();
+    let call = actor.call(|port| WorkerMsg::Run(Wire::of(req), port), None);
+    tokio::pin!(call);
+    let mut stop = Some(stop);
+    loop {
+        tokio::select! {
+            biased;
+            reply = &mut call => return match reply {
+                Ok(CallResult::Success(Wire(Ok(reply)))) => reply.into_output(),
+                Ok(CallResult::Success(Wire(Err(e)))) => {
+                    ToolOutput::failed(format!("Worker node {node} sent a reply toolrt could not read: {e}"))
+                }
+                Ok(_) | Err(_) => lost(&node),
+            },
+            _ = live.lost.cancelled() => return lost(&node),
+            _ = cancel.cancelled(), if stop.is_some() => {
+                if let Some(stop) = stop.take() {
+                    // The worker kills the call's process group; its reply follows.
+                    let _ = live.actor.cast(WorkerMsg::Cancel(Wire::of(stop)));
+                }
+            }
+        }
+    }
+}
+
+/// The output of a call whose node was lost while it ran.
+fn lost(node: &str) -> ToolOutput {
+    ToolOutput::failed(format!(
+        "Worker node {node} was lost while the call ran (its connection closed or it stopped \
+         answering heartbeats); whether the command ran to its end there is unknown."
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Loads, where to start looking, and the index chosen.
+    type Case = (&'static [Option<usize>], usize, Option<usize>);
+
+    #[test]
+    fn least_loaded_prefers_the_smallest_load_and_takes_turns_on_ties() {
+        let cases: &[Case] = &[
+            (&[], 0, None),
+            (&[None, None], 3, None),
+            (&[Some(0), Some(0), Some(0)], 0, Some(0)),
+            (&[Some(0), Some(0), Some(0)], 1, Some(1)),
+            (&[Some(0), Some(0), Some(0)], 5, Some(2)),
+            (&[Some(2), Some(1), Some(3)], 0, Some(1)),
+            (&[Some(2), None, Some(2)], 1, Some(2)),
+            (&[None, Some(7)], 0, Some(1)),
+        ];
+        for (loads, start, want) in cases {
+            assert_eq!(least_loaded(loads, *start), *want, "{loads:?} from {start}");
+        }
+    }
+
+    #[test]
+    fn no_live_node_is_a_clear_refusal_naming_each_node() {
+        let nodes = Nodes::new("c".into(), &["a:1".into(), "b:2".into()]);
+        nodes.lock()[1].tools = vec!["Bash".into()];
+        let why = nodes.choose("Bash").err().unwrap();
+        assert!(why.contains("a:1 (not connected yet)"), "{why}");
+        assert!(why.contains("b:2 (lost)"), "{why}");
+    }
+}

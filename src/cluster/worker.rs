@@ -1,0 +1,354 @@
+//! `toolrt worker`: a node that runs calls' execute steps for a coordinator.
+//!
+//! Its one remote actor ([`WorkerActor`], in the `toolrt.worker` process group) answers
+//! hellos and heartbeats, and hands each call to an execute stage of its own, as the
+//! coordinator's supervisor would: the same tools, the same output capture and process groups.
+//! Each call is known by its coordinator's name and its id, so a cancel reaches it; when a
+//! coordinator's link closes, its calls are cancelled after a grace period (their results
+//! could no longer be delivered), which kills their process groups.
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
+use ractor_cluster::node::NodeServerSessionInformation;
+use ractor_cluster::{NodeEventSubscription, NodeServer, NodeServerMessage};
+use tokio_util::sync::CancellationToken;
+
+use super::wire::{HelloReply, RunReply, RunReq, WORKER_GROUP, Wire, WorkerMsg};
+use crate::execute::Executor;
+use crate::session::Session;
+use crate::tool::{ProgressSink, StateKey, Tool, ToolContext, ToolOutput};
+
+/// The tools a worker offers unless told otherwise: those whose work is all on the worker's
+/// own files and processes. Glob and Grep (which leave out paths the coordinator's Read deny
+/// rules cover while they run), WebFetch, and the background-task tools are not offered yet.
+pub const WORKER_TOOLS: &[&str] = &["Bash", "Read", "Write", "Edit"];
+
+/// How `toolrt worker` runs.
+#[derive(Debug, Clone)]
+pub struct WorkerOptions {
+    /// Where it listens for coordinators.
+    pub listen: SocketAddr,
+    /// The file holding the shared cookie.
+    pub cookie_file: PathBuf,
+    /// Its working directory (the workspace its calls act on).
+    pub cwd: PathBuf,
+    /// Its name in results and events (default: the listen address).
+    pub name: Option<String>,
+    /// The tools it offers (default [`WORKER_TOOLS`]); `Noop` may be added for benchmarks.
+    pub tools: Option<Vec<String>>,
+    /// Allow listening on an address other than loopback.
+    pub insecure_network: bool,
+    /// How long calls of a coordinator whose link closed keep running before they are killed.
+    pub orphan_grace: Duration,
+}
+
+/// The calls running on this worker, by coordinator and id.
+type Running = Arc<Mutex<HashMap<(String, String), CancellationToken>>>;
+
+/// Runs a worker until `stop` is cancelled. It prints `toolrt worker <name> listening on
+/// <addr>` on stdout once coordinators can connect.
+pub async fn run_worker(options: WorkerOptions, stop: CancellationToken) -> Result<(), String> {
+    super::check_network(options.listen, options.insecure_network, "listen address")?;
+    let cookie = super::read_cookie(&options.cookie_file)?;
+    let name = (options.name.clone()).unwrap_or_else(|| options.listen.to_string());
+    let tools = offered_tools(options.tools.as_deref())?;
+    let cwd = std::fs::canonicalize(&options.cwd)
+        .map_err(|e| format!("--cwd {}: {e}", options.cwd.display()))?;
+    let outputs = std::env::temp_dir().join(format!("toolrt-worker-{}", std::process::id()));
+    let session = Arc::new(Session::new(cwd, outputs));
+    let (executor, _) = Executor::spawn()
+        .await
+        .map_err(|e| format!("cannot start the execute stage: {e}"))?;
+    let running: Running = Arc::default();
+    let worker = WorkerActor {
+        name: name.clone(),
+        tools,
+        session,
+        executor: executor.clone(),
+        running: running.clone(),
+    };
+    let (actor, _) = Actor::spawn(None, worker, ())
+        .await
+        .map_err(|e| format!("cannot start the worker actor: {e}"))?;
+    let server = NodeServer::new(
+        options.listen.port(),
+        cookie,
+        name.clone(),
+        "localhost".into(),
+        None,
+        None,
+    )
+    .with_listen_addr(options.listen.ip());
+    let (server, _) = Actor::spawn(None, server, ())
+        .await
+        .map_err(|e| format!("cannot listen on {}: {e}", options.listen))?;
+    let events = Box::new(Coordinators {
+        running: running.clone(),
+        grace: options.orphan_grace,
+        authenticated: Mutex::default(),
+    });
+    let _ = server.cast(NodeServerMessage::SubscribeToEvents {
+        id: "toolrt".into(),
+        subscription: events,
+    });
+    println!("toolrt worker {name} listening on {}", options.listen);
+    stop.cancelled().await;
+    cancel_where(&running, |_| true);
+    server.stop(None);
+    actor.stop(None);
+    executor.stop();
+    Ok(())
+}
+
+/// The tools of `wanted` (default [`WORKER_TOOLS`]), each one a worker can offer.
+fn offered_tools(wanted: Option<&[String]>) -> Result<HashMap<String, Arc<dyn Tool>>, String> {
+    let state =
+        crate::tools::ToolState::new(true, std::env::temp_dir().join("toolrt-worker-checkpoints"));
+    let mut all: HashMap<String, Arc<dyn Tool>> = (state.tools().into_iter())
+        .map(|t| (t.name().to_string(), t))
+        .collect();
+    all.insert("Noop".into(), Arc::new(crate::tools::noop::Noop::new()));
+    let default: Vec<String> = WORKER_TOOLS.iter().map(|t| t.to_string()).collect();
+    let mut offered = HashMap::new();
+    for name in wanted.unwrap_or(&default) {
+        let offerable = WORKER_TOOLS.contains(&name.as_str()) || name == "Noop";
+        match all.remove(name) {
+            Some(tool) if offerable => {
+                offered.insert(name.clone(), tool);
+            }
+            _ => {
+                return Err(format!(
+                    "a worker cannot offer {name:?}: it offers {} (and Noop, for benchmarks)",
+                    WORKER_TOOLS.join(", ")
+                ));
+            }
+        }
+    }
+    Ok(offered)
+}
+
+/// Cancels the running calls whose key `which` picks.
+fn cancel_where(running: &Running, which: impl Fn(&(String, String)) -> bool) {
+    let table = running.lock().unwrap_or_else(|e| e.into_inner());
+    for (key, token) in table.iter() {
+        if which(key) {
+            token.cancel();
+        }
+    }
+}
+
+/// The worker's remote actor.
+struct WorkerActor {
+    name: String,
+    tools: HashMap<String, Arc<dyn Tool>>,
+    session: Arc<Session>,
+    executor: Executor,
+    running: Running,
+}
+
+impl Actor for WorkerActor {
+    type Msg = WorkerMsg;
+    type State = ();
+    type Arguments = ();
+
+    async fn pre_start(
+        &self,
+        myself: ActorRef<WorkerMsg>,
+        _: (),
+    ) -> Result<(), ActorProcessingErr> {
+        ractor::pg::join(WORKER_GROUP.to_string(), vec![myself.get_cell()]);
+        Ok(())
+    }
+
+    async fn handle(
+        &self,
+        _myself: ActorRef<WorkerMsg>,
+        message: WorkerMsg,
+        _state: &mut (),
+    ) -> Result<(), ActorProcessingErr> {
+        match message {
+            WorkerMsg::Hello(Wire(req), reply) => {
+                if let Ok(req) = req {
+                    tracing::info!(coordinator = %req.coordinator, "coordinator said hello");
+                }
+                let mut tools: Vec<String> = self.tools.keys().cloned().collect();
+                tools.sort();
+                let _ = reply.send(Wire::of(HelloReply {
+                    name: self.name.clone(),
+                    tools,
+                }));
+            }
+            WorkerMsg::Run(Wire(req), reply) => self.run(req, reply),
+            WorkerMsg::Cancel(Wire(Ok(req))) => {
+                cancel_where(&self.running, |key| {
+                    key.0 == req.coordinator && key.1 == req.id
+                });
+            }
+            WorkerMsg::Cancel(Wire(Err(e))) => tracing::warn!(%e, "unreadable cancel"),
+            WorkerMsg::Ping(n, reply) => {
+                let _ = reply.send(n);
+            }
+        }
+        Ok(())
+    }
+}
+
+impl WorkerActor {
+    /// Starts one call on a task of its own; its reply is sent from there.
+    fn run(&self, req: Result<RunReq, String>, reply: RpcReplyPort<Wire<RunReply>>) {
+        let answer = |reply: RpcReplyPort<Wire<RunReply>>, out: ToolOutput| {
+            let _ = reply.send(Wire::of(RunReply::from_output(out)));
+        };
+        let req = match req {
+            Ok(req) => req,
+            Err(e) => {
+                return answer(
+                    reply,
+                    ToolOutput::failed(format!("The worker could not read the call: {e}")),
+                );
+            }
+        };
+        let Some(tool) = self.tools.get(&req.tool).cloned() else {
+            return answer(
+                reply,
+                ToolOutput::failed(format!(
+                    "Worker node {} does not offer {}.",
+                    self.name, req.tool
+                )),
+            );
+        };
+        if req.input.get("run_in_background").and_then(|v| v.as_bool()) == Some(true) {
+            return answer(
+                reply,
+                ToolOutput::failed(
+                    "Background commands are not supported on worker nodes yet: run the command in \
+                 the foreground.",
+                ),
+            );
+        }
+        let key = (req.coordinator.clone(), req.id.clone());
+        let cancel = CancellationToken::new();
+        {
+            let mut running = self.running.lock().unwrap_or_else(|e| e.into_inner());
+            if running.contains_key(&key) {
+                return answer(
+                    reply,
+                    ToolOutput::failed(format!(
+                        "A call with id {} from this coordinator is already running on worker node {}.",
+                        req.id, self.name
+                    )),
+                );
+            }
+            running.insert(key.clone(), cancel.clone());
+        }
+        let ctx = ToolContext {
+            tool_use_id: Arc::from(req.id.as_str()),
+            cancel,
+            progress: ProgressSink::discard(),
+            session: self.session.clone(),
+            agent: None,
+            state: StateKey::SESSION,
+            hook_response: req.hook_response,
+            output_chars: usize::try_from(req.output_chars).unwrap_or(usize::MAX),
+        };
+        let (executor, session, running) = (
+            self.executor.clone(),
+            self.session.clone(),
+            self.running.clone(),
+        );
+        tokio::spawn(async move {
+            // The tool's own validation looks at the files, so it is made here, where they are.
+            let checked = tool
+                .validate(&req.input, &session, StateKey::SESSION)
+                .decided()
+                .await;
+            let out = match checked {
+                Err(why) => ToolOutput::failed(why),
+                Ok(()) => match executor.run(tool, req.input, ctx).await {
+                    Ok(out) => out,
+                    Err(fault) => {
+                        ToolOutput::failed(format!("The worker's execute stage failed: {fault}"))
+                    }
+                },
+            };
+            running
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .remove(&key);
+            let _ = reply.send(Wire::of(RunReply::from_output(out)));
+        });
+    }
+}
+
+/// Hears coordinators' sessions: a refused handshake is logged; the calls of a coordinator
+/// whose link closed are cancelled after the grace period.
+struct Coordinators {
+    running: Running,
+    grace: Duration,
+    /// The sessions that passed the cookie handshake, by ractor_cluster's node id: only their
+    /// closing ends calls (a peer that never authenticated cannot stop anyone's).
+    authenticated: Mutex<std::collections::HashSet<u64>>,
+}
+
+impl NodeEventSubscription for Coordinators {
+    fn node_session_opened(&self, ses: NodeServerSessionInformation) {
+        tracing::debug!(peer = %ses.peer_addr, "connection opened");
+    }
+
+    fn node_session_authenticated(&self, ses: NodeServerSessionInformation) {
+        tracing::info!(peer = %ses.peer_addr, "coordinator authenticated");
+        let mut authenticated = self.authenticated.lock().unwrap_or_else(|e| e.into_inner());
+        authenticated.insert(ses.node_id);
+    }
+
+    fn node_session_disconnected(&self, ses: NodeServerSessionInformation) {
+        let was =
+            (self.authenticated.lock().unwrap_or_else(|e| e.into_inner())).remove(&ses.node_id);
+        let Some(peer) = ses.peer_name.filter(|_| was) else {
+            tracing::warn!(
+                peer = %ses.peer_addr,
+                "refused a connection that did not authenticate (wrong cookie?)"
+            );
+            return;
+        };
+        let coordinator = peer.name;
+        tracing::warn!(%coordinator, grace_ms = self.grace.as_millis() as u64, "coordinator link closed; its calls are killed after the grace period");
+        let (running, grace) = (self.running.clone(), self.grace);
+        tokio::spawn(async move {
+            tokio::time::sleep(grace).await;
+            cancel_where(&running, |key| key.0 == coordinator);
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_worker_offers_only_tools_it_can_run_alone() {
+        let names = |t: &HashMap<String, Arc<dyn Tool>>| {
+            let mut n: Vec<String> = t.keys().cloned().collect();
+            n.sort();
+            n
+        };
+        assert_eq!(
+            names(&offered_tools(None).unwrap()),
+            ["Bash", "Edit", "Read", "Write"]
+        );
+        let some = vec!["Bash".to_string(), "Noop".to_string()];
+        assert_eq!(
+            names(&offered_tools(Some(&some)).unwrap()),
+            ["Bash", "Noop"]
+        );
+        for bad in ["Grep", "WebFetch", "TaskOutput", "Nope"] {
+            let err = offered_tools(Some(&[bad.to_string()])).err().unwrap();
+            assert!(err.contains(bad), "{err}");
+        }
+    }
+}
