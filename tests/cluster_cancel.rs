@@ -13,14 +13,7 @@ use support::*;
 #[test]
 fn cancelling_calls_on_three_nodes_kills_every_process_group() {
     let sb = Sandbox::new();
-    let cookie = cookie(&sb, "cookie", "s3cret");
-    let workers = workers(&sb, &cookie, 3);
-    let mut server = coordinator(
-        &sb,
-        &cookie,
-        &workers,
-        &["--permission-mode", "bypassPermissions"],
-    );
+    let (_workers, mut server) = three_node_cluster(&sb);
     let pids = sb.dir.path().join("pids");
     std::fs::create_dir_all(&pids).unwrap();
     // Each command starts a child in its group and records both pids, then waits.

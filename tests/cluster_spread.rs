@@ -14,14 +14,7 @@ use support::*;
 #[test]
 fn a_batch_of_30_bash_calls_spreads_over_three_workers_with_one_result_each() {
     let sb = Sandbox::new();
-    let cookie = cookie(&sb, "cookie", "s3cret");
-    let workers = workers(&sb, &cookie, 3);
-    let mut server = coordinator(
-        &sb,
-        &cookie,
-        &workers,
-        &["--permission-mode", "bypassPermissions"],
-    );
+    let (workers, mut server) = three_node_cluster(&sb);
     let calls: Vec<_> = (0..30)
         .map(|i| json!({"id": format!("c{i}"), "name": "Bash", "input": {"command": format!("echo n-{i} $(pwd)")}}))
         .collect();

@@ -100,6 +100,20 @@ pub(crate) fn workers(sb: &Sandbox, cookie: &Path, n: usize) -> Vec<Worker> {
         .collect()
 }
 
+/// Three workers sharing one cookie and a coordinator that has seen each join, in
+/// `bypassPermissions` mode (the tests' commands use `$!` and `$(…)`, which would ask).
+pub(crate) fn three_node_cluster(sb: &Sandbox) -> (Vec<Worker>, Server) {
+    let cookie = cookie(sb, "cookie", "s3cret");
+    let workers = workers(sb, &cookie, 3);
+    let server = coordinator(
+        sb,
+        &cookie,
+        &workers,
+        &["--permission-mode", "bypassPermissions"],
+    );
+    (workers, server)
+}
+
 /// Starts `serve` dialing `workers` with `cookie`, plus `args`, and waits for each worker's
 /// `node joined` event.
 pub(crate) fn coordinator(
