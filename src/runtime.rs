@@ -146,6 +146,7 @@ impl Runtime {
     pub async fn start(config: Config) -> Result<(Self, Outbox), StartError> {
         let cwd = working_dir(&config)?;
         let mut session = Session::new(cwd.clone(), PathBuf::new());
+        session.paths_on_nodes = config.cluster.is_some();
         let (output_dir, temp_output) = output_folder(&config.output_dir, &session.id, &cwd)?;
         session.output_dir = output_dir.clone();
         let settings = &config.settings;

@@ -128,6 +128,9 @@ pub struct Session {
     pub guard: Arc<dyn Guard>,
     /// The Bash sandbox (`sandbox.enabled`), if any.
     pub sandbox: Option<Arc<dyn ShellSandbox>>,
+    /// With worker nodes: a call's relative paths are made absolute on the node that runs it
+    /// (against its folder, in the supervisor's `place` step), not against `cwd` here.
+    pub paths_on_nodes: bool,
 }
 
 impl Session {
@@ -142,6 +145,7 @@ impl Session {
             env: Vec::new(),
             guard: Arc::new(AllowAll),
             sandbox: None,
+            paths_on_nodes: false,
         }
     }
 }

@@ -298,6 +298,8 @@ impl Links {
             node.live = Some(Live {
                 actor: actor.clone(),
                 lost: lost.clone(),
+                root: Arc::from(hello.root.as_path()),
+                home: Arc::from(hello.home.as_path()),
             });
         }
         let link = &mut self.links[i];

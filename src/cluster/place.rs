@@ -1,27 +1,36 @@
 //! Placement: which worker node runs a call's execute step, and the remote run itself.
 //!
 //! The link task (`link`) keeps the table of nodes; the supervisor asks it through
-//! [`Placement::place`] with one short lock. A call goes to the least-loaded live node that
-//! offers its tool; ties go round in turn, so even calls made one at a time spread over idle
-//! nodes.
+//! [`Placement::place`] with one short lock, before the call's permission decision. A call
+//! goes to the least-loaded live node that offers its tool; ties go round in turn, so even
+//! calls made one at a time spread over idle nodes. The [`NodeLease`] it gets answers what a
+//! path resolves to on that node, then runs the call there.
 
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use ractor::ActorRef;
 use ractor::rpc::CallResult;
 use tokio_util::sync::CancellationToken;
 
-use super::wire::{CancelReq, RunReq, Wire, WorkerMsg};
+use super::wire::{CancelReq, ResolveReq, RunReq, Wire, WorkerMsg};
 use crate::call::Input;
-use crate::execute::{Placed, Placement};
+use crate::execute::{Lease, Placement, RemoteRun, Resolving};
 use crate::tool::{ToolContext, ToolOutput};
+
+/// How long a worker gets to say what a path resolves to (one `lstat` per component there).
+const RESOLVE_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// A live link to one worker: its actor, and the token cancelled when the link is lost.
 #[derive(Clone)]
 pub(crate) struct Live {
     pub actor: ActorRef<WorkerMsg>,
     pub lost: CancellationToken,
+    /// The worker's workspace folder and home, from its hello.
+    pub root: Arc<Path>,
+    pub home: Arc<Path>,
 }
 
 /// One configured worker, as placement sees it.
@@ -120,23 +129,86 @@ fn nowhere(tool: &str, table: &[Node]) -> String {
 }
 
 impl Placement for Nodes {
-    fn place(&self, tool: &str, input: Input, ctx: ToolContext) -> Placed {
-        match self.choose(tool) {
-            Err(why) => Placed::Nowhere(why),
-            Ok((name, live, load)) => {
-                load.fetch_add(1, Ordering::Relaxed);
-                let req = RunReq {
-                    coordinator: self.coordinator.clone(),
-                    id: ctx.tool_use_id.to_string(),
-                    tool: tool.to_string(),
-                    input,
-                    output_chars: ctx.output_chars as u64,
-                    hook_response: ctx.hook_response,
-                };
-                let run = run_remote(name.clone(), live, req, ctx.cancel, LoadGuard(load));
-                Placed::There(name, Box::pin(run))
+    fn place(&self, tool: &str) -> Result<Box<dyn Lease>, String> {
+        let (name, live, load) = self.choose(tool)?;
+        load.fetch_add(1, Ordering::Relaxed);
+        Ok(Box::new(NodeLease {
+            coordinator: self.coordinator.clone(),
+            name,
+            live,
+            load: LoadGuard(load),
+        }))
+    }
+}
+
+/// One call's node, from its placement until its run ends.
+struct NodeLease {
+    coordinator: String,
+    name: Arc<str>,
+    live: Live,
+    load: LoadGuard,
+}
+
+impl Lease for NodeLease {
+    fn node(&self) -> &Arc<str> {
+        &self.name
+    }
+
+    fn root(&self) -> &Path {
+        &self.live.root
+    }
+
+    fn home(&self) -> &Path {
+        &self.live.home
+    }
+
+    fn resolve(&self, path: PathBuf) -> Resolving {
+        let (name, live) = (self.name.clone(), self.live.clone());
+        Box::pin(async move {
+            let unknown = |why: &str| {
+                format!(
+                    "Worker node {name} could not say what {} resolves to there ({why}), so \
+                     the permission decision could not be made; the call did not run.",
+                    path.display()
+                )
+            };
+            let req = ResolveReq { path: path.clone() };
+            let ask = live.actor.call(
+                |port| WorkerMsg::Resolve(Wire::of(req), port),
+                Some(RESOLVE_TIMEOUT),
+            );
+            tokio::select! {
+                biased;
+                reply = ask => match reply {
+                    Ok(CallResult::Success(Wire(Ok(reply)))) if reply.paths.first() == Some(&path) => {
+                        Ok(reply.paths)
+                    }
+                    Ok(CallResult::Success(Wire(Ok(_)))) => Err(unknown("its answer was not about that path")),
+                    Ok(CallResult::Success(Wire(Err(e)))) => Err(unknown(&e)),
+                    Ok(CallResult::Timeout) => Err(unknown("no answer in time")),
+                    Ok(CallResult::SenderError) | Err(_) => Err(unknown("its link was lost")),
+                },
+                _ = live.lost.cancelled() => Err(unknown("its link was lost")),
             }
-        }
+        })
+    }
+
+    fn run(self: Box<Self>, tool: &str, input: Input, ctx: ToolContext) -> RemoteRun {
+        let NodeLease {
+            coordinator,
+            name,
+            live,
+            load,
+        } = *self;
+        let req = RunReq {
+            coordinator,
+            id: ctx.tool_use_id.to_string(),
+            tool: tool.to_string(),
+            input,
+            output_chars: ctx.output_chars as u64,
+            hook_response: ctx.hook_response,
+        };
+        Box::pin(run_remote(name, live, req, ctx.cancel, load))
     }
 }
 

@@ -7,6 +7,8 @@
 
 use ractor::{BytesConvertable, RpcReplyPort};
 use ractor_cluster::RactorClusterMessage;
+use std::path::PathBuf;
+
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -31,6 +33,10 @@ pub(crate) enum WorkerMsg {
     /// Run one call's execute step; the reply is its output.
     #[rpc]
     Run(Wire<RunReq>, RpcReplyPort<Wire<RunReply>>),
+    /// What a path resolves to through the worker's symlinks (for the coordinator's
+    /// permission decision, which is about the worker's files).
+    #[rpc]
+    Resolve(Wire<ResolveReq>, RpcReplyPort<Wire<ResolveReply>>),
     /// Stop a running call (its process group is killed, as a local cancel would).
     Cancel(Wire<CancelReq>),
     /// A heartbeat: the worker answers with the same number.
@@ -78,6 +84,25 @@ pub(crate) struct HelloReply {
     pub name: String,
     /// The tools it runs.
     pub tools: Vec<String>,
+    /// Its workspace folder (`--cwd`, resolved): calls' relative paths resolve against it.
+    pub root: PathBuf,
+    /// Its home folder (`~` in a path).
+    pub home: PathBuf,
+}
+
+/// A path to resolve on the worker.
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct ResolveReq {
+    /// An absolute path (a relative one is refused: the coordinator makes it absolute against
+    /// the worker's folder first).
+    pub path: PathBuf,
+}
+
+/// What a [`ResolveReq`]'s path resolves to on the worker.
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct ResolveReply {
+    /// The path itself first, then each path it reaches through symlinks.
+    pub paths: Vec<PathBuf>,
 }
 
 /// One call's execute step.

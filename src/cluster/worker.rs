@@ -18,7 +18,7 @@ use ractor_cluster::node::NodeServerSessionInformation;
 use ractor_cluster::{NodeEventSubscription, NodeServer, NodeServerMessage};
 use tokio_util::sync::CancellationToken;
 
-use super::wire::{HelloReply, RunReply, RunReq, WORKER_GROUP, Wire, WorkerMsg};
+use super::wire::{HelloReply, ResolveReply, RunReply, RunReq, WORKER_GROUP, Wire, WorkerMsg};
 use crate::execute::Executor;
 use crate::session::Session;
 use crate::tool::{ProgressSink, StateKey, Tool, ToolContext, ToolOutput};
@@ -181,7 +181,19 @@ impl Actor for WorkerActor {
                 let _ = reply.send(Wire::of(HelloReply {
                     name: self.name.clone(),
                     tools,
+                    root: self.session.cwd.clone(),
+                    home: crate::paths::home_dir(),
                 }));
+            }
+            WorkerMsg::Resolve(Wire(req), reply) => {
+                let paths = req.and_then(|req| {
+                    if req.path.is_absolute() {
+                        Ok(crate::paths::candidates(&req.path))
+                    } else {
+                        Err(format!("{} is not an absolute path", req.path.display()))
+                    }
+                });
+                let _ = reply.send(Wire(paths.map(|paths| ResolveReply { paths })));
             }
             WorkerMsg::Run(Wire(req), reply) => self.run(req, reply),
             WorkerMsg::Cancel(Wire(Ok(req))) => {

@@ -1,8 +1,10 @@
-//! Where a call's execute step runs: here, or on another node. The supervisor asks a
-//! [`Placement`] (the cluster's, when `--worker`s are configured) just before it executes; the
-//! decisions before it (validation, hooks, permission) have all been taken here.
+//! Where a call's execute step runs: here, or on another node. With worker nodes the
+//! supervisor asks a [`Placement`] (the cluster's) for a node before the permission decision,
+//! so that the decision is about that node's files; the call then runs on the node it was
+//! given, through its [`Lease`].
 
 use std::future::Future;
+use std::path::{Path, PathBuf};
 use std::pin::Pin;
 use std::sync::Arc;
 
@@ -13,18 +15,28 @@ use crate::tool::{ToolContext, ToolOutput};
 /// `failed` output naming it).
 pub(crate) type RemoteRun = Pin<Box<dyn Future<Output = ToolOutput> + Send>>;
 
-/// Where one call's execute step goes.
-pub(crate) enum Placed {
-    /// Run it in this process, as without a placement.
-    Here(Input, ToolContext),
-    /// Run it on the named node.
-    There(Arc<str>, RemoteRun),
-    /// It must run on a node and none can take it now: the words for the model.
-    Nowhere(String),
+/// What a path resolves to on a node: the path itself first, then each path it reaches through
+/// symlinks there; or why the node could not say.
+pub(crate) type Resolving = Pin<Box<dyn Future<Output = Result<Vec<PathBuf>, String>> + Send>>;
+
+/// A node chosen for one call. The call counts toward the node's load from the choice (its
+/// permission decision included) until the lease is dropped or its run ends.
+pub(crate) trait Lease: Send + Sync {
+    /// The node's name, for the result.
+    fn node(&self) -> &Arc<str>;
+    /// The node's workspace folder: the call's relative paths resolve against it.
+    fn root(&self) -> &Path;
+    /// The home folder on the node (`~` in a path).
+    fn home(&self) -> &Path;
+    /// Asks the node what the absolute `path` resolves to through its symlinks.
+    fn resolve(&self, path: PathBuf) -> Resolving;
+    /// Runs the call's execute step on the node.
+    fn run(self: Box<Self>, tool: &str, input: Input, ctx: ToolContext) -> RemoteRun;
 }
 
 /// Chooses the node for a call's execute step.
 pub(crate) trait Placement: Send + Sync {
-    /// The place for a call of tool `tool` (its registry name).
-    fn place(&self, tool: &str, input: Input, ctx: ToolContext) -> Placed;
+    /// A node for a call of tool `tool` (its registry name); when none can take it now, the
+    /// words for the model.
+    fn place(&self, tool: &str) -> Result<Box<dyn Lease>, String>;
 }

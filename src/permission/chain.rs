@@ -15,7 +15,7 @@ use std::sync::{Arc, RwLock};
 use serde_json::{Map, Value};
 
 use super::decision::{Behavior, Decision, HookVerdict, Mode};
-use super::policy::{DecisionRequest, Policy};
+use super::policy::{DecisionRequest, Located, Policy};
 use crate::tool::{Access, Subject};
 
 /// One level of a scope's chain: whose rules, in which mode.
@@ -114,6 +114,44 @@ impl Chain {
             return d;
         }
         self.decide_levels(tool, access, input, hook)
+    }
+
+    /// [`Chain::decide`] for a call on a worker node, whose path is resolved there (`at`).
+    pub(crate) fn decide_at(
+        &self,
+        tool: &str,
+        access: Access<'_>,
+        input: &Map<String, Value>,
+        hook: Option<HookVerdict>,
+        at: Option<&Located>,
+    ) -> Decision {
+        let Some(at) = at else {
+            return self.decide(tool, access, input, hook);
+        };
+        self.combine(|level| {
+            let req = DecisionRequest {
+                tool,
+                access,
+                input,
+                mode: level.mode,
+                hook: hook.clone(),
+            };
+            level.policy.decide_at(&req, Some(at))
+        })
+    }
+
+    /// [`Chain::recheck`] for a call on a worker node (`at`).
+    pub(crate) fn recheck_at(
+        &self,
+        tool: &str,
+        access: Access<'_>,
+        input: &Map<String, Value>,
+        at: Option<&Located>,
+    ) -> Decision {
+        self.combine(|level| {
+            let policy = &level.policy;
+            policy.recheck_updated_at(tool, access, input, level.mode, at)
+        })
     }
 
     fn read_by_name(&self) -> std::sync::RwLockReadGuard<'_, HashMap<Box<str>, ByDefault>> {

@@ -33,7 +33,7 @@ pub use decision::{
 pub(crate) use domain::DomainPattern;
 pub(crate) use pattern::BashPattern;
 pub use policy::PolicyError;
-pub(crate) use policy::{DecisionRequest, Policy, PolicyBuilder};
+pub(crate) use policy::{DecisionRequest, Located, Policy, PolicyBuilder};
 pub use rule::RuleError;
 pub(crate) use rule::{EDIT_TOOLS, READ_TOOLS, Rule, has_specifier_grammar};
 pub(crate) use stage::{Permission, Query, RuleFilter, check_rule};

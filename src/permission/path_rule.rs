@@ -6,6 +6,7 @@ use std::collections::HashMap;
 
 use globset::{Candidate, GlobBuilder, GlobMatcher, GlobSet, GlobSetBuilder};
 
+pub(crate) use crate::paths::candidates;
 use crate::paths::normalize;
 
 /// Where a rule's relative anchors point.
@@ -181,126 +182,6 @@ impl PathSet {
             (a, b) => a.or(b),
         }
     }
-}
-
-/// The lexical path and every path it resolves to through symlinks. For a path that does not
-/// exist yet the nearest existing ancestor is resolved and the rest appended; a dangling symlink
-/// is followed by hand (its target is where a write would land).
-pub(crate) fn candidates(path: &Path) -> Vec<PathBuf> {
-    let lexical = normalize(path);
-    let mut out = vec![lexical.clone()];
-    resolve_into(&lexical, &mut out, 0);
-    if out.len() > 1 && links_into_proc(&lexical) {
-        // A symlink to `/proc/self/…` names what the process that opens it sees, which is not
-        // what toolrt sees: a candidate nothing allows.
-        out.push(PathBuf::from("/proc/self"));
-    }
-    out
-}
-
-/// Whether a symlink on the way to `path` points into `/proc` or `/dev/fd`.
-fn links_into_proc(path: &Path) -> bool {
-    let mut cur = PathBuf::from("/");
-    for (n, comp) in path.iter().skip(1).enumerate() {
-        if n > 64 {
-            return true;
-        }
-        cur.push(comp);
-        if let Ok(target) = std::fs::read_link(&cur) {
-            let t = target.to_string_lossy();
-            if t.starts_with("/proc") || t.starts_with("/dev/fd") || t.starts_with("/dev/std") {
-                return true;
-            }
-            if target.is_relative() && t.contains("..") && cur.starts_with("/proc") {
-                return true;
-            }
-        }
-    }
-    false
-}
-
-fn resolve_into(lexical: &Path, out: &mut Vec<PathBuf>, depth: usize) {
-    // Symlink chains longer than this fail in the kernel too (ELOOP is at 40).
-    if depth > 8 {
-        return;
-    }
-    let mut existing = lexical;
-    let mut tail: Vec<&std::ffi::OsStr> = Vec::new();
-    let with_tail = |mut base: PathBuf, tail: &[&std::ffi::OsStr]| {
-        for part in tail.iter().rev() {
-            base.push(part);
-        }
-        normalize(&base)
-    };
-    loop {
-        let real = match symlink_free(existing) {
-            // Nothing to follow: the path is its own resolution, and it is already in `out`.
-            Some(true) if tail.is_empty() => return,
-            Some(true) => Some(existing.to_path_buf()),
-            // A component is missing and none before it is a symlink, so this path is not a
-            // dangling symlink either: on to its parent.
-            Some(false) => None,
-            None => {
-                let real = std::fs::canonicalize(existing).ok();
-                let dangling = real.is_none()
-                    && std::fs::symlink_metadata(existing).is_ok_and(|m| m.is_symlink());
-                if dangling {
-                    if let Ok(target) = std::fs::read_link(existing) {
-                        let base = existing.parent().unwrap_or(Path::new("/"));
-                        let full = with_tail(base.join(target), &tail);
-                        if !out.contains(&full) {
-                            out.push(full.clone());
-                            resolve_into(&full, out, depth + 1);
-                        }
-                    }
-                    return;
-                }
-                real
-            }
-        };
-        if let Some(real) = real {
-            let full = with_tail(real, &tail);
-            if !out.contains(&full) {
-                out.push(full);
-            }
-            return;
-        }
-        match (existing.parent(), existing.file_name()) {
-            (Some(parent), Some(name)) => {
-                tail.push(name);
-                existing = parent;
-            }
-            _ => return,
-        }
-    }
-}
-
-/// Whether an absolute path exists without a symlink on it, in one system call (Linux's
-/// `openat2` with `RESOLVE_NO_SYMLINKS`; an `O_PATH` open reads nothing, so even a FIFO is safe):
-/// `Some(true)` if it exists and no component is a symlink, `Some(false)` if a component is
-/// missing and none before it is a symlink, None when it cannot tell (a symlink on the way, an
-/// older kernel, anything else). Resolving component by component costs one `readlink` per
-/// component; this is the common case's shortcut, and None falls back to that.
-#[cfg(target_os = "linux")]
-fn symlink_free(path: &Path) -> Option<bool> {
-    use nix::errno::Errno;
-    use nix::fcntl::{AT_FDCWD, OFlag, OpenHow, ResolveFlag, openat2};
-    if !path.is_absolute() {
-        return None;
-    }
-    let how = OpenHow::new()
-        .flags(OFlag::O_PATH | OFlag::O_CLOEXEC)
-        .resolve(ResolveFlag::RESOLVE_NO_SYMLINKS);
-    match openat2(AT_FDCWD, path, how) {
-        Ok(_fd) => Some(true),
-        Err(Errno::ENOENT) => Some(false),
-        Err(_) => None,
-    }
-}
-
-#[cfg(not(target_os = "linux"))]
-fn symlink_free(_path: &Path) -> Option<bool> {
-    None
 }
 
 /// Directories and files whose writes are never auto-approved (SEMANTICS.md §3.6).

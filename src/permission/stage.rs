@@ -46,6 +46,8 @@ pub(crate) struct Query {
     /// The call's agent scope's chain of levels, for a call made in a scope: every level
     /// decides ([`super::Chain`]); `None` decides by the session's policy alone.
     pub chain: Option<Arc<super::Chain>>,
+    /// For a call placed on a worker node, its path as that node resolves it.
+    pub at: Option<Arc<super::Located>>,
 }
 
 /// Messages of the permission stage.
@@ -81,22 +83,24 @@ impl Actor for PermissionActor {
         policy: &mut Arc<Policy>,
     ) -> Result<(), ActorProcessingErr> {
         let PermissionMsg::Decide(q, reply) = msg;
+        let (tool, access, at) = (q.tool.name(), q.tool.access(), q.at.as_deref());
         let decision = if let Some(chain) = &q.chain {
             if q.recheck {
-                chain.recheck(q.tool.name(), q.tool.access(), &q.input)
+                chain.recheck_at(tool, access, &q.input, at)
             } else {
-                chain.decide(q.tool.name(), q.tool.access(), &q.input, q.hook)
+                chain.decide_at(tool, access, &q.input, q.hook, at)
             }
         } else if q.recheck {
-            policy.recheck_updated(q.tool.name(), q.tool.access(), &q.input, q.mode)
+            policy.recheck_updated_at(tool, access, &q.input, q.mode, at)
         } else {
-            policy.decide(&DecisionRequest {
-                tool: q.tool.name(),
-                access: q.tool.access(),
+            let req = DecisionRequest {
+                tool,
+                access,
                 input: &q.input,
                 mode: q.mode,
                 hook: q.hook,
-            })
+            };
+            policy.decide_at(&req, at)
         };
         let _ = reply.send((q.input, decision));
         Ok(())

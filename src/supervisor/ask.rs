@@ -54,6 +54,7 @@ async fn decision(
     recheck: bool,
 ) -> Result<Decision, Rejection> {
     let tool = prepared.entry.tool.clone();
+    let at = c.node.as_ref().and_then(|n| n.at.clone());
     let query = |input| Query {
         tool,
         input,
@@ -61,6 +62,7 @@ async fn decision(
         hook: c.hook.clone(),
         recheck,
         chain: c.scope.as_ref().map(|s| s.chain.clone()),
+        at,
     };
     let decision = super::lend(&mut prepared.input, |input| {
         p.permission.decide(query(input))
@@ -111,6 +113,8 @@ async fn not_allowed(
                 }
             }
         }
+        // An approved input may name another path: located on the call's node again.
+        super::place::locate(c, prepared).await?;
         decision = self::decision(p, c, prepared, true).await?;
     }
 }

@@ -9,11 +9,13 @@
 //!    tool's own validation);
 //! 2. `wait_turn`: a batch call's turn, then the tool's own validation, then an execution slot;
 //! 3. `pre_hooks`: PreToolUse hooks;
-//! 4. `decide`: the permission decision, with the ask loop (PermissionRequest hooks, the
+//! 4. `place`: with worker nodes, the node the call will run on, and its path as that node
+//!    resolves it (`place`);
+//! 5. `decide`: the permission decision, with the ask loop (PermissionRequest hooks, the
 //!    client, back to the decision) in `ask`;
-//! 5. `execute`: the tool runs;
-//! 6. `post_hooks`: PostToolUse / PostToolUseFailure hooks;
-//! 7. `shape_output`: the output budget → one `tool_result`.
+//! 6. `execute`: the tool runs (on the node chosen by `place`, if any);
+//! 7. `post_hooks`: PostToolUse / PostToolUseFailure hooks;
+//! 8. `shape_output`: the output budget → one `tool_result`.
 //!
 //! Only what cannot depend on earlier calls of a batch comes before the turn. A stage with
 //! nothing to do answers that itself (no hooks configured, an output clearly within budget), so
@@ -28,6 +30,7 @@ mod batch;
 mod clock;
 mod network;
 mod pipeline;
+mod place;
 
 use std::future::Future;
 use std::sync::Arc;
@@ -46,7 +49,6 @@ pub use pipeline::AskPolicy;
 pub(crate) use pipeline::{Pipeline, PipelineOptions, Stages};
 
 use crate::call::{Input, Outcome, Rejection, ToolCall, ToolResult};
-use crate::execute::Placed;
 use crate::hooks::stage::About;
 use crate::hooks::{BatchCallRecord, HookEvent, HookPermission};
 use crate::inflight::ResultSlot;
@@ -118,6 +120,8 @@ pub(super) struct Call<'a> {
     hook_reason: Option<String>,
     /// The agent scope the call belongs to (its `agent_id`), resolved once.
     scope: Option<Arc<Scope>>,
+    /// The worker node the call will run on, once placed.
+    node: Option<Box<place::OnNode>>,
 }
 
 impl Call<'_> {
@@ -202,6 +206,7 @@ pub(crate) async fn run(job: Job) {
         hook: None,
         hook_reason: None,
         scope,
+        node: None,
     };
     let result = drive(&pipeline, &mut c, call)
         .instrument(span.clone())
@@ -224,6 +229,9 @@ async fn drive(p: &Pipeline, c: &mut Call<'_>, call: ToolCall) -> Result<ToolRes
     let checked = validate(p, c, call).await?;
     let mut prepared = wait_turn(p, c, checked).await?;
     pre_hooks(p, c, &mut prepared).await?;
+    if p.placement.is_some() {
+        Box::pin(place::place(p, c, &mut prepared)).await?;
+    }
     ask::decide(p, c, &mut prepared).await?;
     let mut ran = execute(p, c, prepared).await?;
     post_hooks(p, c, &mut ran).await?;
@@ -425,34 +433,25 @@ async fn execute(p: &Pipeline, c: &mut Call<'_>, prepared: Prepared) -> Result<R
     };
     // Only PostToolUse hooks are told how long the tool took.
     let started = post_hooks.then(Instant::now);
-    // With worker nodes, the execute step (and it alone) may run on one of them. `placed`
-    // lives in a block of its own and is matched without guards (which borrow it): either
-    // would keep its storage (input and context) in the call's future across the await.
+    // With worker nodes, the execute step (and it alone) runs on the node `place` chose.
     let mut node = None;
-    let run = {
-        let placed = match &p.placement {
-            Some(placement) if !tool.awaits_io_only() => {
-                placement.place(&name, prepared.input, ctx)
-            }
-            _ => Placed::Here(prepared.input, ctx),
-        };
-        match placed {
-            Placed::Here(input, ctx) => {
-                if tool.awaits_io_only() {
-                    let here = crate::execute::run_here(tool.clone(), input, ctx);
-                    Either::Left(Either::Left(async move {
-                        Ok::<_, crate::stage::StageFault>(here.await)
-                    }))
-                } else {
-                    Either::Left(Either::Right(p.executor.run(tool.clone(), input, ctx)))
-                }
-            }
-            Placed::There(on, remote) => {
-                node = Some(on);
-                Either::Right(futures::FutureExt::map(remote, Ok))
-            }
-            Placed::Nowhere(why) => return Err(Rejection::new(Outcome::Failed, why)),
+    let run = match c.node.take() {
+        Some(on) => {
+            node = Some(on.lease.node().clone());
+            let remote = on.lease.run(&name, prepared.input, ctx);
+            Either::Right(futures::FutureExt::map(remote, Ok))
         }
+        None if tool.awaits_io_only() => {
+            let here = crate::execute::run_here(tool.clone(), prepared.input, ctx);
+            Either::Left(Either::Left(async move {
+                Ok::<_, crate::stage::StageFault>(here.await)
+            }))
+        }
+        None => Either::Left(Either::Right(p.executor.run(
+            tool.clone(),
+            prepared.input,
+            ctx,
+        ))),
     };
     tokio::pin!(run);
     let mut output = tokio::select! {
@@ -645,9 +644,11 @@ mod tests {
     fn the_call_future_does_not_grow_unnoticed() {
         let sizes = [
             // 3,048 since the execute step may place the call on a worker node (the node's
-            // name kept for the result, one more way to run a tool).
-            ("run's future", future_size(run), 3_048),
-            ("Call", std::mem::size_of::<Call<'static>>(), 216),
+            // name kept for the result, one more way to run a tool); at most two words more
+            // since the permission query carries the call's path as its worker resolved it.
+            ("run's future", future_size(run), 3_064),
+            // 224: the worker node the call is placed on (one boxed pointer).
+            ("Call", std::mem::size_of::<Call<'static>>(), 224),
         ];
         for (what, size, limit) in sizes {
             assert!(

@@ -212,6 +212,10 @@ pub(crate) fn absolutize_field(
     key: &str,
     session: &crate::session::Session,
 ) {
+    if session.paths_on_nodes {
+        // The call runs on a worker node: its path means one there (`Session::paths_on_nodes`).
+        return;
+    }
     if let Some(raw) = str_field(input, key) {
         let abs = crate::paths::absolutize(raw, &session.cwd, &session.home);
         input.insert(

@@ -43,6 +43,16 @@ pub(crate) struct DecisionRequest<'a> {
     pub hook: Option<HookVerdict>,
 }
 
+/// A path tool's path as the worker node that will act on it sees it: that node's workspace,
+/// and what the path resolves to there (the file, and its symlinks, are on that node).
+#[derive(Debug, Clone)]
+pub(crate) struct Located {
+    /// The node's workspace folder: for the call it is the workspace, as the cwd is here.
+    pub root: PathBuf,
+    /// The absolute path and every path it resolves to through symlinks on that node.
+    pub paths: Vec<PathBuf>,
+}
+
 #[derive(Debug, Clone)]
 struct RuleInfo {
     text: String,
@@ -268,6 +278,11 @@ impl Policy {
 
     /// Decides one call, in the order of docs/SEMANTICS.md §3.1.
     pub(crate) fn decide(&self, req: &DecisionRequest<'_>) -> Decision {
+        self.decide_at(req, None)
+    }
+
+    /// [`Policy::decide`] for a call that acts on a worker node's files (`at`), or here.
+    pub(crate) fn decide_at(&self, req: &DecisionRequest<'_>, at: Option<&Located>) -> Decision {
         let mode = req.mode;
         if let Some(HookVerdict::Deny { reason }) = &req.hook {
             return Decision::new(
@@ -298,7 +313,7 @@ impl Policy {
                 .map(|s| std::sync::Arc::from(s.describe(cmd, unsandboxed)));
             return d;
         }
-        let steps = self.steps(req.tool, req.access, req.input, mode);
+        let steps = self.steps(req.tool, req.access, req.input, mode, at);
         resolve(steps, mode, req.hook.as_ref())
     }
 
@@ -311,11 +326,23 @@ impl Policy {
         input: &Map<String, Value>,
         mode: Mode,
     ) -> Decision {
+        self.recheck_updated_at(tool, access, input, mode, None)
+    }
+
+    /// [`Policy::recheck_updated`] for a call that acts on a worker node's files (`at`), or here.
+    pub(crate) fn recheck_updated_at(
+        &self,
+        tool: &str,
+        access: Access<'_>,
+        input: &Map<String, Value>,
+        mode: Mode,
+        at: Option<&Located>,
+    ) -> Decision {
         let (steps, subs) = if let Subject::Command { field } = access.subject {
             let cmd = input.get(field).and_then(Value::as_str).unwrap_or("");
             self.bash_steps(tool, cmd, mode)
         } else {
-            (self.steps(tool, access, input, mode), Vec::new())
+            (self.steps(tool, access, input, mode, at), Vec::new())
         };
         let mut d = if let Some(by) = steps.deny {
             Decision::new(Behavior::Deny, by, mode)
@@ -380,7 +407,7 @@ impl Policy {
             }
             ("Agent" | "Task", Subject::Subagent { field }) => text(field) == Some(spec),
             (t, Subject::Path { .. }) if READ_TOOLS.contains(&t) || EDIT_TOOLS.contains(&t) => {
-                let Some(path) = self.input_path(access, input) else {
+                let Some(path) = self.input_path(access, input, None) else {
                     return false;
                 };
                 let mut set = PathSet::default();
@@ -399,8 +426,13 @@ impl Policy {
     }
 
     /// The absolute, normalised path a path tool acts on (a search's folder defaults to the
-    /// cwd).
-    fn input_path(&self, access: Access<'_>, input: &Map<String, Value>) -> Option<PathBuf> {
+    /// cwd, or to the workspace of the worker node the call runs on).
+    fn input_path(
+        &self,
+        access: Access<'_>,
+        input: &Map<String, Value>,
+        at: Option<&Located>,
+    ) -> Option<PathBuf> {
         let Subject::Path {
             field, default_cwd, ..
         } = access.subject
@@ -408,8 +440,11 @@ impl Policy {
             return None;
         };
         match input.get(field).and_then(Value::as_str) {
-            Some(p) if !p.is_empty() => Some(absolutize(p, &self.cwd, &self.home)),
-            _ if default_cwd => Some(self.cwd.clone()),
+            Some(p) if !p.is_empty() => {
+                let cwd = at.map_or(&self.cwd, |a| &a.root);
+                Some(absolutize(p, cwd, &self.home))
+            }
+            _ if default_cwd => Some(at.map_or(&self.cwd, |a| &a.root).clone()),
             _ => None,
         }
     }
@@ -435,6 +470,7 @@ impl Policy {
         access: Access<'_>,
         input: &Map<String, Value>,
         mode: Mode,
+        at: Option<&Located>,
     ) -> Steps {
         let head = family(access);
         let mut s = Steps {
@@ -444,7 +480,7 @@ impl Policy {
             ..Steps::default()
         };
         if let Subject::Path { read_only, .. } = access.subject {
-            self.path_steps(access, read_only, input, mode, &mut s);
+            self.path_steps(access, read_only, input, mode, &mut s, at);
             return s;
         }
         match access.subject {
@@ -478,7 +514,8 @@ impl Policy {
     }
 
     /// Rule steps on the path a path tool reads or writes: Read and Edit rules, the workspace,
-    /// toolrt's own descriptors, protected paths, acceptEdits.
+    /// toolrt's own descriptors, protected paths, acceptEdits. For a call on a worker node
+    /// (`at`) the path's resolutions are the node's, and its workspace is the node's folder.
     fn path_steps(
         &self,
         access: Access<'_>,
@@ -486,6 +523,7 @@ impl Policy {
         input: &Map<String, Value>,
         mode: Mode,
         s: &mut Steps,
+        at: Option<&Located>,
     ) {
         let is_read = read_only;
         let is_edit = !read_only;
@@ -495,8 +533,15 @@ impl Policy {
         }
         s.plan_allows = is_read;
         s.plan_denies = is_edit;
-        if let Some(path) = self.input_path(access, input) {
-            let cands = candidates(&path);
+        if let Some(path) = self.input_path(access, input, at) {
+            let cands = match at {
+                // The node resolved the path the supervisor gave it, which is this one.
+                Some(a) if a.paths.first() == Some(&path) => a.paths.clone(),
+                // Not the path the node resolved: nothing to decide on but the path itself,
+                // and a path that is not known to be in the node's workspace.
+                Some(_) => vec![path.clone(), PathBuf::from("/proc/self")],
+                None => candidates(&path),
+            };
             // Prepared once: every set below matches the same one or two paths.
             let prepared: Vec<(&PathBuf, Candidate<'_>)> =
                 cands.iter().map(|p| (p, Candidate::new(p))).collect();
@@ -542,8 +587,12 @@ impl Policy {
                 }
                 .map(|i| self.by(i));
             }
-            let in_ws = self.in_workspace(&cands);
-            if is_read && s.allow.is_none() && (in_ws || self.in_output_dir(&cands)) {
+            // toolrt's own output folder is on this node, never on a worker.
+            let (in_ws, in_output) = match at {
+                Some(a) => (cands.iter().all(|c| c.starts_with(&a.root)), false),
+                None => (self.in_workspace(&cands), self.in_output_dir(&cands)),
+            };
+            if is_read && s.allow.is_none() && (in_ws || in_output) {
                 s.allow = Some(DecidedBy::Default);
             }
             if cands.iter().any(|c| names_own_descriptor(c)) {

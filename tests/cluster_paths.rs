@@ -1,0 +1,148 @@
+//! Worker nodes: a call's paths are those of the worker it runs on. A relative path resolves
+//! against the worker's folder, the permission decision (on the coordinator) is about that
+//! path, and symlinks are resolved by the worker, where the file is.
+
+mod cluster_support;
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use cluster_support::*;
+use serde_json::json;
+use support::*;
+
+/// One worker `w1` (its folder resolved) and a coordinator with `args`.
+fn one_worker(sb: &Sandbox, args: &[&str]) -> (Worker, PathBuf, Server) {
+    let cookie = cookie(sb, "cookie", "s3cret");
+    let mut workers = workers(sb, &cookie, 1);
+    let root = std::fs::canonicalize(&workers[0].cwd).unwrap();
+    let server = coordinator(sb, &cookie, &workers, args);
+    (workers.remove(0), root, server)
+}
+
+/// A deny rule on `dir`'s files, by absolute path (`//` anchors a rule at the root).
+fn deny_edits_under(dir: &Path) -> String {
+    format!("Edit(/{}/**)", dir.display())
+}
+
+#[test]
+fn a_relative_write_lands_in_the_workers_folder_which_is_its_workspace() {
+    let sb = Sandbox::new();
+    // acceptEdits allows edits inside the workspace only: the worker's folder is the call's.
+    let (_w, root, mut server) = one_worker(&sb, &["--permission-mode", "acceptEdits"]);
+    server.tool_use(
+        "w",
+        "Write",
+        json!({"file_path": "x.txt", "content": "on w1\n"}),
+    );
+    let w = server.result("w");
+    assert_eq!(
+        (w["outcome"].as_str(), w["node"].as_str()),
+        (Some("success"), Some("w1")),
+        "{w}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(root.join("x.txt")).unwrap(),
+        "on w1\n"
+    );
+    assert!(
+        !sb.cwd.join("x.txt").exists(),
+        "written into the coordinator's folder"
+    );
+    server.tool_use("r", "Read", json!({"file_path": "./x.txt"}));
+    let r = server.result("r");
+    assert_eq!(r["outcome"], "success", "{r}");
+    assert!(r["content"].as_str().unwrap().contains("on w1"), "{r}");
+    // The coordinator's own folder is not the workspace of a call on the worker: asked.
+    let outside = sb.cwd.join("y.txt").display().to_string();
+    server.tool_use(
+        "o",
+        "Write",
+        json!({"file_path": outside, "content": "no\n"}),
+    );
+    let ask = server.wait_for("the ask for o", Duration::from_secs(30), |v| {
+        v["type"] == "permission_request" && v["tool_use_id"] == "o"
+    });
+    assert!(
+        ask["reason"]
+            .as_str()
+            .unwrap()
+            .contains("no rule allows it"),
+        "{ask}"
+    );
+    server.finish();
+    assert!(!sb.cwd.join("y.txt").exists());
+}
+
+#[test]
+fn a_deny_rule_on_a_workers_path_holds_for_a_relative_path() {
+    let sb = Sandbox::new();
+    let cookie = cookie(&sb, "cookie", "s3cret");
+    let workers = workers(&sb, &cookie, 1);
+    let root = std::fs::canonicalize(&workers[0].cwd).unwrap();
+    std::fs::create_dir_all(root.join("secret")).unwrap();
+    let deny = deny_edits_under(&root.join("secret"));
+    let args = [
+        "--permission-mode",
+        "bypassPermissions",
+        "--disallowed-tools",
+        &deny,
+    ];
+    let mut server = coordinator(&sb, &cookie, &workers, &args);
+    for (id, path) in [("a", "secret/a.txt"), ("b", "./sub/../secret/b.txt")] {
+        server.tool_use(id, "Write", json!({"file_path": path, "content": "x\n"}));
+        let r = server.result(id);
+        assert_eq!(r["outcome"], "denied", "{path}: {r}");
+        assert!(r.get("node").is_none(), "a denied call ran nowhere: {r}");
+    }
+    // Beside the denied folder the same relative form is allowed, and runs on the worker.
+    server.tool_use(
+        "ok",
+        "Write",
+        json!({"file_path": "open.txt", "content": "x\n"}),
+    );
+    assert_eq!(server.result("ok")["outcome"], "success");
+    server.finish();
+    assert!(!root.join("secret/a.txt").exists() && !root.join("secret/b.txt").exists());
+    assert!(root.join("open.txt").exists());
+}
+
+#[test]
+fn a_symlink_on_the_worker_into_a_denied_folder_is_denied() {
+    let sb = Sandbox::new();
+    let cookie = cookie(&sb, "cookie", "s3cret");
+    let workers = workers(&sb, &cookie, 1);
+    let root = std::fs::canonicalize(&workers[0].cwd).unwrap();
+    let vault = std::fs::canonicalize(sb.dir.path()).unwrap().join("vault");
+    std::fs::create_dir_all(&vault).unwrap();
+    std::fs::write(vault.join("key"), "k\n").unwrap();
+    // The link is in the worker's folder only: the coordinator's has no `link`.
+    std::os::unix::fs::symlink(&vault, root.join("link")).unwrap();
+    let deny_read = format!("Read(/{}/**)", vault.display());
+    let deny_edit = deny_edits_under(&vault);
+    let args = [
+        "--permission-mode",
+        "bypassPermissions",
+        "--disallowed-tools",
+        &deny_edit,
+        "--disallowed-tools",
+        &deny_read,
+    ];
+    let mut server = coordinator(&sb, &cookie, &workers, &args);
+    server.tool_use(
+        "w",
+        "Write",
+        json!({"file_path": "link/new.txt", "content": "x\n"}),
+    );
+    server.tool_use("r", "Read", json!({"file_path": "link/key"}));
+    for id in ["w", "r"] {
+        let r = server.result(id);
+        assert_eq!(r["outcome"], "denied", "{id}: {r}");
+    }
+    server.finish();
+    assert!(
+        !vault.join("new.txt").exists(),
+        "written through the worker's symlink"
+    );
+}
