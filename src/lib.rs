@@ -53,8 +53,9 @@
 //! - `process`: every process toolrt starts (Bash, background tasks, hooks): own process
 //!   group, environment, kill; its `watchdog` kills every group toolrt started if toolrt dies,
 //!   even by SIGKILL.
-//! - `sandbox`: the Bash sandbox: its settings, and `toolrt sandbox-exec`, which restricts
-//!   itself (namespaces, mounts, Landlock, no capabilities) and then runs the command.
+//! - `sandbox`: the Bash sandbox: its settings, and its helper (`toolrt-sandbox-exec`, a small
+//!   binary of its own, or `toolrt sandbox-exec`), which restricts itself (namespaces, mounts,
+//!   Landlock, no capabilities) and then runs the command.
 //! - `bench`: `toolrt bench`, dispatch latency against its floors (docs/BENCH.md). It exists
 //!   only with the `cli` feature (on by default), which the `toolrt` binary needs (its command
 //!   line, `cli`, is the binary's own module); a library user turns default features off and
@@ -152,8 +153,7 @@ pub use supervisor::{Stage, StageClock};
 // Processes toolrt starts die with it, even if it is killed (`toolrt __watchdog`).
 pub use process::watchdog;
 // `toolrt sandbox-exec`: the Bash sandbox's helper restricts itself, then runs the command.
-pub use sandbox::exec::restrict as sandbox_restrict;
-pub use sandbox::holder::hold as sandbox_hold;
+pub use sandbox::sandbox_exec;
 // Writing a tool.
 pub use process::scrubbed_names;
 pub use session::{

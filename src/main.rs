@@ -41,17 +41,7 @@ fn main() -> ExitCode {
         command,
     } = cli.command
     {
-        if hold {
-            return match toolrt::sandbox_hold(&policy) {
-                Ok(()) => ExitCode::SUCCESS,
-                Err(why) => {
-                    // On stdout: toolrt reads the holder's first line.
-                    println!("{why}");
-                    ExitCode::from(125)
-                }
-            };
-        }
-        return sandbox_exec(&policy, probe, &command);
+        return toolrt::sandbox_exec(&policy, probe, hold, &command);
     }
     if let Command::Watchdog = cli.command {
         return ExitCode::from(toolrt::watchdog::run() as u8);
@@ -361,33 +351,6 @@ fn explain(tool: &str, input: &str, agent_types: &[String], args: cli::RuntimeAr
             })
         }
     }
-}
-
-/// `toolrt sandbox-exec`: restrict, then become the command (or, with `--probe`, say what is
-/// enforced).
-fn sandbox_exec(policy: &str, probe: bool, command: &[std::ffi::OsString]) -> ExitCode {
-    use std::os::unix::process::CommandExt;
-    let report = match toolrt::sandbox_restrict(policy) {
-        Ok(report) => report,
-        Err(why) => {
-            eprintln!("toolrt sandbox-exec: {why}");
-            return ExitCode::from(125);
-        }
-    };
-    if probe {
-        println!("{report}");
-        return ExitCode::SUCCESS;
-    }
-    let Some((program, args)) = command.split_first() else {
-        eprintln!("toolrt sandbox-exec: no command given after --");
-        return ExitCode::from(125);
-    };
-    let err = std::process::Command::new(program).args(args).exec();
-    eprintln!(
-        "toolrt sandbox-exec: cannot run {}: {err}",
-        program.to_string_lossy()
-    );
-    ExitCode::from(127)
 }
 
 /// `toolrt worker`: serve execute steps until SIGINT or SIGTERM. Exit 2 on bad flags or a

@@ -634,3 +634,94 @@ fn allow_read_reopens_paths_inside_a_denied_folder() {
         "{again}"
     );
 }
+
+/// The helper that sets each sandboxed command up: the small `toolrt-sandbox-exec` beside
+/// toolrt, or, without it, toolrt's own `sandbox-exec`. Either way the same boundary holds.
+fn contained_through(fx: &Fx, env: &[(&str, &str)]) -> Finished {
+    let run = fx.run(
+        sandbox_on(),
+        &[
+            ("home", bash("echo x > \"$HOME/outside.txt\"")),
+            ("inside", bash("echo hi > inside.txt && cat inside.txt")),
+        ],
+        "deny",
+        env,
+    );
+    assert_eq!(
+        run.events("sandbox")[0]["status"],
+        "ready",
+        "{}",
+        run.stderr
+    );
+    assert!(!asked(&run, "home"));
+    assert_ne!(
+        outcome(&run, "home"),
+        "success",
+        "{}",
+        content(&run, "home")
+    );
+    assert!(!fx.home.join("outside.txt").exists());
+    assert_eq!(
+        outcome(&run, "inside"),
+        "success",
+        "{}",
+        content(&run, "inside")
+    );
+    assert_eq!(content(&run, "inside"), "hi\n");
+    run
+}
+
+#[test]
+fn commands_are_set_up_by_the_small_helper() {
+    let helper = PathBuf::from(env!("CARGO_BIN_EXE_toolrt-sandbox-exec"));
+    // It links none of the runtime: a small fraction of toolrt's size.
+    let size = |p: &std::path::Path| std::fs::metadata(p).unwrap().len();
+    let toolrt = PathBuf::from(support::bin());
+    assert!(
+        size(&helper) * 10 < size(&toolrt),
+        "toolrt-sandbox-exec is {} bytes, toolrt {}",
+        size(&helper),
+        size(&toolrt)
+    );
+    let fx = Fx::new();
+    let run = contained_through(&fx, &[("TOOLRT_LOG", "toolrt::sandbox=debug")]);
+    let want = format!("commands are set up by {}", helper.display());
+    assert!(run.stderr.contains(&want), "{}", run.stderr);
+    // Its own arguments are checked, with the exit status of a sandbox that cannot start.
+    for args in [
+        &["--probe"][..],
+        &["--policy"],
+        &["--policy", "{", "--probe"],
+    ] {
+        let out = std::process::Command::new(&helper)
+            .args(args)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(125), "{args:?}: {err}");
+        assert!(err.starts_with("toolrt sandbox-exec: "), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn a_missing_helper_falls_back_to_toolrt_sandbox_exec() {
+    let fx = Fx::new();
+    // The toolrt binary, named from a folder without the helper beside it.
+    let bin = fx.root.join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    let toolrt = bin.join("toolrt");
+    std::os::unix::fs::symlink(support::bin(), &toolrt).unwrap();
+    let run = contained_through(
+        &fx,
+        &[
+            ("TOOLRT_SANDBOX_EXEC", toolrt.to_str().unwrap()),
+            ("TOOLRT_LOG", "toolrt::sandbox=debug"),
+        ],
+    );
+    let want = format!(
+        "{} is absent; commands are set up by `{} sandbox-exec`",
+        bin.join("toolrt-sandbox-exec").display(),
+        toolrt.display()
+    );
+    assert!(run.stderr.contains(&want), "{}", run.stderr);
+}

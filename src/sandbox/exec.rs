@@ -1,5 +1,7 @@
-//! `toolrt sandbox-exec --policy JSON -- bash -c …`: the process restricts itself, then the
-//! binary execs the command, which inherits every restriction (so do its children).
+//! `toolrt-sandbox-exec --policy JSON -- bash -c …` (or `toolrt sandbox-exec …`, the same code
+//! in the toolrt binary): the process restricts itself, then execs the command, which inherits
+//! every restriction (so do its children). Compiled into both binaries (see `policy`): std,
+//! serde, nix, landlock and caps only.
 //!
 //! # Order
 //! 1. The session's user, mount and network namespaces, made once by the holder (`holder`),
@@ -18,9 +20,10 @@
 //!    power over its namespaces.
 //!
 //! Everything here must run before any thread exists: joining a user namespace refuses a
-//! multi-threaded process. `main` calls it first thing.
+//! multi-threaded process. Both binaries' `main` call [`run`] first thing.
 
 use std::path::{Path, PathBuf};
+use std::process::ExitCode;
 
 use landlock::{
     ABI, Access, AccessFs, LandlockStatus, PathBeneath, PathFd, Ruleset, RulesetAttr,
@@ -30,17 +33,56 @@ use nix::mount::{MsFlags, mount};
 use nix::sched::{CloneFlags, setns};
 use nix::sys::statvfs::{FsFlags, statvfs};
 
-use super::{ExecPolicy, Join};
+use super::policy::{ExecPolicy, Join, Mode};
+
+/// The helper's whole run once its arguments are read: restrict, then become `command` (or,
+/// with [`Mode::Probe`], print what is enforced; with [`Mode::Hold`], hold the session's
+/// namespaces). Exit status 125 when the sandbox cannot be set up, 127 when the command cannot
+/// be run. Must run before any thread exists: joining a user namespace refuses a threaded
+/// process.
+pub(crate) fn run(policy: &str, mode: Mode, command: &[std::ffi::OsString]) -> ExitCode {
+    use std::os::unix::process::CommandExt;
+    let policy = ExecPolicy::parse(policy);
+    if mode == Mode::Hold {
+        return match policy.and_then(|p| super::holder::hold(&p)) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(why) => {
+                // On stdout: toolrt reads the holder's first line.
+                println!("{why}");
+                ExitCode::from(125)
+            }
+        };
+    }
+    let report = match policy.and_then(|p| restrict(&p)) {
+        Ok(report) => report,
+        Err(why) => {
+            eprintln!("toolrt sandbox-exec: {why}");
+            return ExitCode::from(125);
+        }
+    };
+    if mode == Mode::Probe {
+        println!("{report}");
+        return ExitCode::SUCCESS;
+    }
+    let Some((program, args)) = command.split_first() else {
+        eprintln!("toolrt sandbox-exec: no command given after --");
+        return ExitCode::from(125);
+    };
+    let err = std::process::Command::new(program).args(args).exec();
+    eprintln!(
+        "toolrt sandbox-exec: cannot run {}: {err}",
+        program.to_string_lossy()
+    );
+    ExitCode::from(127)
+}
 
 /// The Landlock ABI whose rights are asked for; older kernels give what they have (best
 /// effort), and the report says which ABI is in force.
 const TARGET: ABI = ABI::V6;
 
-/// Restricts this process as `policy` (JSON) says. Returns what is enforced, in words
+/// Restricts this process as `policy` says. Returns what is enforced, in words
 /// (`Landlock ABI V7, fully enforced; …`), or why the boundary cannot be set up.
-pub fn restrict(policy: &str) -> Result<String, String> {
-    let policy: ExecPolicy =
-        serde_json::from_str(policy).map_err(|e| format!("unreadable --policy: {e}"))?;
+fn restrict(policy: &ExecPolicy) -> Result<String, String> {
     let join = policy
         .join
         .as_ref()
@@ -51,8 +93,8 @@ pub fn restrict(policy: &str) -> Result<String, String> {
     // Joining a mount namespace moves to its root.
     std::env::set_current_dir(&cwd)
         .map_err(|e| format!("cannot return to {}: {e}", cwd.display()))?;
-    protect(&policy)?;
-    let report = landlock(&policy)?;
+    protect(policy)?;
+    let report = landlock(policy)?;
     drop_capabilities()?;
     Ok(format!(
         "{report}; the session's user, mount and network namespaces"

@@ -1,4 +1,5 @@
-//! `toolrt sandbox-exec --policy … --hold`: the session's namespace holder.
+//! `toolrt-sandbox-exec --policy … --hold`: the session's namespace holder (compiled into both
+//! binaries, as `exec`).
 //!
 //! Creating a network namespace costs tens of milliseconds; joining one costs microseconds. So
 //! the holder makes the session's user, mount and network namespaces once (with the mounts
@@ -23,17 +24,14 @@ use nix::sys::socket::{
 };
 use nix::unistd::{getgid, getuid};
 
-use super::ExecPolicy;
-use super::proxy::PROXY_PORT;
+use super::policy::{ExecPolicy, PROXY_PORT};
 
 /// Connections relayed at once; more are closed at once.
 const MAX_BRIDGED: usize = 256;
 
 /// Sets the namespaces up, says `ready`, relays until stdin closes. Must run before any thread
 /// exists (a user namespace refuses a threaded process).
-pub fn hold(policy: &str) -> Result<(), String> {
-    let policy: ExecPolicy =
-        serde_json::from_str(policy).map_err(|e| format!("unreadable --policy: {e}"))?;
+pub(crate) fn hold(policy: &ExecPolicy) -> Result<(), String> {
     let socket = policy
         .proxy_socket
         .clone()
@@ -60,7 +58,7 @@ pub fn hold(policy: &str) -> Result<(), String> {
         None::<&str>,
     )
     .map_err(|e| format!("cannot make the mounts private: {e}"))?;
-    super::exec::protect(&policy)?;
+    super::exec::protect(policy)?;
     loopback_up()?;
     let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, PROXY_PORT))
         .map_err(|e| format!("cannot listen on 127.0.0.1:{PROXY_PORT} in the sandbox: {e}"))?;

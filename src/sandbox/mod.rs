@@ -14,13 +14,15 @@
 pub(crate) mod config;
 pub(crate) mod exec;
 pub(crate) mod holder;
+pub(crate) mod policy;
 pub(crate) mod proxy;
+
+pub(crate) use policy::{ExecPolicy, Join};
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::permission::BashPattern;
@@ -28,38 +30,22 @@ use crate::session::{SandboxTicket, SandboxedCall, ShellLaunch, ShellPlan, Shell
 use crate::settings::{Settings, SettingsError};
 use config::SandboxSettings;
 
-/// What `toolrt sandbox-exec` is told to enforce (`--policy`, as JSON).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub(crate) struct ExecPolicy {
-    /// Folders (or files) writable below: the workspace, the session's TMPDIR, allowWrite.
-    pub(crate) write: Vec<PathBuf>,
-    /// Paths made read-only, inside what is writable.
-    pub(crate) deny_write: Vec<PathBuf>,
-    /// Paths hidden behind an unreadable stand-in.
-    pub(crate) deny_read: Vec<PathBuf>,
-    /// Paths inside `deny_read` ones that stay readable (and a `deny_read` path itself).
-    #[serde(default)]
-    pub(crate) allow_read: Vec<PathBuf>,
-    /// The empty, unreadable file mounted over a denied file.
-    pub(crate) stand_in_file: PathBuf,
-    /// The empty, unreadable folder mounted over a denied folder.
-    pub(crate) stand_in_dir: PathBuf,
-    /// The holder's relay target: toolrt's proxy socket.
-    #[serde(default)]
-    pub(crate) proxy_socket: Option<PathBuf>,
-    /// The namespaces a command joins: the session's holder.
-    #[serde(default)]
-    pub(crate) join: Option<Join>,
-}
-
-/// The session's namespace holder: its pid, and the inodes of its user, mount and network
-/// namespaces (checked before joining, so a recycled pid is never joined).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
-pub(crate) struct Join {
-    pub(crate) pid: u32,
-    pub(crate) user: u64,
-    pub(crate) mnt: u64,
-    pub(crate) net: u64,
+/// `toolrt sandbox-exec`: the helper's work done by the toolrt binary itself, for where
+/// `toolrt-sandbox-exec` is not installed beside it. Restricts this process as `policy` (JSON)
+/// says, then execs `command`; with `probe`, prints what is enforced instead; with `hold`, is
+/// the session's namespace holder. Must be called before any thread exists.
+pub fn sandbox_exec(
+    policy: &str,
+    probe: bool,
+    hold: bool,
+    command: &[OsString],
+) -> std::process::ExitCode {
+    let mode = match (hold, probe) {
+        (true, _) => policy::Mode::Hold,
+        (false, true) => policy::Mode::Probe,
+        (false, false) => policy::Mode::Exec,
+    };
+    exec::run(policy, mode, command)
 }
 
 /// Whether the boundary could be set up, found once at start-up.
@@ -122,8 +108,8 @@ impl Sandbox {
         }
         let warnings = config.warnings.clone();
         let (state, dir) = match prepare(&config, cwd) {
-            Ok((policy, program, dir)) => (
-                boundary(&config, policy, program, dir.path()).await,
+            Ok((policy, helper, dir)) => (
+                boundary(&config, policy, helper, dir.path()).await,
                 Some(dir),
             ),
             Err(why) => (State::Unavailable(why), None),
@@ -326,7 +312,7 @@ impl Drop for Ticket {
 
 /// The proxy variables a sandboxed command gets; `user` names its call to the proxy.
 fn proxy_env(user: Option<&str>) -> Vec<(String, String)> {
-    let port = proxy::PROXY_PORT;
+    let port = policy::PROXY_PORT;
     let url = match user {
         Some(user) => format!("http://{user}@127.0.0.1:{port}"),
         None => format!("http://127.0.0.1:{port}"),
@@ -353,9 +339,9 @@ fn proxy_env(user: Option<&str>) -> Vec<(String, String)> {
 fn prepare(
     config: &SandboxSettings,
     cwd: &Path,
-) -> Result<(ExecPolicy, PathBuf, tempfile::TempDir), String> {
+) -> Result<(ExecPolicy, Helper, tempfile::TempDir), String> {
     use std::os::unix::fs::PermissionsExt;
-    let program = helper()?;
+    let helper = Helper::find()?;
     let dir = tempfile::Builder::new()
         .prefix("toolrt-sandbox-")
         .tempdir()
@@ -384,14 +370,14 @@ fn prepare(
         proxy_socket: Some(dir.path().join("proxy.sock")),
         join: None,
     };
-    Ok((policy, program, dir))
+    Ok((policy, helper, dir))
 }
 
 /// Starts the proxy and the namespace holder, then probes a command's whole set-up once.
 async fn boundary(
     config: &SandboxSettings,
     mut policy: ExecPolicy,
-    program: PathBuf,
+    helper: Helper,
     dir: &Path,
 ) -> State {
     let proxy = Arc::new(proxy::Proxy::new(
@@ -410,7 +396,7 @@ async fn boundary(
         proxy,
         _holder: None,
     };
-    let (holder, join) = match start_holder(&program, &policy).await {
+    let (holder, join) = match start_holder(&helper, &policy).await {
         Ok(started) => started,
         Err(why) => return State::Unavailable(why),
     };
@@ -425,13 +411,11 @@ async fn boundary(
         dir.join("tmp").to_string_lossy().into_owned(),
     )];
     env.extend(proxy_env(None));
+    let mut args = helper.prefix.clone();
+    args.extend(["--policy".into(), OsString::from(text)]);
     let launch = ShellLaunch {
-        program,
-        args: vec![
-            "sandbox-exec".into(),
-            "--policy".into(),
-            OsString::from(text),
-        ],
+        program: helper.program,
+        args,
         env,
     };
     probe(launch, running).await
@@ -440,14 +424,16 @@ async fn boundary(
 /// Starts `sandbox-exec --hold` and waits for its `ready`; returns it (in its own process
 /// group) and the namespaces commands join.
 async fn start_holder(
-    program: &Path,
+    helper: &Helper,
     policy: &ExecPolicy,
 ) -> Result<((tokio::process::Child, crate::process::Group), Join), String> {
     use std::os::unix::fs::MetadataExt;
     use tokio::io::AsyncBufReadExt;
     let text = serde_json::to_string(policy).map_err(|e| e.to_string())?;
+    let program = &helper.program;
     let mut cmd = tokio::process::Command::new(program);
-    cmd.args(["sandbox-exec", "--hold", "--policy", &text])
+    cmd.args(&helper.prefix)
+        .args(["--hold", "--policy", &text])
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null());
@@ -487,24 +473,62 @@ async fn start_holder(
     Ok(((child, group), join))
 }
 
-/// The helper: `TOOLRT_SANDBOX_EXEC`, else this program when it is toolrt (a library embedder
-/// names the toolrt binary with the variable).
-fn helper() -> Result<PathBuf, String> {
-    if let Some(path) = std::env::var_os("TOOLRT_SANDBOX_EXEC").filter(|p| !p.is_empty()) {
-        return Ok(PathBuf::from(path));
-    }
-    let exe = std::env::current_exe().map_err(|e| format!("cannot find the toolrt binary: {e}"))?;
-    let is_toolrt = exe
-        .file_name()
-        .is_some_and(|n| n.to_string_lossy().starts_with("toolrt"));
-    if is_toolrt {
-        Ok(exe)
-    } else {
-        Err(format!(
-            "{} is not the toolrt binary, which runs sandboxed commands; set TOOLRT_SANDBOX_EXEC \
-             to its path",
-            exe.display()
-        ))
+/// The small binary that sets each sandboxed command up, installed beside toolrt.
+const HELPER_NAME: &str = "toolrt-sandbox-exec";
+
+/// The program that sets a sandboxed command up, and the arguments before `--policy`.
+#[derive(Debug)]
+struct Helper {
+    program: PathBuf,
+    prefix: Vec<OsString>,
+}
+
+impl Helper {
+    /// `toolrt-sandbox-exec` beside the toolrt binary (the running program, or the one
+    /// `TOOLRT_SANDBOX_EXEC` names: a library embedder's program is not toolrt), or the
+    /// variable naming that helper itself. Without it, the toolrt binary's own `sandbox-exec`:
+    /// the same code, but one more exec of the whole runtime per command (a few ms).
+    fn find() -> Result<Self, String> {
+        let toolrt = match std::env::var_os("TOOLRT_SANDBOX_EXEC").filter(|p| !p.is_empty()) {
+            Some(path) => PathBuf::from(path),
+            None => {
+                let exe = std::env::current_exe()
+                    .map_err(|e| format!("cannot find the toolrt binary: {e}"))?;
+                let is_toolrt = exe
+                    .file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with("toolrt"));
+                if !is_toolrt {
+                    return Err(format!(
+                        "{} is not the toolrt binary, which runs sandboxed commands; set \
+                         TOOLRT_SANDBOX_EXEC to its path",
+                        exe.display()
+                    ));
+                }
+                exe
+            }
+        };
+        let own = if toolrt.file_name().is_some_and(|n| n == HELPER_NAME) {
+            toolrt.clone()
+        } else {
+            toolrt.with_file_name(HELPER_NAME)
+        };
+        if own.is_file() {
+            tracing::debug!("sandbox: commands are set up by {}", own.display());
+            return Ok(Helper {
+                program: own,
+                prefix: Vec::new(),
+            });
+        }
+        tracing::debug!(
+            "sandbox: {} is absent; commands are set up by `{} sandbox-exec` (slower: one more \
+             exec of the whole runtime each)",
+            own.display(),
+            toolrt.display()
+        );
+        Ok(Helper {
+            program: toolrt,
+            prefix: vec!["sandbox-exec".into()],
+        })
     }
 }
 

@@ -26,9 +26,6 @@ use tokio_util::sync::CancellationToken;
 
 use crate::permission::DomainPattern;
 
-/// The port the proxy has inside every sandbox's network namespace (each namespace has its
-/// own loopback, so it never clashes with anything outside).
-pub(crate) const PROXY_PORT: u16 = 3128;
 /// Connections served at once; more are closed at once.
 const MAX_CONNECTIONS: usize = 256;
 /// The longest request head (request line and headers) read before deciding.
