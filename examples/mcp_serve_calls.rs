@@ -1,0 +1,135 @@
+//! Makes N no-op `tools/call`s of one rmcp client, through `toolrt mcp-serve` or against a
+//! minimal rmcp server, set up as the `mcp_serve` figure of `toolrt bench` sets them up (in
+//! this process, over in-memory pipes, one call in flight, the `Noop` tool allowed, built-ins
+//! off). Nothing is timed: it is for counting instructions, which a loaded machine does not
+//! disturb (docs/BENCH.md, "`toolrt mcp-serve`"):
+//!
+//! ```sh
+//! cargo build --release --example mcp_serve_calls
+//! for side in toolrt bare; do for n in 1000 3000; do
+//!   valgrind --tool=callgrind --callgrind-out-file=cg.$side.$n \
+//!     target/release/examples/mcp_serve_calls $side $n
+//! done; done
+//! # a side's instructions per call: (I(3000) - I(1000)) / 2000, I from each file's "summary:"
+//! ```
+
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use rmcp::handler::server::ServerHandler;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ClientCapabilities, ClientConfig,
+    Implementation, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
+};
+use rmcp::service::{RequestContext, RoleServer, RunningService};
+use rmcp::{ErrorData, RoleClient, ServiceExt};
+
+/// The minimal server: one tool, `noop`, answering an empty success (as the bench's).
+#[derive(Clone)]
+struct Bare;
+
+impl ServerHandler for Bare {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::default())
+    }
+
+    async fn call_tool(
+        &self,
+        _request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        Ok(CallToolResult::success(Vec::new()).into())
+    }
+}
+
+type Client = RunningService<RoleClient, ClientConfig>;
+
+async fn client(side: tokio::io::DuplexStream) -> Result<Client, String> {
+    ClientConfig::new(
+        ClientCapabilities::default(),
+        Implementation::new("calls", env!("CARGO_PKG_VERSION")),
+    )
+    .serve(side)
+    .await
+    .map_err(|e| format!("the server did not initialize: {e}"))
+}
+
+async fn run(cwd: &std::path::Path, toolrt_side: bool, calls: usize) -> Result<(), String> {
+    let (client_side, server_side) = tokio::io::duplex(1 << 16);
+    let (server, tool) = if toolrt_side {
+        let mut config = toolrt::Config::new(cwd.to_path_buf()).tool(Arc::new(toolrt::Noop::new()));
+        config.builtins = false;
+        config.output_dir = toolrt::OutputDir::Temporary;
+        config.allowed_tools = vec!["Noop".into()];
+        config.ask_policy = toolrt::AskPolicy::Deny;
+        let (read, write) = tokio::io::split(server_side);
+        let options = toolrt::McpServeOptions::default();
+        let task = tokio::spawn(async move {
+            let _ = toolrt::mcp_serve(config, options, read, write).await;
+        });
+        (task, "Noop")
+    } else {
+        let task = tokio::spawn(async move {
+            if let Ok(running) = Bare.serve(server_side).await {
+                let _ = running.waiting().await;
+            }
+        });
+        (task, "noop")
+    };
+    let client = client(client_side).await?;
+    for _ in 0..calls {
+        let answer = client
+            .peer()
+            .call_tool(CallToolRequestParams::new(tool))
+            .await
+            .map_err(|e| format!("{tool} failed: {e}"))?;
+        if answer.is_error == Some(true) {
+            return Err(format!("{tool} answered an error: {answer:?}"));
+        }
+    }
+    let _ = client.cancel().await;
+    let _ = server.await;
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let (toolrt_side, calls) = match args.as_slice() {
+        [side, n] if side == "toolrt" || side == "bare" => match n.parse::<usize>() {
+            Ok(n) => (side == "toolrt", n),
+            Err(e) => return usage(&format!("calls {n:?}: {e}")),
+        },
+        _ => return usage("expected two arguments"),
+    };
+    let cwd = match tempfile::tempdir() {
+        Ok(dir) => dir,
+        Err(e) => return usage(&format!("no temporary folder: {e}")),
+    };
+    let rt = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => return usage(&format!("no async runtime: {e}")),
+    };
+    match rt.block_on(run(cwd.path(), toolrt_side, calls)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("mcp_serve_calls: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn usage(why: &str) -> ExitCode {
+    eprintln!("mcp_serve_calls: {why}\nusage: mcp_serve_calls toolrt|bare CALLS");
+    ExitCode::from(2)
+}
