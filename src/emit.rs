@@ -246,8 +246,13 @@ impl Emitter {
 
     /// Sends a result carrying the call's admission place, given back once the result is written.
     pub(crate) fn send_result(&self, msg: ServerMessage, place: Option<OwnedSemaphorePermit>) {
-        self.shared.results.fetch_add(1, Ordering::Relaxed);
+        self.count_result();
         self.send_with_place(msg, place);
+    }
+
+    /// Counts a result handed straight to the caller waiting for it, not queued here.
+    pub(crate) fn count_result(&self) {
+        self.shared.results.fetch_add(1, Ordering::Relaxed);
     }
 
     /// Sends a message carrying an admission place (a batch's `batch_end`).

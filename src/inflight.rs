@@ -95,6 +95,9 @@ pub(crate) struct ResultSlot {
     admission: Option<OwnedSemaphorePermit>,
     /// The call's `agent_id`, which its result echoes.
     agent: Option<Arc<str>>,
+    /// Where the result goes when a caller in this process waits for it (`toolrt mcp-serve`)
+    /// instead of reading the outbox.
+    reply: Option<oneshot::Sender<ToolResult>>,
     emitted: bool,
 }
 
@@ -116,8 +119,14 @@ impl ResultSlot {
             done: None,
             admission,
             agent,
+            reply: None,
             emitted: false,
         }
+    }
+
+    /// Sends the result to `reply` instead of the outbox.
+    pub(crate) fn reply_to(&mut self, reply: oneshot::Sender<ToolResult>) {
+        self.reply = Some(reply);
     }
 
     /// The call id.
@@ -171,8 +180,18 @@ impl ResultSlot {
         // The id is free for reuse from the moment the result is on its way; the admission place
         // travels with the result and is given back once the writer has written it.
         self.active.release(&self.id, self.seq);
-        self.emitter
-            .send_result(ServerMessage::ToolResult(result), self.admission.take());
+        match self.reply.take() {
+            // Handed over, the place is given back, as `Outbox::recv` gives it back. A caller
+            // that is gone has nobody to tell.
+            Some(reply) => {
+                self.emitter.count_result();
+                drop(self.admission.take());
+                let _ = reply.send(result);
+            }
+            None => self
+                .emitter
+                .send_result(ServerMessage::ToolResult(result), self.admission.take()),
+        }
         if let Some(done) = self.done.take() {
             let _ = done.send(());
         }

@@ -235,12 +235,34 @@ impl Dispatcher {
     /// parked queue, or only the share of the call's agent. (Not a call: [`Full::Queue`].)
     pub fn place(&self, msg: ClientMessage, bytes: usize) -> Result<(), Unplaced> {
         match msg {
-            ClientMessage::ToolUse(call) => self.offer_call(call, bytes),
+            ClientMessage::ToolUse(call) => self.offer_call(call, bytes, &mut None),
             ClientMessage::Batch { id, calls } => self.offer_batch(id, calls, bytes),
             other => Err(Unplaced {
                 msg: Box::new(other),
                 full: Full::Queue,
             }),
+        }
+    }
+
+    /// Accepts one call whose result goes to `reply` instead of the outbox (a refused duplicate
+    /// id too, as a `failed` result), waiting while the parked queue is full.
+    pub(crate) async fn submit_replying(
+        &self,
+        mut call: ToolCall,
+        reply: tokio::sync::oneshot::Sender<crate::call::ToolResult>,
+    ) {
+        let mut reply = Some(reply);
+        loop {
+            let room = self.parked_room();
+            match self.offer_call(call, 0, &mut reply) {
+                Ok(()) => return,
+                Err(unplaced) => match *unplaced.msg {
+                    ClientMessage::ToolUse(back) => call = back,
+                    // offer_call hands back only the call it was given.
+                    _ => return,
+                },
+            }
+            room.await;
         }
     }
 
@@ -283,7 +305,13 @@ impl Dispatcher {
         self.admission.clone().try_acquire_many_owned(want).ok()
     }
 
-    fn offer_call(&self, call: ToolCall, bytes: usize) -> Result<(), Unplaced> {
+    /// `reply`, when given, is taken once the call is accepted (see [`ResultSlot::reply_to`]).
+    fn offer_call(
+        &self,
+        call: ToolCall,
+        bytes: usize,
+        reply: &mut Option<tokio::sync::oneshot::Sender<crate::call::ToolResult>>,
+    ) -> Result<(), Unplaced> {
         let place = self.try_admit(1);
         let mut queue = None;
         if place.is_none() {
@@ -309,14 +337,26 @@ impl Dispatcher {
             .map_or_else(CancellationToken::new, |s| s.cancel.child_token());
         let Some(entry) = self.register(&id, cancel.clone()) else {
             drop(queue);
-            self.refuse_duplicates(&[id], None);
+            match reply.take() {
+                Some(reply) => {
+                    let message = format!(
+                        "duplicate tool_use id {id:?}: a call with this id is still in flight; this one was refused"
+                    );
+                    let _ = reply.send(crate::call::ToolResult::new(
+                        id.to_string(),
+                        Outcome::Failed,
+                        message,
+                    ));
+                }
+                None => self.refuse_duplicates(&[id], None),
+            }
             return Ok(());
         };
         if self.root.is_cancelled() {
             cancel.cancel();
         }
         let admitted = place.is_some();
-        let slot = ResultSlot::new(
+        let mut slot = ResultSlot::new(
             id,
             entry.seq,
             self.pipeline.emitter.clone(),
@@ -324,6 +364,9 @@ impl Dispatcher {
             place,
             call.agent_id.clone(),
         );
+        if let Some(reply) = reply.take() {
+            slot.reply_to(reply);
+        }
         if admitted {
             drop(queue);
             tracing::debug!(id = %slot.id(), tool = %call.name, "call admitted");

@@ -123,7 +123,6 @@ impl ServerHandler for Handler {
         shared.calls.insert(
             id.clone(),
             Pending {
-                tx,
                 peer: context.peer.clone(),
                 progress: context.meta.get_progress_token().map(|t| (t, 0)),
                 ask_note: None,
@@ -135,7 +134,9 @@ impl ServerHandler for Handler {
             armed: true,
         };
         let call = ToolCall::new(id.clone(), request.name.to_string(), input);
-        shared.runtime.submit(ClientMessage::ToolUse(call)).await;
+        // The result comes straight from the call's slot, not through the outbox and the
+        // router: one task wake-up fewer per call.
+        shared.runtime.dispatcher().submit_replying(call, tx).await;
         let mut cancel_sent = false;
         let result = loop {
             tokio::select! {
@@ -148,9 +149,10 @@ impl ServerHandler for Handler {
                 }
             }
         };
-        // The result came (or the router is gone): nothing to cancel.
+        // The result came (or the runtime dropped the slot's reply): nothing to cancel.
         guard.armed = false;
-        let Ok((result, note)) = result else {
+        let note = shared.calls.remove(&id).and_then(|(_, p)| p.ask_note);
+        let Ok(result) = result else {
             return Err(ErrorData::internal_error(
                 "toolrt stopped before the call's result",
                 None,

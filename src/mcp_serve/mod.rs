@@ -2,9 +2,10 @@
 //! library like `serve`. `tools/list` is the effective registry; every `tools/call` is one call
 //! of the runtime, so it walks the whole pipeline (coerce, schema, hooks, permission, budget)
 //! and gets its one result, mapped to MCP (`mapping`). The `handler` answers the client's
-//! requests; the `router` reads the runtime's outbox and takes each message where it goes: a
-//! result to the request waiting for it, an ask to the client (elicitation) or to `--ask`, a
-//! progress update to the request's progress token, a change of the tools to every client.
+//! requests, each `tools/call` with the result its call's slot hands it directly; the `router`
+//! reads the runtime's outbox and takes every other message where it goes: an ask to the
+//! client (elicitation) or to `--ask`, a progress update to the request's progress token, a
+//! change of the tools to every client.
 
 mod asks;
 mod handler;
@@ -22,9 +23,8 @@ use rmcp::ServiceExt;
 use rmcp::model::ProgressToken;
 use rmcp::service::{Peer, RoleServer};
 use tokio::io::{AsyncRead, AsyncWrite};
-use tokio::sync::{oneshot, watch};
+use tokio::sync::watch;
 
-use crate::call::ToolResult;
 use crate::runtime::{Config, Runtime, StartError};
 
 /// What an ask becomes when the MCP client cannot be asked (it declared no elicitation
@@ -72,10 +72,8 @@ pub struct McpServeOptions {
     pub ask: AskFallback,
 }
 
-/// A `tools/call` waiting for its result.
+/// A `tools/call` waiting for its result (which comes to it directly, not through here).
 struct Pending {
-    /// Where the result goes, with how `--ask` settled an ask of the call.
-    tx: oneshot::Sender<(ToolResult, Option<String>)>,
     /// The client that made the call (elicitation, progress).
     peer: Peer<RoleServer>,
     /// The request's `progressToken`, if it gave one, and the last progress sent.

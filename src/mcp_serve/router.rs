@@ -1,5 +1,5 @@
-//! The runtime's outbox, read by one task: each message goes where it belongs. A result to the
-//! `tools/call` waiting for it; an ask to `asks`; a progress update to its call's client as
+//! The runtime's outbox, read by one task: each message goes where it belongs (a call's result
+//! does not come here: its slot hands it to the `tools/call` waiting for it). An ask to `asks`; a progress update to its call's client as
 //! `notifications/progress`; a change of an MCP server's tools to every client as
 //! `notifications/tools/list_changed`.
 
@@ -9,7 +9,6 @@ use dashmap::DashMap;
 use serde_json::Value;
 
 use super::{Pending, Shared};
-use crate::call::{Outcome, ToolResult};
 use crate::emit::Outbox;
 use crate::protocol::{ExecuteContent, ExecuteResult, ServerMessage};
 
@@ -25,12 +24,6 @@ pub(super) async fn route(
     let mut tools: Option<Vec<String>> = shared.upgrade().map(|s| s.runtime.tools());
     while let Some(msg) = outbox.recv().await {
         match msg {
-            ServerMessage::ToolResult(result) => {
-                if let Some((_, pending)) = calls.remove(&result.tool_use_id) {
-                    // The request may have been dropped (its client is gone): nothing to do.
-                    let _ = pending.tx.send((result, pending.ask_note));
-                }
-            }
             ServerMessage::PermissionRequest {
                 request_id,
                 tool_use_id,
@@ -73,15 +66,6 @@ pub(super) async fn route(
                 }
                 _ => {}
             },
-            // A refused call (never expected: ids are toolrt's own) still gets its one answer.
-            ServerMessage::Error { message, ids, .. } => {
-                for id in ids {
-                    if let Some((_, pending)) = calls.remove(&id) {
-                        let result = ToolResult::new(id, Outcome::Failed, message.clone());
-                        let _ = pending.tx.send((result, None));
-                    }
-                }
-            }
             _ => {}
         }
     }
