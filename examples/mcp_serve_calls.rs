@@ -12,6 +12,8 @@
 //! done; done
 //! # a side's instructions per call: (I(3000) - I(1000)) / 2000, I from each file's "summary:"
 //! ```
+//! `bare-same-answer` is the minimal server answering what toolrt answers a no-op (its text and
+//! `_meta`): the client's share of the difference.
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -24,9 +26,13 @@ use rmcp::model::{
 use rmcp::service::{RequestContext, RoleServer, RunningService};
 use rmcp::{ErrorData, RoleClient, ServiceExt};
 
-/// The minimal server: one tool, `noop`, answering an empty success (as the bench's).
+/// The minimal server: one tool, `noop`, answering an empty success (as the bench's); or, with
+/// `same_answer`, the answer toolrt gives a `Noop` call (its text and `_meta`), to tell what the
+/// client pays for reading toolrt's answer from what toolrt's server does.
 #[derive(Clone)]
-struct Bare;
+struct Bare {
+    same_answer: bool,
+}
 
 impl ServerHandler for Bare {
     fn get_info(&self) -> ServerConfig {
@@ -46,7 +52,14 @@ impl ServerHandler for Bare {
         _request: CallToolRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        Ok(CallToolResult::success(Vec::new()).into())
+        if !self.same_answer {
+            return Ok(CallToolResult::success(Vec::new()).into());
+        }
+        let mut answer = CallToolResult::success(vec![rmcp::model::ContentBlock::text("ok")]);
+        let mut meta = serde_json::Map::new();
+        meta.insert("toolrt/outcome".into(), "success".into());
+        answer.meta = Some(rmcp::model::MetaObject::from(meta));
+        Ok(answer.into())
     }
 }
 
@@ -62,9 +75,9 @@ async fn client(side: tokio::io::DuplexStream) -> Result<Client, String> {
     .map_err(|e| format!("the server did not initialize: {e}"))
 }
 
-async fn run(cwd: &std::path::Path, toolrt_side: bool, calls: usize) -> Result<(), String> {
+async fn run(cwd: &std::path::Path, side: &str, calls: usize) -> Result<(), String> {
     let (client_side, server_side) = tokio::io::duplex(1 << 16);
-    let (server, tool) = if toolrt_side {
+    let (server, tool) = if side == "toolrt" {
         let mut config = toolrt::Config::new(cwd.to_path_buf()).tool(Arc::new(toolrt::Noop::new()));
         config.builtins = false;
         config.output_dir = toolrt::OutputDir::Temporary;
@@ -77,8 +90,11 @@ async fn run(cwd: &std::path::Path, toolrt_side: bool, calls: usize) -> Result<(
         });
         (task, "Noop")
     } else {
+        let bare = Bare {
+            same_answer: side == "bare-same-answer",
+        };
         let task = tokio::spawn(async move {
-            if let Ok(running) = Bare.serve(server_side).await {
+            if let Ok(running) = bare.serve(server_side).await {
                 let _ = running.waiting().await;
             }
         });
@@ -102,11 +118,13 @@ async fn run(cwd: &std::path::Path, toolrt_side: bool, calls: usize) -> Result<(
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let (toolrt_side, calls) = match args.as_slice() {
-        [side, n] if side == "toolrt" || side == "bare" => match n.parse::<usize>() {
-            Ok(n) => (side == "toolrt", n),
-            Err(e) => return usage(&format!("calls {n:?}: {e}")),
-        },
+    let (side, calls) = match args.as_slice() {
+        [side, n] if ["toolrt", "bare", "bare-same-answer"].contains(&side.as_str()) => {
+            match n.parse::<usize>() {
+                Ok(n) => (side.as_str(), n),
+                Err(e) => return usage(&format!("calls {n:?}: {e}")),
+            }
+        }
         _ => return usage("expected two arguments"),
     };
     let cwd = match tempfile::tempdir() {
@@ -120,7 +138,7 @@ fn main() -> ExitCode {
         Ok(rt) => rt,
         Err(e) => return usage(&format!("no async runtime: {e}")),
     };
-    match rt.block_on(run(cwd.path(), toolrt_side, calls)) {
+    match rt.block_on(run(cwd.path(), side, calls)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("mcp_serve_calls: {e}");
@@ -130,6 +148,6 @@ fn main() -> ExitCode {
 }
 
 fn usage(why: &str) -> ExitCode {
-    eprintln!("mcp_serve_calls: {why}\nusage: mcp_serve_calls toolrt|bare CALLS");
+    eprintln!("mcp_serve_calls: {why}\nusage: mcp_serve_calls toolrt|bare|bare-same-answer CALLS");
     ExitCode::from(2)
 }
