@@ -48,6 +48,8 @@
 //! - `mcp`: MCP servers (through the official SDK `rmcp`) and their tools.
 //! - `client_tools`: tools the orchestrator defines and runs (`register_tools`, `execute`),
 //!   or a library user's async functions.
+//! - `client_waits`: how many calls wait for an answer only the client can give; the server's
+//!   reader keeps reading while any does.
 //! - `deadlines`: many calls' time limits kept by one task (MCP connections, client tools).
 //! - `session`, `paths`, `stage`: shared session state, path normalisation, stage plumbing.
 //! - `process`: every process toolrt starts (Bash, background tasks, hooks): own process
@@ -66,6 +68,7 @@ pub mod bench;
 mod budget;
 mod call;
 mod client_tools;
+mod client_waits;
 mod cluster;
 mod deadlines;
 mod dispatch;

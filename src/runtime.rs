@@ -258,7 +258,7 @@ impl Runtime {
         if let Some(sandbox) = &sandbox.sandbox {
             sandbox.set_network_asker(network_asker(&pipeline));
         }
-        let exchange = Exchange::new(pipeline.emitter.clone(), pipeline.client_waits_counter());
+        let exchange = Exchange::new(pipeline.emitter.clone(), pipeline.client_waits().clone());
         let exchange = Arc::new(exchange);
         agent_tool.connect(
             pipeline.scopes.clone(),

@@ -6,6 +6,7 @@ use std::time::Duration;
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWrite};
 use tokio::sync::{oneshot, watch};
 
+use crate::client_waits::ClientWaits;
 use crate::dispatch::{Dispatcher, Full, Unplaced};
 use crate::emit::Emitter;
 use crate::formats::Format;
@@ -95,7 +96,7 @@ struct Reader<'a> {
     emitter: &'a Emitter,
     signals: watch::Receiver<SignalState>,
     signals_open: bool,
-    client_waits: watch::Receiver<usize>,
+    client_waits: &'a ClientWaits,
     line_no: u64,
     shutting_down: bool,
     /// `--format`: lines in that API's shape are turns.
@@ -115,7 +116,7 @@ async fn read_loop<R: AsyncBufRead + Unpin>(
         emitter: &dispatcher.pipeline().emitter,
         signals,
         signals_open: true,
-        client_waits: dispatcher.pipeline().watch_client_waits(),
+        client_waits: dispatcher.pipeline().client_waits(),
         line_no: 0,
         shutting_down: false,
         format: runtime.format(),
@@ -250,7 +251,7 @@ impl Reader<'_> {
                 }
                 Err(back) => msg = *back.msg,
             }
-            let waits = *self.client_waits.borrow_and_update();
+            let waits = self.client_waits.now();
             if waits > 0 {
                 let parked = self.dispatcher.parked_calls();
                 self.refuse(
@@ -265,7 +266,7 @@ impl Reader<'_> {
             let signalled = tokio::select! {
                 biased;
                 changed = self.signals.changed(), if self.signals_open => Some(changed.is_ok()),
-                _ = self.client_waits.wait_for(|n| *n > 0) => None,
+                _ = self.client_waits.some() => None,
                 _ = room => None,
             };
             if let Some(open) = signalled {

@@ -6,7 +6,15 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 /// Modules that import nothing else of the crate.
-const LEAVES: &[&str] = &["call", "session", "process", "deadlines", "slots", "otel"];
+const LEAVES: &[&str] = &[
+    "call",
+    "session",
+    "process",
+    "deadlines",
+    "slots",
+    "otel",
+    "client_waits",
+];
 
 /// Modules that import only the modules listed with them.
 const ONLY: &[(&str, &[&str])] = &[

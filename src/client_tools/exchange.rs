@@ -14,9 +14,10 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tokio::sync::{oneshot, watch};
+use tokio::sync::oneshot;
 
 use crate::call::Input;
+use crate::client_waits::{ClientWait, ClientWaits};
 use crate::deadlines::{Deadlines, Expire, Timed};
 use crate::emit::Emitter;
 use crate::protocol::{ExecuteContent, ExecuteResult, ServerMessage};
@@ -36,7 +37,7 @@ pub(crate) struct Exchange {
     emitter: Emitter,
     /// How many calls wait for an answer only the client can give; the server's reader never
     /// stops reading input while it is above zero.
-    client_waits: watch::Sender<usize>,
+    client_waits: Arc<ClientWaits>,
     /// The time limits of library users' client tools (their functions run in this process).
     deadlines: Arc<Deadlines>,
 }
@@ -79,7 +80,7 @@ pub(crate) enum AnswerError {
 
 impl Exchange {
     /// An exchange writing through `emitter`, counting its waits in `client_waits`.
-    pub(crate) fn new(emitter: Emitter, client_waits: watch::Sender<usize>) -> Self {
+    pub(crate) fn new(emitter: Emitter, client_waits: Arc<ClientWaits>) -> Self {
         Self {
             waiting: Timed::default(),
             seq: AtomicU64::new(1),
@@ -203,22 +204,18 @@ struct Wait<'a> {
     number: u64,
     rx: oneshot::Receiver<Reply>,
     settled: bool,
+    /// Dropped after `Drop::drop` has withdrawn the request.
+    _counted: ClientWait<'a>,
 }
 
 impl<'a> Wait<'a> {
     fn new(exchange: &'a Exchange, number: u64, rx: oneshot::Receiver<Reply>) -> Self {
-        // The reader waits only for the count to leave zero: only that change wakes it. Telling
-        // every change cost a round trip 16 lock round trips (a watch channel wakes through
-        // eight `Notify`s, each locked whether or not anyone waits).
-        exchange.client_waits.send_if_modified(|n| {
-            *n += 1;
-            *n == 1
-        });
         Self {
             exchange,
             number,
             rx,
             settled: false,
+            _counted: exchange.client_waits.start(),
         }
     }
 
@@ -265,11 +262,6 @@ impl Drop for Wait<'_> {
         if !self.settled {
             self.withdraw();
         }
-        // Nobody waits for the count to fall (see `Wait::new`).
-        self.exchange.client_waits.send_if_modified(|n| {
-            *n -= 1;
-            false
-        });
     }
 }
 
@@ -326,7 +318,7 @@ mod tests {
     #[tokio::test]
     async fn answers_reach_their_call_once_and_every_other_answer_is_refused() {
         let (emitter, mut outbox) = Emitter::channel();
-        let waits = watch::Sender::new(0);
+        let waits = Arc::new(ClientWaits::default());
         let exchange = Arc::new(Exchange::new(emitter, waits.clone()));
         let ex = exchange.clone();
         let ctx = ctx();
@@ -337,7 +329,7 @@ mod tests {
         let Some(ServerMessage::Execute { request_id, .. }) = outbox.recv().await else {
             panic!("an execute first")
         };
-        assert_eq!(*waits.borrow(), 1);
+        assert_eq!(waits.now(), 1);
         assert_eq!(
             exchange.answer(result("exec-99", "x")),
             Err(AnswerError::Unknown("exec-99".into()))
@@ -357,7 +349,7 @@ mod tests {
         );
         let out = call.await.unwrap();
         assert_eq!(out, ToolOutput::success("done"));
-        assert_eq!(*waits.borrow(), 0);
+        assert_eq!(waits.now(), 0);
         assert_eq!(exchange.waiting(), 0);
         assert!(
             outbox.try_recv().is_none(),
@@ -368,7 +360,7 @@ mod tests {
     #[tokio::test]
     async fn timeout_cancel_and_close_withdraw_the_request() {
         let (emitter, mut outbox) = Emitter::channel();
-        let exchange = Arc::new(Exchange::new(emitter, watch::Sender::new(0)));
+        let exchange = Arc::new(Exchange::new(emitter, Arc::default()));
         // Timeout.
         let out = exchange
             .execute("Slow", Input::new(), &ctx(), Duration::from_millis(1))

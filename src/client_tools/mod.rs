@@ -359,7 +359,7 @@ mod tests {
         )
         .unwrap();
         let (emitter, _) = crate::emit::Emitter::channel();
-        let exchange = Arc::new(Exchange::new(emitter, tokio::sync::watch::Sender::new(0)));
+        let exchange = Arc::new(Exchange::new(emitter, Arc::default()));
         ClientTools::new(Arc::new(registry), exchange)
     }
 

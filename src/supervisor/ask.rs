@@ -4,7 +4,7 @@
 use std::sync::atomic::Ordering;
 
 use serde_json::Value;
-use tokio::sync::{oneshot, watch};
+use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
 use super::{Call, Pipeline, Stage, recheck_input, stopped};
@@ -273,7 +273,7 @@ pub(super) async fn request_permission(
 ) -> ClientAnswer {
     let asks = &p.asks;
     let request_id = format!("perm-{}", asks.seq.fetch_add(1, Ordering::Relaxed));
-    let _waiting = ClientWait::new(&asks.client_waits);
+    let _waiting = asks.client_waits.start();
     let (tx, rx) = oneshot::channel();
     asks.waiting.insert(request_id.clone(), tx);
     p.emitter.send(request(request_id.clone()));
@@ -288,21 +288,5 @@ pub(super) async fn request_permission(
             asks.waiting.remove(&request_id);
             ClientAnswer::Cancelled
         }
-    }
-}
-
-/// Counts a call as waiting for the client while it lives.
-pub(super) struct ClientWait<'a>(&'a watch::Sender<usize>);
-
-impl<'a> ClientWait<'a> {
-    pub(super) fn new(waits: &'a watch::Sender<usize>) -> Self {
-        waits.send_modify(|n| *n += 1);
-        Self(waits)
-    }
-}
-
-impl Drop for ClientWait<'_> {
-    fn drop(&mut self) {
-        self.0.send_modify(|n| *n -= 1);
     }
 }

@@ -5,10 +5,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use dashmap::DashMap;
-use tokio::sync::{oneshot, watch};
+use tokio::sync::oneshot;
 
 use super::StageClock;
 use crate::budget::Budget;
+use crate::client_waits::ClientWaits;
 use crate::emit::Emitter;
 use crate::execute::{Executor, Placement};
 use crate::hooks::Hooks;
@@ -110,7 +111,7 @@ pub(super) struct Asks {
     pub(super) seq: AtomicU64,
     /// How many calls wait for an answer only the client can give (a permission response). The
     /// server's reader never stops reading input while this is above zero.
-    pub(super) client_waits: watch::Sender<usize>,
+    pub(super) client_waits: Arc<ClientWaits>,
 }
 
 impl Pipeline {
@@ -149,20 +150,15 @@ impl Pipeline {
                 waiting: DashMap::new(),
                 closed: AtomicBool::new(false),
                 seq: AtomicU64::new(1),
-                client_waits: watch::Sender::new(0),
+                client_waits: Arc::default(),
             },
         }
     }
 
-    /// The counter of [`Pipeline::client_waits`], for other waits for the client (a client
-    /// tool's `execute`): whoever waits adds one, and takes it away when done.
-    pub(crate) fn client_waits_counter(&self) -> watch::Sender<usize> {
-        self.asks.client_waits.clone()
-    }
-
-    /// Watches [`Pipeline::client_waits`].
-    pub(crate) fn watch_client_waits(&self) -> watch::Receiver<usize> {
-        self.asks.client_waits.subscribe()
+    /// The count of calls waiting for the client, shared with other waits for it (a client
+    /// tool's `execute`) and watched by the server's reader.
+    pub(crate) fn client_waits(&self) -> &Arc<ClientWaits> {
+        &self.asks.client_waits
     }
 
     /// Routes a client's permission answer to the call waiting for it. False if no call waits
