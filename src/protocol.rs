@@ -17,6 +17,7 @@ mod parse;
 
 pub use agents::AgentStart;
 pub(crate) use api::{ApiTurn, parse_line_in};
+pub(crate) use client_tools::over_long_result_id;
 pub use client_tools::{ClientToolSpec, ExecuteContent, ExecuteResult};
 pub use parse::parse_line;
 

@@ -407,6 +407,17 @@ impl Runtime {
         }
     }
 
+    /// Ends the call waiting under `request_id` `failed`, saying `why` (its answer could not be
+    /// read); false if no call waits under that id.
+    pub(crate) fn fail_execute(&self, request_id: String, why: String) -> bool {
+        let answer = crate::protocol::ExecuteResult {
+            request_id,
+            content: crate::protocol::ExecuteContent::Text(why),
+            is_error: true,
+        };
+        self.client_tools.exchange().answer(answer).is_ok()
+    }
+
     /// Registers tools the client runs, as `register_tools` does: all of them or none. Each call
     /// of one walks the whole pipeline; at execution the outbox receives a
     /// [`ServerMessage::Execute`], answered by submitting

@@ -156,7 +156,7 @@ async fn read_loop<R: AsyncBufRead + Unpin>(
         // partial line and goes on where it stopped.
         let bytes = line.take();
         if too_long {
-            reader.error(format!("line longer than {MAX_LINE_BYTES} bytes; ignored"));
+            reader.over_long(runtime, &bytes);
             continue;
         }
         let Ok(text) = std::str::from_utf8(&bytes) else {
@@ -207,6 +207,24 @@ async fn read_loop<R: AsyncBufRead + Unpin>(
 }
 
 impl Reader<'_> {
+    /// A line over [`MAX_LINE_BYTES`] is not read, only reported; `head` is what was kept of
+    /// it. If its start shows a client tool's answer, the call waiting for it ends now, failed,
+    /// rather than at its time limit (only the start is looked at).
+    fn over_long(&self, runtime: &Runtime, head: &[u8]) {
+        let mut message = format!("line longer than {MAX_LINE_BYTES} bytes; ignored");
+        if let Some(id) = crate::protocol::over_long_result_id(head) {
+            let why = format!(
+                "The client's execute_result for this call (request_id {id:?}) was longer than toolrt's line limit ({MAX_LINE_BYTES} bytes), so it was not read."
+            );
+            if runtime.fail_execute(id.clone(), why) {
+                message.push_str(&format!(
+                    ": it was the execute_result for request_id {id:?}, whose call ended failed"
+                ));
+            }
+        }
+        self.error(message);
+    }
+
     fn error(&self, message: String) {
         self.emitter
             .send_reply(ServerMessage::error(message, Some(self.line_no)));

@@ -1,5 +1,6 @@
 //! A client that answers its tools' `execute` lines badly — never, twice, too late, with an id
-//! nobody asked for, with far too much content, or not before closing its input — still gets
+//! nobody asked for, with far too much content, in a line over the line limit, or not before
+//! closing its input — still gets
 //! exactly one result per call, an `error` line for every answer that is not taken, and an
 //! `execute_cancel` for every request toolrt stops waiting for.
 
@@ -127,6 +128,63 @@ fn content_past_the_budget_goes_to_an_output_file() {
     let file = result["output_file"].as_str().expect("an output file");
     assert_eq!(std::fs::read_to_string(file).unwrap(), huge);
     server.finish();
+}
+
+#[test]
+fn an_answer_over_the_line_limit_ends_its_call_failed_at_once() {
+    const MAX: usize = 64 * 1024 * 1024;
+    let sb = Sandbox::new();
+    // No `timeout_ms`: without the line's start read, the call would wait the default 10 minutes
+    // (and `result` below gives up after 30 s).
+    let mut server = serve_with_tools(&sb, json!([tool("Quick", json!({}))]));
+    server.tool_use("big", "Quick", json!({"q": "x"}));
+    let execute = execute_of(&mut server, "big");
+    let id = execute["request_id"].as_str().unwrap().to_string();
+    let head = format!(r#"{{"type":"execute_result","request_id":"{id}","content":""#);
+    let mut line = String::with_capacity(MAX + 1);
+    line.push_str(&head);
+    line.push_str(&"x".repeat(MAX - 1 - head.len()));
+    line.push_str(r#""}"#);
+    assert_eq!(line.len(), MAX + 1, "one byte over the limit");
+    server.send_raw(&line);
+    let result = server.result("big");
+    assert_eq!(result["outcome"], "failed", "{result}");
+    let content = result["content"].as_str().unwrap();
+    assert!(
+        content.contains(&format!("request_id \"{id}\"")) && content.contains("line limit"),
+        "{result}"
+    );
+    error_with(
+        &mut server,
+        &format!(
+            "line longer than {MAX} bytes; ignored: it was the execute_result for request_id \"{id}\", whose call ended failed"
+        ),
+    );
+    // The same line again finds no call waiting: reported as any over-long line.
+    server.send_raw(&line);
+    drop(line);
+    server.tool_use("after", "Quick", json!({"q": "y"}));
+    let next = execute_of(&mut server, "after");
+    answer(&mut server, &next, json!("fine"));
+    assert_eq!(server.result("after")["content"], "fine");
+    let done = server.finish();
+    assert_eq!(done.results("big").len(), 1, "{:#?}", done.messages);
+    let errors: Vec<_> = done
+        .messages
+        .iter()
+        .filter(|v| v["type"] == "error")
+        .map(|v| v["message"].as_str().unwrap_or(""))
+        .collect();
+    assert_eq!(
+        errors,
+        [format!("line longer than {MAX} bytes; ignored")],
+        "the second line: {:#?}",
+        done.messages
+    );
+    assert!(
+        !done.messages.iter().any(|v| v["type"] == "execute_cancel"),
+        "an answer that came, even unread, is not cancelled"
+    );
 }
 
 #[test]

@@ -276,6 +276,57 @@ pub(super) fn plain_result(line: &str) -> Option<ExecuteResult> {
     })
 }
 
+/// How much of a line too long to read [`over_long_result_id`] looks at.
+pub(crate) const HEAD_BYTES: usize = 64 * 1024;
+
+/// The `request_id` of a line too long to read (`head` is its start), if the first
+/// [`HEAD_BYTES`] show an `execute_result`: an object whose top level gives `type`
+/// `"execute_result"` and a string `request_id` (within [`MAX_ID_BYTES`]), each once, before
+/// the cut. The answer was lost to the line limit; its call can be told so at once rather than
+/// at its time limit. Anything else is `None`, and the line is only reported, as any other.
+pub(crate) fn over_long_result_id(head: &[u8]) -> Option<String> {
+    use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
+
+    #[derive(Default)]
+    struct Found {
+        kind: Option<String>,
+        id: Option<String>,
+        twice: bool,
+    }
+    struct Head<'a>(&'a mut Found);
+    impl<'de> Visitor<'de> for Head<'_> {
+        type Value = ();
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("an object")
+        }
+        // Reads fields until the cut (an error there is expected): what was found before it is
+        // kept in `Found`.
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+            while let Some(key) = map.next_key::<String>()? {
+                let slot = match key.as_str() {
+                    "type" => &mut self.0.kind,
+                    "request_id" => &mut self.0.id,
+                    _ => {
+                        map.next_value::<IgnoredAny>()?;
+                        continue;
+                    }
+                };
+                self.0.twice |= slot.is_some();
+                *slot = Some(map.next_value::<String>()?);
+            }
+            Ok(())
+        }
+    }
+    let head = &head[..head.len().min(HEAD_BYTES)];
+    let mut found = Found::default();
+    let mut de = serde_json::Deserializer::from_slice(head);
+    let _ = (&mut de).deserialize_map(Head(&mut found));
+    let Found { kind, id, twice } = found;
+    (!twice && kind.as_deref() == Some("execute_result"))
+        .then_some(id?)
+        .filter(|id| id.len() <= MAX_ID_BYTES)
+}
+
 /// Reads an `execute_result` message.
 pub(super) fn parse_result(obj: &mut Map<String, Value>) -> Result<ExecuteResult, LineError> {
     let request_id = super::string_field(obj, RESULT, "request_id", "")?;
@@ -383,6 +434,60 @@ mod tests {
             panic!("parses")
         };
         assert_eq!(names, ["A", "B"]);
+    }
+
+    /// An over-long line's start names the answer's request only when it plainly is one.
+    #[test]
+    fn an_over_long_lines_start_names_an_execute_result_only_when_it_is_one() {
+        let long_id = "x".repeat(MAX_ID_BYTES + 1);
+        let late_id = format!(
+            r#"{{"type":"execute_result","content":"{}","request_id":"exec-2"}}"#,
+            "y".repeat(HEAD_BYTES)
+        );
+        let too_long_id = format!(r#"{{"type":"execute_result","request_id":"{long_id}""#);
+        for (head, want) in [
+            (
+                r#"{"type":"execute_result","request_id":"exec-1","content":"aaaa"#,
+                Some("exec-1"),
+            ),
+            (
+                r#" {"request_id" : "exec-\u0031", "type":"execute_result","content":["#,
+                Some("exec-1"),
+            ),
+            (
+                r#"{"is_error":true,"content":[{"type":"text","request_id":"no"}],"type":"execute_result","request_id":"exec-3","x"#,
+                Some("exec-3"),
+            ),
+            // Not an answer, not at the top level, not a string, given twice, cut too early.
+            (
+                r#"{"type":"tool_use","request_id":"exec-1","input":{"#,
+                None,
+            ),
+            (
+                r#"{"content":{"type":"execute_result","request_id":"exec-1"},"x":"#,
+                None,
+            ),
+            (
+                r#"{"type":"execute_result","request_id":7,"content":""#,
+                None,
+            ),
+            (
+                r#"{"type":"execute_result","request_id":"exec-1","request_id":"exec-2","c"#,
+                None,
+            ),
+            (r#"{"type":"execute_result","content":"aaaaaaaa"#, None),
+            (r#"{"type":"execute_result","request_id":"exec-"#, None),
+            (r#"["execute_result","exec-1"#, None),
+            (late_id.as_str(), None),
+            (too_long_id.as_str(), None),
+        ] {
+            assert_eq!(
+                over_long_result_id(head.as_bytes()).as_deref(),
+                want,
+                "{}",
+                &head[..head.len().min(120)]
+            );
+        }
     }
 
     /// The fast path reads what the general parser reads, and leaves every other line to it.
