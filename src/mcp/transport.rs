@@ -1,5 +1,6 @@
-//! The stdio transport toolrt gives rmcp: rmcp's own writer, and a reader that decodes a tool
-//! result straight into its type.
+//! The stdio transport toolrt gives rmcp: rmcp's own encoding, a writer that puts requests
+//! queued together into one write, and a reader that decodes a tool result straight into its
+//! type.
 //!
 //! rmcp's reader decodes every message a server sends into its one untagged union of results,
 //! trying each kind of result a server may send (fifteen of them come before a tool result),
@@ -11,8 +12,14 @@
 //! else). So a response is first decoded as a tool result, and everything else — other
 //! responses, requests, notifications, errors, a result rmcp cannot type — goes through rmcp's
 //! own codec, unchanged.
+//!
+//! rmcp's writer makes one `write` per message. rmcp's service loop takes every request the
+//! calls have queued before it yields and starts one send task for each; here `send` encodes
+//! its message at once, in rmcp's order, and the first send task to run writes all the lines
+//! encoded so far, so that the others find nothing left to write.
 
 use std::future::Future;
+use std::sync::{Arc, Mutex};
 
 use bytes::BytesMut;
 use rmcp::RoleClient;
@@ -21,19 +28,83 @@ use rmcp::model::{
 };
 use rmcp::service::TxJsonRpcMessage;
 use rmcp::transport::Transport;
-use rmcp::transport::async_rw::{AsyncRwTransport, JsonRpcMessageCodec, JsonRpcMessageCodecError};
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, BufReader};
-use tokio_util::codec::Decoder;
+use rmcp::transport::async_rw::{JsonRpcMessageCodec, JsonRpcMessageCodecError};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio_util::codec::{Decoder, Encoder};
 
-/// A stdio connection to a server: lines in from `R`, messages out to `W` by rmcp's writer.
+/// A stdio connection to a server: lines in from `R`, messages out to `W`.
 /// Lines are not capped here: `R` fails a line past its cap (`process::LineCap`).
-pub(crate) struct Stdio<R, W: AsyncWrite> {
+pub(crate) struct Stdio<R, W> {
     read: BufReader<R>,
     /// The line being read; kept when `receive` is dropped midway (rmcp polls it in a
     /// `select!`), so the next call resumes it.
     line: BytesMut,
     codec: JsonRpcMessageCodec<ServerJsonRpcMessage>,
-    write: AsyncRwTransport<RoleClient, tokio::io::Empty, W>,
+    out: Arc<Out<W>>,
+}
+
+/// The writing half, shared by the send tasks rmcp starts.
+struct Out<W> {
+    /// Lines encoded by `send` and not yet taken by a writer, and the first write error (a
+    /// broken pipe stays broken: every later send fails with it).
+    queued: Mutex<(BytesMut, Option<(std::io::ErrorKind, String)>)>,
+    /// The pipe (None once closed) and the bytes a writer took but has not written yet: a send
+    /// task dropped mid-write leaves them for the next one.
+    pipe: tokio::sync::Mutex<(Option<W>, BytesMut)>,
+}
+
+impl<W: AsyncWrite + Unpin> Out<W> {
+    fn queued(
+        &self,
+    ) -> std::sync::MutexGuard<'_, (BytesMut, Option<(std::io::ErrorKind, String)>)> {
+        self.queued.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Writes every line queued so far (those of other sends too), unless an earlier writer
+    /// already did.
+    async fn flush(&self) -> std::io::Result<()> {
+        let mut pipe = self.pipe.lock().await;
+        let (write, pending) = &mut *pipe;
+        {
+            let mut queued = self.queued();
+            let (lines, failed) = &mut *queued;
+            if let Some((kind, text)) = failed {
+                return Err(std::io::Error::new(*kind, text.clone()));
+            }
+            if pending.is_empty() {
+                std::mem::swap(pending, lines);
+            } else {
+                pending.extend_from_slice(lines);
+                lines.clear();
+            }
+        }
+        if pending.is_empty() {
+            return Ok(());
+        }
+        let Some(write) = write.as_mut() else {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::NotConnected,
+                "Transport is closed",
+            ));
+        };
+        let mut written = Ok(());
+        while !pending.is_empty() && written.is_ok() {
+            written = match write.write_buf(pending).await {
+                Ok(0) => Err(std::io::ErrorKind::WriteZero.into()),
+                Ok(_) => Ok(()),
+                Err(e) => Err(e),
+            };
+        }
+        let written = match written {
+            Ok(()) => write.flush().await,
+            Err(e) => Err(e),
+        };
+        if let Err(e) = &written {
+            pending.clear();
+            self.queued().1 = Some((e.kind(), e.to_string()));
+        }
+        written
+    }
 }
 
 impl<R, W> Stdio<R, W>
@@ -47,8 +118,10 @@ where
             read: BufReader::new(read),
             line: BytesMut::new(),
             codec: JsonRpcMessageCodec::new(),
-            // Only its writer is used: `receive` below reads.
-            write: AsyncRwTransport::new_client(tokio::io::empty(), write),
+            out: Arc::new(Out {
+                queued: Mutex::new((BytesMut::new(), None)),
+                pipe: tokio::sync::Mutex::new((Some(write), BytesMut::new())),
+            }),
         }
     }
 
@@ -102,11 +175,26 @@ where
 {
     type Error = std::io::Error;
 
+    /// Encodes `item` now (so lines go out in the order rmcp sends them); the future writes it
+    /// with whatever else is queued, or finds it written by an earlier send's future.
     fn send(
         &mut self,
         item: TxJsonRpcMessage<RoleClient>,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
-        self.write.send(item)
+        let encoded = {
+            let mut queued = self.out.queued();
+            match &queued.1 {
+                Some((kind, text)) => Err(std::io::Error::new(*kind, text.clone())),
+                None => JsonRpcMessageCodec::<TxJsonRpcMessage<RoleClient>>::new()
+                    .encode(item, &mut queued.0)
+                    .map_err(std::io::Error::other),
+            }
+        };
+        let out = self.out.clone();
+        async move {
+            encoded?;
+            out.flush().await
+        }
     }
 
     async fn receive(&mut self) -> Option<ServerJsonRpcMessage> {
@@ -137,7 +225,7 @@ where
                         ErrorData::invalid_request("Invalid request", None),
                         None,
                     );
-                    if self.write.send(reply).await.is_err() {
+                    if self.send(reply).await.is_err() {
                         return None;
                     }
                 }
@@ -147,7 +235,9 @@ where
     }
 
     async fn close(&mut self) -> Result<(), Self::Error> {
-        Transport::<RoleClient>::close(&mut self.write).await
+        // As rmcp's writer closes: the pipe is dropped, whatever was not written with it.
+        self.out.pipe.lock().await.0.take();
+        Ok(())
     }
 }
 
@@ -233,6 +323,131 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// A pipe that records each write, takes at most `chunk` bytes per write, can refuse
+    /// its first write (Pending, woken at once), and can fail.
+    struct Recorder {
+        writes: Arc<Mutex<Vec<Vec<u8>>>>,
+        chunk: usize,
+        pending_once: bool,
+        broken: bool,
+    }
+
+    impl AsyncWrite for Recorder {
+        fn poll_write(
+            mut self: std::pin::Pin<&mut Self>,
+            cx: &mut std::task::Context<'_>,
+            buf: &[u8],
+        ) -> std::task::Poll<std::io::Result<usize>> {
+            if self.pending_once {
+                self.pending_once = false;
+                cx.waker().wake_by_ref();
+                return std::task::Poll::Pending;
+            }
+            if self.broken {
+                return std::task::Poll::Ready(Err(std::io::ErrorKind::BrokenPipe.into()));
+            }
+            let n = buf.len().min(self.chunk);
+            self.writes.lock().unwrap().push(buf[..n].to_vec());
+            std::task::Poll::Ready(Ok(n))
+        }
+
+        fn poll_flush(
+            self: std::pin::Pin<&mut Self>,
+            _: &mut std::task::Context<'_>,
+        ) -> std::task::Poll<std::io::Result<()>> {
+            std::task::Poll::Ready(Ok(()))
+        }
+
+        fn poll_shutdown(
+            self: std::pin::Pin<&mut Self>,
+            _: &mut std::task::Context<'_>,
+        ) -> std::task::Poll<std::io::Result<()>> {
+            std::task::Poll::Ready(Ok(()))
+        }
+    }
+
+    fn call(id: i64) -> TxJsonRpcMessage<RoleClient> {
+        use rmcp::model::{CallToolRequest, CallToolRequestParams, ClientRequest, NumberOrString};
+        let params = CallToolRequestParams::new("echo");
+        JsonRpcMessage::request(
+            ClientRequest::CallToolRequest(CallToolRequest::new(params)),
+            NumberOrString::Number(id),
+        )
+    }
+
+    /// What rmcp's own writer puts on the pipe for `ids`, one line each.
+    fn rmcp_lines(ids: &[i64]) -> Vec<u8> {
+        let mut buf = BytesMut::new();
+        for id in ids {
+            JsonRpcMessageCodec::<TxJsonRpcMessage<RoleClient>>::new()
+                .encode(call(*id), &mut buf)
+                .unwrap();
+        }
+        buf.to_vec()
+    }
+
+    #[tokio::test]
+    async fn sends_queued_together_go_out_in_one_write_as_rmcp_encodes_them() {
+        // (bytes per write the pipe takes, writes expected)
+        for (chunk, writes_expected) in [(usize::MAX, Some(1)), (7, None)] {
+            let writes = Arc::new(Mutex::new(Vec::new()));
+            let pipe = Recorder {
+                writes: writes.clone(),
+                chunk,
+                pending_once: false,
+                broken: false,
+            };
+            let mut stdio = Stdio::new(tokio::io::empty(), pipe);
+            // `send` encodes at once: the futures of 1 and 2 are dropped before they run (as
+            // if rmcp had started them later), and 3's future writes all three.
+            drop(stdio.send(call(1)));
+            drop(stdio.send(call(2)));
+            stdio.send(call(3)).await.unwrap();
+            // A send on its own is written by its own future.
+            stdio.send(call(4)).await.unwrap();
+            let writes = writes.lock().unwrap().clone();
+            if let Some(n) = writes_expected {
+                assert_eq!(writes.len(), n + 1, "chunk {chunk}");
+            }
+            assert_eq!(writes.concat(), rmcp_lines(&[1, 2, 3, 4]), "chunk {chunk}");
+        }
+    }
+
+    #[tokio::test]
+    async fn a_send_dropped_mid_write_leaves_its_lines_to_the_next() {
+        let writes = Arc::new(Mutex::new(Vec::new()));
+        let pipe = Recorder {
+            writes: writes.clone(),
+            chunk: usize::MAX,
+            pending_once: true,
+            broken: false,
+        };
+        let mut stdio = Stdio::new(tokio::io::empty(), pipe);
+        drop(stdio.send(call(1)));
+        // This future takes both lines, the pipe is not ready, and the future is dropped.
+        assert!(futures::FutureExt::now_or_never(stdio.send(call(2))).is_none());
+        stdio.send(call(3)).await.unwrap();
+        assert_eq!(writes.lock().unwrap().concat(), rmcp_lines(&[1, 2, 3]));
+    }
+
+    #[tokio::test]
+    async fn a_broken_pipe_fails_the_sends_it_took_and_every_later_one() {
+        let pipe = Recorder {
+            writes: Arc::default(),
+            chunk: usize::MAX,
+            pending_once: false,
+            broken: true,
+        };
+        let mut stdio = Stdio::new(tokio::io::empty(), pipe);
+        drop(stdio.send(call(1)));
+        // This future takes lines 1 and 2 and fails; a later send fails as well.
+        let e = stdio.send(call(2)).await.unwrap_err();
+        assert_eq!(e.kind(), std::io::ErrorKind::BrokenPipe);
+        let e = stdio.send(call(3)).await.unwrap_err();
+        assert_eq!(e.kind(), std::io::ErrorKind::BrokenPipe);
+        Transport::<RoleClient>::close(&mut stdio).await.unwrap();
     }
 
     #[tokio::test]
