@@ -25,7 +25,15 @@ impl McpServer {
         ctx: &ToolContext,
         timeout: Duration,
     ) -> ToolOutput {
-        let conn = match self.connection(&ctx.cancel).await {
+        // (Re)connecting is a large future, and so is a failed call's report (it may wait for
+        // the server to exit): both are boxed, so that a call's own future stays small — it is
+        // moved into a box on every call, and with them inline that copy cost more than the
+        // rest of the MCP client's work.
+        let conn = match self.current().filter(|c| c.alive()) {
+            Some(conn) => Ok(conn),
+            None => Box::pin(self.connection(&ctx.cancel)).await,
+        };
+        let conn = match conn {
             Ok(conn) => conn,
             Err(e) if ctx.cancel.is_cancelled() => return ToolOutput::cancelled(e),
             Err(e) => return ToolOutput::failed(e),
@@ -40,7 +48,7 @@ impl McpServer {
             .await
         {
             Ok(handle) => handle,
-            Err(e) => return self.call_error(&conn, tool, e).await,
+            Err(e) => return Box::pin(self.call_error(&conn, tool, e)).await,
         };
         let id = handle.id.clone();
         conn.shared
@@ -65,11 +73,11 @@ impl McpServer {
                     self.name,
                     serde_json::to_string(&other).unwrap_or_default()
                 )),
-                Err(e) => self.call_error(&conn, tool, e).await,
+                Err(e) => Box::pin(self.call_error(&conn, tool, e)).await,
             },
             _ = ctx.cancel.cancelled() => {
                 let note = CancelledNotificationParam::new(Some(id), Some("cancelled by the client".into()));
-                let _ = conn.peer.notify_cancelled(note).await;
+                let _ = Box::pin(conn.peer.notify_cancelled(note)).await;
                 ToolOutput::cancelled(format!(
                     "The call was cancelled; MCP server {:?} was sent notifications/cancelled.",
                     self.name
@@ -77,8 +85,8 @@ impl McpServer {
             }
             _ = deadline.expired() => {
                 let note = CancelledNotificationParam::new(Some(id), Some("request timeout".into()));
-                let _ = conn.peer.notify_cancelled(note).await;
-                self.call_error(&conn, tool, ServiceError::Timeout { timeout }).await
+                let _ = Box::pin(conn.peer.notify_cancelled(note)).await;
+                Box::pin(self.call_error(&conn, tool, ServiceError::Timeout { timeout })).await
             }
         }
     }
