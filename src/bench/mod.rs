@@ -42,6 +42,8 @@ use report::Report;
 use stats::Dist;
 use workload::Sizes;
 
+pub use mcp_serve::MinimalMcpServer;
+
 /// What `toolrt bench` was asked for.
 #[derive(Debug, Clone, Default)]
 pub struct Options {
