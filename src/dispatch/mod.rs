@@ -36,8 +36,9 @@ use crate::inflight::{BatchEntry, CallEntry, InFlight, Pending, ResultSlot};
 use parked::{Parked, ParkedItem, ParkedQueue, RunBatch};
 
 mod batch;
+mod cancel;
 mod parked;
-use crate::protocol::{CancelTarget, ClientMessage, ServerMessage};
+use crate::protocol::{ClientMessage, ServerMessage};
 use crate::scope::Scope;
 use crate::supervisor::{self, Job, Pipeline};
 
@@ -691,54 +692,6 @@ impl Dispatcher {
         });
     }
 
-    /// Cancels one call or every unfinished call of a batch. A call that has not started (parked,
-    /// or waiting for its turn in a batch) is answered `cancelled` at once.
-    pub fn cancel(&self, target: &CancelTarget) {
-        match target {
-            CancelTarget::Call(id) => {
-                let entry = self
-                    .active
-                    .calls
-                    .get(id.as_str())
-                    .map(|e| e.value().clone());
-                match entry {
-                    Some(entry) => cancel_entry(&entry),
-                    None => self.error(format!("cancel: no call with id {id:?} is in flight")),
-                }
-            }
-            CancelTarget::Batch(batch) => {
-                let calls = self
-                    .active
-                    .batches
-                    .get(batch)
-                    .map(|b| (b.cancel.clone(), b.calls.clone()));
-                let Some((token, calls)) = calls else {
-                    return self.error(format!("cancel: no batch with id {batch:?} is in flight"));
-                };
-                token.cancel();
-                for entry in &calls {
-                    cancel_entry(entry);
-                }
-            }
-        }
-        // The call or batch may hold an `Agent` call: its subagents' parked calls end too.
-        self.end_cancelled_parked();
-    }
-
-    /// Cancels everything accepted: running, admitted, parked (second SIGTERM, SIGINT).
-    pub fn cancel_all(&self) {
-        self.root.cancel();
-        let entries: Vec<Arc<CallEntry>> = self
-            .active
-            .calls
-            .iter()
-            .map(|e| e.value().clone())
-            .collect();
-        for entry in entries {
-            cancel_entry(&entry);
-        }
-    }
-
     /// Whether nothing is in flight.
     pub fn is_idle(&self) -> bool {
         self.active.calls.is_empty() && self.runners.is_empty()
@@ -793,13 +746,6 @@ fn full_reason(full: parked::Full, agent: Option<&Arc<str>>) -> Full {
     match (full, agent) {
         (parked::Full::Scope, Some(agent)) => Full::Agent(agent.clone()),
         _ => Full::Queue,
-    }
-}
-
-fn cancel_entry(entry: &CallEntry) {
-    entry.cancel.cancel();
-    if let Some(slot) = entry.take_queued() {
-        slot.answer(Outcome::Cancelled, "The call was cancelled before it ran.");
     }
 }
 
