@@ -44,17 +44,11 @@ impl McpServeFigures {
     }
 }
 
-/// The minimal rmcp server the `mcp_serve` figure measures against: one tool, `noop`, answering
-/// an empty success; or, with `same_answer`, the answer toolrt gives a no-op call (its text and
-/// `_meta`), to tell what the client pays for reading toolrt's answer from what toolrt's server
-/// does (examples/mcp_serve_calls.rs counts both).
-#[derive(Clone, Debug, Default)]
-pub struct MinimalMcpServer {
-    /// Answer as toolrt answers a no-op instead of with an empty success.
-    pub same_answer: bool,
-}
+/// The minimal server: one tool, `noop`, answering an empty success.
+#[derive(Clone)]
+struct Bare;
 
-impl ServerHandler for MinimalMcpServer {
+impl ServerHandler for Bare {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
     }
@@ -72,14 +66,7 @@ impl ServerHandler for MinimalMcpServer {
         _request: CallToolRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        if !self.same_answer {
-            return Ok(CallToolResult::success(Vec::new()).into());
-        }
-        let mut answer = CallToolResult::success(vec![rmcp::model::ContentBlock::text("ok")]);
-        let mut meta = serde_json::Map::new();
-        meta.insert("toolrt/outcome".into(), "success".into());
-        answer.meta = Some(rmcp::model::MetaObject::from(meta));
-        Ok(answer.into())
+        Ok(CallToolResult::success(Vec::new()).into())
     }
 }
 
@@ -96,7 +83,7 @@ fn client_config() -> ClientConfig {
 async fn bare() -> Result<Client, String> {
     let (client_side, server_side) = tokio::io::duplex(PIPE);
     tokio::spawn(async move {
-        if let Ok(running) = MinimalMcpServer::default().serve(server_side).await {
+        if let Ok(running) = Bare.serve(server_side).await {
             let _ = running.waiting().await;
         }
     });

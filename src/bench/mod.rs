@@ -42,8 +42,6 @@ use report::Report;
 use stats::Dist;
 use workload::Sizes;
 
-pub use mcp_serve::MinimalMcpServer;
-
 /// What `toolrt bench` was asked for.
 #[derive(Debug, Clone, Default)]
 pub struct Options {
