@@ -18,50 +18,12 @@
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use rmcp::handler::server::ServerHandler;
-use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ClientCapabilities, ClientConfig,
-    Implementation, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
-};
-use rmcp::service::{RequestContext, RoleServer, RunningService};
-use rmcp::{ErrorData, RoleClient, ServiceExt};
+use rmcp::model::{CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation};
+use rmcp::service::RunningService;
+use rmcp::{RoleClient, ServiceExt};
 
-/// The minimal server: one tool, `noop`, answering an empty success (as the bench's); or, with
-/// `same_answer`, the answer toolrt gives a `Noop` call (its text and `_meta`), to tell what the
-/// client pays for reading toolrt's answer from what toolrt's server does.
-#[derive(Clone)]
-struct Bare {
-    same_answer: bool,
-}
-
-impl ServerHandler for Bare {
-    fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-    }
-
-    async fn list_tools(
-        &self,
-        _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
-    ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::default())
-    }
-
-    async fn call_tool(
-        &self,
-        _request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, ErrorData> {
-        if !self.same_answer {
-            return Ok(CallToolResult::success(Vec::new()).into());
-        }
-        let mut answer = CallToolResult::success(vec![rmcp::model::ContentBlock::text("ok")]);
-        let mut meta = serde_json::Map::new();
-        meta.insert("toolrt/outcome".into(), "success".into());
-        answer.meta = Some(rmcp::model::MetaObject::from(meta));
-        Ok(answer.into())
-    }
-}
+#[path = "../src/bench/minimal_server.rs"]
+mod minimal_server;
 
 type Client = RunningService<RoleClient, ClientConfig>;
 
@@ -90,7 +52,7 @@ async fn run(cwd: &std::path::Path, side: &str, calls: usize) -> Result<(), Stri
         });
         (task, "Noop")
     } else {
-        let bare = Bare {
+        let bare = minimal_server::MinimalServer {
             same_answer: side == "bare-same-answer",
         };
         let task = tokio::spawn(async move {

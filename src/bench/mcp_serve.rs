@@ -6,16 +6,12 @@
 use std::sync::Arc;
 use std::time::Instant;
 
+use rmcp::RoleClient;
 use rmcp::ServiceExt;
-use rmcp::handler::server::ServerHandler;
-use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ClientCapabilities, ClientConfig,
-    Implementation, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
-};
-use rmcp::service::{RequestContext, RoleServer};
-use rmcp::{ErrorData, RoleClient};
+use rmcp::model::{CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation};
 
 use super::floors::elapsed_ns;
+use super::minimal_server::MinimalServer;
 use super::stats::Dist;
 
 /// Bytes of each in-memory pipe.
@@ -44,32 +40,6 @@ impl McpServeFigures {
     }
 }
 
-/// The minimal server: one tool, `noop`, answering an empty success.
-#[derive(Clone)]
-struct Bare;
-
-impl ServerHandler for Bare {
-    fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-    }
-
-    async fn list_tools(
-        &self,
-        _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
-    ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::default())
-    }
-
-    async fn call_tool(
-        &self,
-        _request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, ErrorData> {
-        Ok(CallToolResult::success(Vec::new()).into())
-    }
-}
-
 type Client = rmcp::service::RunningService<RoleClient, ClientConfig>;
 
 fn client_config() -> ClientConfig {
@@ -83,7 +53,7 @@ fn client_config() -> ClientConfig {
 async fn bare() -> Result<Client, String> {
     let (client_side, server_side) = tokio::io::duplex(PIPE);
     tokio::spawn(async move {
-        if let Ok(running) = Bare.serve(server_side).await {
+        if let Ok(running) = MinimalServer::default().serve(server_side).await {
             let _ = running.waiting().await;
         }
     });

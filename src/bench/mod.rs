@@ -21,6 +21,7 @@ mod client;
 mod floors;
 mod mcp;
 mod mcp_serve;
+mod minimal_server;
 mod otel;
 mod pipeline;
 mod plot;
