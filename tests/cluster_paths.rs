@@ -146,3 +146,109 @@ fn a_symlink_on_the_worker_into_a_denied_folder_is_denied() {
         "written through the worker's symlink"
     );
 }
+
+#[test]
+fn a_bash_command_on_a_worker_is_judged_against_the_workers_files() {
+    let sb = Sandbox::new();
+    let cookie = cookie(&sb, "cookie", "s3cret");
+    let workers = workers(&sb, &cookie, 1);
+    let root = std::fs::canonicalize(&workers[0].cwd).unwrap();
+    std::fs::create_dir_all(root.join("secret")).unwrap();
+    std::fs::write(root.join("secret/s.txt"), "top secret\n").unwrap();
+    std::fs::write(root.join("open.txt"), "open on w1\n").unwrap();
+    let vault = std::fs::canonicalize(sb.dir.path()).unwrap().join("vault");
+    std::fs::create_dir_all(&vault).unwrap();
+    std::fs::write(vault.join("key"), "vault key\n").unwrap();
+    // Only the worker's folder has `secret/` and `link`: the coordinator's has neither.
+    std::os::unix::fs::symlink(&vault, root.join("link")).unwrap();
+    let deny_secret = format!("Read(/{}/**)", root.join("secret").display());
+    let deny_vault = format!("Read(/{}/**)", vault.display());
+    let args = [
+        "--permission-mode",
+        "bypassPermissions",
+        "--disallowed-tools",
+        &deny_secret,
+        "--disallowed-tools",
+        &deny_vault,
+    ];
+    let mut server = coordinator(&sb, &cookie, &workers, &args);
+    let denied = [
+        ("rel", "cat secret/s.txt"),
+        ("dots", "cat ./x/../secret/s.txt"),
+        ("cd", "cd secret && cat s.txt"),
+        ("link", "cat link/key"),
+        ("redir", "wc -l < secret/s.txt"),
+    ];
+    for (id, command) in denied {
+        server.tool_use(id, "Bash", json!({ "command": command }));
+        let r = server.result(id);
+        assert_eq!(r["outcome"], "denied", "{command}: {r}");
+        assert!(
+            !r.to_string().contains("top secret") && !r.to_string().contains("vault key"),
+            "{command} read the file: {r}"
+        );
+    }
+    server.tool_use("ok", "Bash", json!({"command": "cat open.txt"}));
+    let r = server.result("ok");
+    assert_eq!(
+        (r["outcome"].as_str(), r["node"].as_str()),
+        (Some("success"), Some("w1")),
+        "{r}"
+    );
+    assert!(r.to_string().contains("open on w1"), "{r}");
+    server.finish();
+}
+
+#[test]
+fn a_read_only_bash_command_on_a_worker_is_allowed_only_inside_its_folder() {
+    let sb = Sandbox::new();
+    let cookie = cookie(&sb, "cookie", "s3cret");
+    let workers = workers(&sb, &cookie, 1);
+    let root = std::fs::canonicalize(&workers[0].cwd).unwrap();
+    std::fs::write(root.join("open.txt"), "open on w1\n").unwrap();
+    let elsewhere = std::fs::canonicalize(sb.dir.path())
+        .unwrap()
+        .join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    std::fs::write(elsewhere.join("e.txt"), "e\n").unwrap();
+    // A link in the worker's folder that leads out of it.
+    std::os::unix::fs::symlink(&elsewhere, root.join("out")).unwrap();
+    let mut server = coordinator(&sb, &cookie, &workers, &[]);
+    // Inside the worker's folder, a read-only command needs no rule.
+    server.tool_use("in", "Bash", json!({"command": "cat open.txt"}));
+    let r = server.result("in");
+    assert_eq!(r["outcome"], "success", "{r}");
+    // Out of it through the worker's own symlink, or by a glob toolrt does not expand on a
+    // worker: asked, never allowed by default.
+    for (id, command) in [("out", "cat out/e.txt"), ("glob", "cat o*.txt")] {
+        server.tool_use(id, "Bash", json!({ "command": command }));
+        let ask = server.wait_for(&format!("the ask for {id}"), Duration::from_secs(30), |v| {
+            v["type"] == "permission_request" && v["tool_use_id"] == id
+        });
+        assert_eq!(ask["tool_name"], "Bash", "{ask}");
+    }
+    server.finish();
+}
+
+#[test]
+fn a_command_on_a_worker_is_not_allowed_for_a_sandbox_it_does_not_run_in() {
+    let sb = Sandbox::new();
+    let cookie = cookie(&sb, "cookie", "s3cret");
+    let workers = workers(&sb, &cookie, 1);
+    let root = std::fs::canonicalize(&workers[0].cwd).unwrap();
+    // With the sandbox on, the coordinator alone would allow this write without asking
+    // (autoAllowBashIfSandboxed); on the worker it runs unsandboxed, so it asks.
+    let settings = sb.write(
+        "sandbox-settings.json",
+        &json!({"sandbox": {"enabled": true}}).to_string(),
+    );
+    let settings = settings.display().to_string();
+    let mut server = coordinator(&sb, &cookie, &workers, &["--settings", &settings]);
+    server.tool_use("t", "Bash", json!({"command": "touch made.txt"}));
+    let ask = server.wait_for("the ask for t", Duration::from_secs(30), |v| {
+        v["type"] == "permission_request" && v["tool_use_id"] == "t"
+    });
+    assert_eq!(ask["tool_name"], "Bash", "{ask}");
+    server.finish();
+    assert!(!root.join("made.txt").exists(), "ran without approval");
+}

@@ -26,6 +26,7 @@ mod stage;
 #[rustfmt::skip] // one table row per line
 mod tests;
 
+pub(crate) use bash::paths_named_by;
 pub(crate) use chain::{Chain, Level, narrow_mode};
 pub use decision::{
     Behavior, DecidedBy, Decision, HookVerdict, Mode, RuleKind, SubcommandVerdict, UnknownMode,

@@ -12,7 +12,7 @@ use super::{Call, Pipeline};
 use crate::call::{Outcome, Rejection};
 use crate::execute::Lease;
 use crate::paths::absolutize;
-use crate::permission::Located;
+use crate::permission::{Located, paths_named_by};
 use crate::tool::Subject;
 use crate::validate::Prepared;
 
@@ -43,33 +43,64 @@ pub(super) async fn place(
     locate(c, prepared).await
 }
 
-/// Locates the call's path on its node: again whenever its input changed (an input approved
+/// The most paths of one command that its node is asked to resolve; a command naming more asks.
+const MAX_COMMAND_PATHS: usize = 64;
+
+/// Locates the call's paths on its node: again whenever its input changed (an input approved
 /// with changes after an ask).
 pub(super) async fn locate(c: &mut Call<'_>, prepared: &mut Prepared) -> Result<(), Rejection> {
     let Some(node) = c.node.as_deref_mut() else {
         return Ok(());
     };
     node.at = None;
-    let Subject::Path {
-        field, default_cwd, ..
-    } = prepared.entry.tool.access().subject
-    else {
-        return Ok(());
-    };
     let root = node.lease.root().to_path_buf();
-    let path = match prepared.input.get_mut(field) {
-        Some(Value::String(raw)) if !raw.is_empty() => {
-            let path = absolutize(raw, &root, node.lease.home());
-            // The tool on the node acts on the very path the decision is about.
-            *raw = path.to_string_lossy().into_owned();
-            path
-        }
-        _ if default_cwd => root.clone(),
-        // No path (the schema requires one where the tool needs it): nothing to locate.
-        _ => return Ok(()),
+    let home = node.lease.home().to_path_buf();
+    let name = node.lease.node().clone();
+    let at = |paths, named| {
+        Some(Arc::new(Located {
+            node: name.clone(),
+            root: root.clone(),
+            home: home.clone(),
+            paths,
+            named,
+        }))
     };
-    let paths =
-        (node.lease.resolve(path).await).map_err(|why| Rejection::new(Outcome::Failed, why))?;
-    node.at = Some(Arc::new(Located { root, paths }));
+    match prepared.entry.tool.access().subject {
+        Subject::Path {
+            field, default_cwd, ..
+        } => {
+            let path = match prepared.input.get_mut(field) {
+                Some(Value::String(raw)) if !raw.is_empty() => {
+                    let path = absolutize(raw, &root, &home);
+                    // The tool on the node acts on the very path the decision is about.
+                    *raw = path.to_string_lossy().into_owned();
+                    path
+                }
+                _ if default_cwd => root.clone(),
+                // No path (the schema requires one where the tool needs it): nothing to locate.
+                _ => return Ok(()),
+            };
+            let paths = (node.lease.resolve(path).await)
+                .map_err(|why| Rejection::new(Outcome::Failed, why))?;
+            node.at = at(paths, Vec::new());
+        }
+        Subject::Command { field } => {
+            // The decision judges the command's paths against the node's folder and what they
+            // resolve to there; a path the node cannot resolve is left out, and the command
+            // then asks (the decision cannot place it).
+            let command = prepared.input.get(field).and_then(Value::as_str);
+            let wanted = paths_named_by(command.unwrap_or(""), &root, &home, MAX_COMMAND_PATHS);
+            let asks = wanted.iter().map(|path| node.lease.resolve(path.clone()));
+            let answers = futures::future::join_all(asks).await;
+            let named = (wanted.into_iter().zip(answers))
+                .filter_map(|(path, answer)| Some((path, answer.ok()?)))
+                .collect();
+            node.at = at(Vec::new(), named);
+        }
+        Subject::Name | Subject::Url { .. } | Subject::Subagent { .. } => {
+            // Judged by name or host, wherever it runs; but always as a call on that node.
+            node.at = at(Vec::new(), Vec::new());
+        }
+    }
     c.check_cancelled()
 }

@@ -83,19 +83,20 @@ impl Policy {
         mode: Mode,
         tool_allow: Option<&DecidedBy>,
         written_before: &[&Target],
+        site: &Site<'_>,
     ) -> Judged {
         let mut f = Findings::new(c);
         self.judge_words(c, &mut f);
-        let worktrees = self.judge_git(c, written_before, &mut f);
-        self.judge_reads(c, &worktrees, &mut f);
-        self.judge_writes(c, mode, &worktrees, &mut f);
+        let worktrees = self.judge_git(c, written_before, &mut f, site);
+        self.judge_reads(c, &worktrees, &mut f, site);
+        self.judge_writes(c, mode, &worktrees, &mut f, site);
         self.judge_network(c, &mut f);
         if let Some(u) = f.uncertain.take()
             && f.steps.never.as_ref().is_none_or(|(_, ok)| *ok)
         {
             f.steps.never = Some((u, false));
         }
-        if c.effects.removes.iter().any(|t| self.critical(t)) {
+        if c.effects.removes.iter().any(|t| self.critical(t, site)) {
             f.steps.never = Some((
                 "rm/rmdir of a critical path (/, its children, home, the cwd or its parents) always needs approval"
                     .into(),
@@ -147,7 +148,13 @@ impl Policy {
 
     /// git: where it runs, and whether its configuration runs anything the agent wrote; the
     /// work trees it runs in (empty when not checked).
-    fn judge_git(&self, c: &Command, written_before: &[&Target], f: &mut Findings) -> Vec<PathBuf> {
+    fn judge_git(
+        &self,
+        c: &Command,
+        written_before: &[&Target],
+        f: &mut Findings,
+        site: &Site<'_>,
+    ) -> Vec<PathBuf> {
         let mut worktrees: Vec<PathBuf> = Vec::new();
         let Some(g) = &c.git else {
             return worktrees;
@@ -160,13 +167,13 @@ impl Policy {
             || restrictions
             || (read_rules && (g.shows_content || c.effects.reads.iter().any(|t| t.repo_top)));
         if needs_check {
-            match self.git_check(&g.dirs) {
+            match self.git_check(&g.dirs, site) {
                 Ok((w, files)) => {
                     worktrees = w;
                     if c.kind == Kind::ReadOnly
                         && written_before
                             .iter()
-                            .any(|t| self.may_touch_git(t, &worktrees, &files))
+                            .any(|t| self.may_touch_git(t, &worktrees, &files, site))
                     {
                         f.fail(
                             Gate::Git,
@@ -185,7 +192,7 @@ impl Policy {
         }
         if g.shows_content && read_rules {
             let roots: Vec<PathBuf> = if worktrees.is_empty() {
-                self.dirs_of(&g.dirs)
+                self.dirs_of(&g.dirs, site)
             } else {
                 worktrees.clone()
             };
@@ -220,10 +227,10 @@ impl Policy {
 
     /// The files it reads, the directories it lists and the trees it reads: deny and ask Read
     /// rules, and whether each is inside the workspace.
-    fn judge_reads(&self, c: &Command, worktrees: &[PathBuf], f: &mut Findings) {
+    fn judge_reads(&self, c: &Command, worktrees: &[PathBuf], f: &mut Findings, site: &Site<'_>) {
         let read_rules = self.flags.read_rules;
         for t in &c.effects.reads {
-            match self.resolve(t, worktrees) {
+            match self.resolve(t, worktrees, site) {
                 Resolved::Paths(cands) => {
                     let any = |set: &PathSet| cands.iter().find_map(|p| set.first_match(p));
                     if f.steps.deny.is_none() {
@@ -232,13 +239,13 @@ impl Policy {
                     if f.steps.ask.is_none() {
                         f.steps.ask = any(&self.ask.read_paths).map(|i| self.by(i));
                     }
-                    if !self.readable(&cands) {
+                    if !self.readable(&cands, site) {
                         f.fail(
                             Gate::Reads,
                             format!("it reads {} outside the workspace", t.path),
                         );
                     }
-                    if !self.in_workspace(&cands) {
+                    if !site.in_workspace(&cands) {
                         f.edits_ok = false;
                     }
                 }
@@ -253,15 +260,15 @@ impl Policy {
             }
         }
         for t in &c.effects.lists {
-            match self.resolve(t, worktrees) {
+            match self.resolve(t, worktrees, site) {
                 Resolved::Paths(cands) => {
-                    if !self.readable(&cands) {
+                    if !self.readable(&cands, site) {
                         f.fail(
                             Gate::Reads,
                             format!("it looks at {} outside the workspace", t.path),
                         );
                     }
-                    if !self.in_workspace(&cands) {
+                    if !site.in_workspace(&cands) {
                         f.edits_ok = false;
                     }
                 }
@@ -273,13 +280,13 @@ impl Policy {
             }
         }
         for t in &c.effects.trees {
-            self.judge_tree(t, worktrees, f);
+            self.judge_tree(t, worktrees, f, site);
         }
     }
 
     /// A directory tree it reads: any Read deny or ask rule below it applies.
-    fn judge_tree(&self, t: &Target, worktrees: &[PathBuf], f: &mut Findings) {
-        match self.resolve(t, worktrees) {
+    fn judge_tree(&self, t: &Target, worktrees: &[PathBuf], f: &mut Findings, site: &Site<'_>) {
+        match self.resolve(t, worktrees, site) {
             Resolved::Paths(dirs) => {
                 let any = |set: &PathSet| dirs.iter().find_map(|p| set.first_match(p));
                 if f.steps.deny.is_none() {
@@ -301,13 +308,13 @@ impl Policy {
                         f.fail(Gate::Reads, format!("it reads every file below {}", t.path));
                     }
                 }
-                if !self.readable(&dirs) {
+                if !self.readable(&dirs, site) {
                     f.fail(
                         Gate::Reads,
                         format!("it reads {} outside the workspace", t.path),
                     );
                 }
-                if !self.in_workspace(&dirs) {
+                if !site.in_workspace(&dirs) {
                     f.edits_ok = false;
                 }
             }
@@ -326,7 +333,14 @@ impl Policy {
 
     /// The files it writes and its redirect targets: deny and ask Edit rules (and Read deny
     /// rules), protected paths, and what allows each write.
-    fn judge_writes(&self, c: &Command, mode: Mode, worktrees: &[PathBuf], f: &mut Findings) {
+    fn judge_writes(
+        &self,
+        c: &Command,
+        mode: Mode,
+        worktrees: &[PathBuf],
+        f: &mut Findings,
+        site: &Site<'_>,
+    ) {
         for (t, redirect) in c
             .effects
             .writes
@@ -334,7 +348,7 @@ impl Policy {
             .map(|t| (t, false))
             .chain(c.effects.redirects.iter().map(|t| (t, true)))
         {
-            match self.resolve(t, worktrees) {
+            match self.resolve(t, worktrees, site) {
                 Resolved::Paths(cands) => {
                     let j = &mut f.steps;
                     let any = |set: &PathSet| cands.iter().find_map(|p| set.first_match(p));
@@ -360,7 +374,7 @@ impl Policy {
                     let by_rule = cands
                         .iter()
                         .all(|p| self.allow.edit_paths.first_match(p).is_some());
-                    let in_ws = self.in_workspace(&cands);
+                    let in_ws = site.in_workspace(&cands);
                     let by_mode = mode == Mode::AcceptEdits && in_ws;
                     if redirect && !(by_rule || by_mode) {
                         f.fail(Gate::Redirects, format!("it writes {}", t.path));

@@ -20,8 +20,30 @@ use crate::shell::{self, Command, Cwd, Kind, Origin, Target};
 
 use super::decision::{DecidedBy, Mode, SubcommandVerdict};
 use super::path_rule::{PathSet, candidates, inside, is_git_layout_write, is_protected};
-use super::policy::{Policy, Steps, sub_behavior};
+use super::policy::{Located, Policy, Steps, sub_behavior};
 use places::Resolved;
+pub(crate) use places::paths_named_by;
+
+/// Where a command's paths are judged: here (the session's folder, this file system), or on
+/// the worker node it is placed on (that node's folder, and only the paths the node resolved:
+/// anything else, a glob or git's configuration there, toolrt cannot check, and asks).
+pub(super) struct Site<'a> {
+    /// The folder a command starts in.
+    cwd: &'a Path,
+    /// `~`.
+    home: &'a Path,
+    /// The workspace, lexical and resolved.
+    roots: &'a [PathBuf],
+    /// The worker node's view, for a command placed on one.
+    node: Option<&'a Located>,
+}
+
+impl Site<'_> {
+    /// Every candidate inside the workspace.
+    fn in_workspace(&self, cands: &[PathBuf]) -> bool {
+        cands.iter().all(|c| inside(c, self.roots))
+    }
+}
 
 /// Which kinds of deny and ask rules exist, worked out once when the policy is built.
 #[derive(Debug, Clone, Copy, Default)]
@@ -77,8 +99,23 @@ impl Policy {
         tool: &str,
         text: &str,
         mode: Mode,
+        at: Option<&Located>,
     ) -> (Steps, Vec<SubcommandVerdict>) {
         let a = shell::analyse(text);
+        let site = match at {
+            Some(node) => Site {
+                cwd: &node.root,
+                home: &node.home,
+                roots: std::slice::from_ref(&node.root),
+                node: Some(node),
+            },
+            None => Site {
+                cwd: &self.cwd,
+                home: &self.home,
+                roots: &self.roots,
+                node: None,
+            },
+        };
         let family = Some("Bash");
         let mut s = Steps {
             deny: self.deny.tool_rule(tool, family).map(|i| self.by(i)),
@@ -95,7 +132,7 @@ impl Policy {
         // check they could make stale.
         let mut written: Vec<&Target> = Vec::new();
         for c in &a.commands {
-            let j = self.judge(c, mode, tool_allow.as_ref(), &written);
+            let j = self.judge(c, mode, tool_allow.as_ref(), &written, &site);
             if c.origin != Origin::Reading {
                 written.extend(c.effects.writes.iter().chain(c.effects.redirects.iter()));
             }

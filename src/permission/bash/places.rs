@@ -13,16 +13,77 @@ pub(super) enum Resolved {
     Unknown(String),
 }
 
+/// Directories of a working-directory set, absolute (`cwd`: where the command starts).
+fn dirs_of(set: &Cwd, cwd: &Path, home: &Path) -> Vec<PathBuf> {
+    if *set == Cwd::Session {
+        return vec![cwd.to_path_buf()];
+    }
+    set.dirs()
+        .iter()
+        .map(|d| absolutize(d, cwd, home))
+        .collect()
+}
+
+/// The directories a target's path may be relative to (empty: only known when it runs).
+fn bases_of(t: &Target, worktrees: &[PathBuf], cwd: &Path, home: &Path) -> Vec<PathBuf> {
+    let absolute = t.path.starts_with('/') || t.path == "~" || t.path.starts_with("~/");
+    if t.repo_top && !absolute {
+        if !worktrees.is_empty() {
+            return worktrees.to_vec();
+        }
+        // The repository's top is some directory above the cwd: every one of them.
+        let mut v = Vec::new();
+        for d in dirs_of(&t.cwd, cwd, home) {
+            v.extend(d.ancestors().map(Path::to_path_buf));
+        }
+        return v;
+    }
+    // Absolute paths need the command's cwd too: `/proc/self/cwd/…` is relative to it.
+    let dirs = dirs_of(&t.cwd, cwd, home);
+    if dirs.is_empty() && absolute && !names_cwd(&t.path) {
+        vec![cwd.to_path_buf()]
+    } else {
+        dirs
+    }
+}
+
+/// The absolute paths the decision on `command` will look up when it runs from `cwd` on a
+/// worker node (with `home` there): what that node must resolve first. At most `limit`; any
+/// path beyond is one toolrt cannot place, and the command then asks.
+pub(crate) fn paths_named_by(command: &str, cwd: &Path, home: &Path, limit: usize) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = Vec::new();
+    for c in &shell::analyse(command).commands {
+        let e = &c.effects;
+        let targets = (e.reads.iter())
+            .chain(&e.lists)
+            .chain(&e.trees)
+            .chain(&e.writes)
+            .chain(&e.redirects)
+            .chain(&e.removes);
+        // Globs are not expanded on a node, and git's work trees are not looked for there.
+        for t in targets.filter(|t| t.exact && !t.glob) {
+            for base in bases_of(t, &[], cwd, home) {
+                let abs = match paths::name(&t.path, &base, home) {
+                    Named::File(p) => p,
+                    Named::Net { .. } => absolutize(&t.path, &base, home),
+                    Named::Device | Named::Fd | Named::Unknown(_) => continue,
+                };
+                if !out.contains(&abs) {
+                    if out.len() == limit {
+                        return out;
+                    }
+                    out.push(abs);
+                }
+            }
+        }
+    }
+    out
+}
+
 impl Policy {
     /// Directories of a working-directory set, absolute.
-    pub(super) fn dirs_of(&self, cwd: &Cwd) -> Vec<PathBuf> {
-        if *cwd == Cwd::Session {
-            return vec![self.cwd.clone()];
-        }
-        cwd.dirs()
-            .iter()
-            .map(|d| absolutize(d, &self.cwd, &self.home))
-            .collect()
+    pub(super) fn dirs_of(&self, set: &Cwd, site: &Site<'_>) -> Vec<PathBuf> {
+        dirs_of(set, site.cwd, site.home)
     }
 
     /// Whether writing `t` could change what git runs: a file git reads (`files`), a name that
@@ -32,6 +93,7 @@ impl Policy {
         t: &Target,
         worktrees: &[PathBuf],
         files: &[PathBuf],
+        site: &Site<'_>,
     ) -> bool {
         const NAMES: [&str; 11] = [
             "HEAD",
@@ -46,7 +108,7 @@ impl Policy {
             ".gitconfig",
             ".gitattributes",
         ];
-        match self.resolve(t, worktrees) {
+        match self.resolve(t, worktrees, site) {
             Resolved::Paths(cands) => cands.iter().any(|p| {
                 files.iter().any(|f| f == p || f.starts_with(p))
                     || p.iter()
@@ -59,8 +121,18 @@ impl Policy {
 
     /// Runs the git configuration check for every directory git may start in; the work trees
     /// found and the files git reads, or why git could run code the agent wrote.
-    pub(super) fn git_check(&self, dirs: &Cwd) -> Result<(Vec<PathBuf>, Vec<PathBuf>), String> {
-        let dirs = self.dirs_of(dirs);
+    pub(super) fn git_check(
+        &self,
+        dirs: &Cwd,
+        site: &Site<'_>,
+    ) -> Result<(Vec<PathBuf>, Vec<PathBuf>), String> {
+        if let Some(node) = site.node {
+            return Err(format!(
+                "git runs on worker node {}, whose git configuration toolrt does not check",
+                node.node
+            ));
+        }
+        let dirs = self.dirs_of(dirs, site);
         if dirs.is_empty() {
             return Err("git runs in a directory only known when it runs".into());
         }
@@ -109,40 +181,23 @@ impl Policy {
 
     /// Every candidate inside the workspace or toolrt's output folder, or allowed by a Read or
     /// Edit allow rule: what the Read tool reads without asking.
-    pub(super) fn readable(&self, cands: &[PathBuf]) -> bool {
-        self.in_output_dir(cands)
+    pub(super) fn readable(&self, cands: &[PathBuf], site: &Site<'_>) -> bool {
+        // toolrt's own output folder is on this node, never on a worker.
+        (site.node.is_none() && self.in_output_dir(cands))
             || cands.iter().all(|p| {
-                inside(p, &self.roots)
+                inside(p, site.roots)
                     || self.allow.read_paths.first_match(p).is_some()
                     || self.allow.edit_paths.first_match(p).is_some()
             })
     }
 
-    pub(super) fn resolve(&self, t: &Target, worktrees: &[PathBuf]) -> Resolved {
+    /// Where a target's path leads: here through this file system, on a worker node through
+    /// what the node resolved.
+    pub(super) fn resolve(&self, t: &Target, worktrees: &[PathBuf], site: &Site<'_>) -> Resolved {
         if !t.exact {
             return Resolved::Unknown(format!("`{}` is only known when it runs", t.path));
         }
-        let absolute = t.path.starts_with('/') || t.path == "~" || t.path.starts_with("~/");
-        let bases: Vec<PathBuf> = if t.repo_top && !absolute {
-            if !worktrees.is_empty() {
-                worktrees.to_vec()
-            } else {
-                // The repository's top is some directory above the cwd: every one of them.
-                let mut v = Vec::new();
-                for d in self.dirs_of(&t.cwd) {
-                    v.extend(d.ancestors().map(Path::to_path_buf));
-                }
-                v
-            }
-        } else {
-            // Absolute paths need the command's cwd too: `/proc/self/cwd/…` is relative to it.
-            let dirs = self.dirs_of(&t.cwd);
-            if dirs.is_empty() && absolute && !names_cwd(&t.path) {
-                vec![self.cwd.clone()]
-            } else {
-                dirs
-            }
-        };
+        let bases = bases_of(t, worktrees, site.cwd, site.home);
         if bases.is_empty() {
             return Resolved::Unknown(format!(
                 "`{}` is relative to a directory only known when it runs",
@@ -151,13 +206,30 @@ impl Policy {
         }
         let mut out: Vec<PathBuf> = Vec::new();
         for base in &bases {
-            let abs = match paths::name(&t.path, base, &self.home) {
+            let abs = match paths::name(&t.path, base, site.home) {
                 Named::File(p) => p,
                 Named::Device | Named::Fd => continue,
-                Named::Net { .. } => absolutize(&t.path, base, &self.home),
+                Named::Net { .. } => absolutize(&t.path, base, site.home),
                 Named::Unknown(w) => return Resolved::Unknown(w),
             };
-            if t.glob {
+            if let Some(node) = site.node {
+                let found = node.named.iter().find(|(p, _)| *p == abs);
+                match found {
+                    Some((_, cands)) if !t.glob => {
+                        for c in cands {
+                            if !out.contains(c) {
+                                out.push(c.clone());
+                            }
+                        }
+                    }
+                    _ => {
+                        return Resolved::Unknown(format!(
+                            "where `{}` leads on worker node {} is not known",
+                            t.path, node.node
+                        ));
+                    }
+                }
+            } else if t.glob {
                 match paths::expand_glob(&abs, 256) {
                     Some(found) => {
                         for f in found {
@@ -192,20 +264,21 @@ impl Policy {
 
     /// SEMANTICS.md §3.6 critical `rm` targets: `/`, its direct children, home, the cwd and its parents.
     /// Anything only known when the command runs counts as critical.
-    pub(super) fn critical(&self, t: &Target) -> bool {
+    pub(super) fn critical(&self, t: &Target, site: &Site<'_>) -> bool {
         if !t.exact {
             return true;
         }
         let absolute = t.path.starts_with('/') || t.path == "~" || t.path.starts_with("~/");
-        let mut bases = self.dirs_of(&t.cwd);
+        let mut bases = self.dirs_of(&t.cwd, site);
         if bases.is_empty() && absolute && !names_cwd(&t.path) {
-            bases.push(self.cwd.clone());
+            bases.push(site.cwd.to_path_buf());
         }
         if bases.is_empty() {
             return true;
         }
+        let (cwd, home) = (site.cwd, site.home);
         bases.iter().any(|base| {
-            let abs = match paths::name(&t.path, base, &self.home) {
+            let abs = match paths::name(&t.path, base, home) {
                 Named::File(p) => p,
                 Named::Device | Named::Fd => return false,
                 Named::Net { .. } => return false,
@@ -224,14 +297,21 @@ impl Policy {
                     }
                     dir.push(comp);
                 }
-                return dir == Path::new("/")
-                    || (wide && (dir == self.home || self.cwd.starts_with(&dir)));
+                return dir == Path::new("/") || (wide && (dir == home || cwd.starts_with(&dir)));
             }
-            candidates(&abs).iter().any(|c| {
+            let cands = match site.node {
+                None => candidates(&abs),
+                Some(node) => match node.named.iter().find(|(p, _)| *p == abs) {
+                    Some((_, cands)) => cands.clone(),
+                    // Not resolved on the node: it could lead anywhere.
+                    None => return true,
+                },
+            };
+            cands.iter().any(|c| {
                 c == Path::new("/")
                     || c.parent() == Some(Path::new("/"))
-                    || *c == self.home
-                    || self.cwd.starts_with(c)
+                    || c == home
+                    || cwd.starts_with(c)
             })
         })
     }

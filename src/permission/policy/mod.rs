@@ -43,14 +43,22 @@ pub(crate) struct DecisionRequest<'a> {
     pub hook: Option<HookVerdict>,
 }
 
-/// A path tool's path as the worker node that will act on it sees it: that node's workspace,
-/// and what the path resolves to there (the file, and its symlinks, are on that node).
+/// A call's paths as the worker node that will act on them sees them: that node's workspace,
+/// and what each path resolves to there (the files, and their symlinks, are on that node).
 #[derive(Debug, Clone)]
 pub(crate) struct Located {
+    /// The node's name, for explanations.
+    pub node: std::sync::Arc<str>,
     /// The node's workspace folder: for the call it is the workspace, as the cwd is here.
     pub root: PathBuf,
-    /// The absolute path and every path it resolves to through symlinks on that node.
+    /// The home folder there (`~` in a command).
+    pub home: PathBuf,
+    /// A path tool's path: the absolute path and every path it resolves to through symlinks
+    /// on that node (empty for a command).
     pub paths: Vec<PathBuf>,
+    /// A command's paths ([`crate::permission::paths_named_by`]), each with what it resolves
+    /// to on that node; a path missing here is one toolrt cannot place, and the command asks.
+    pub named: Vec<(PathBuf, Vec<PathBuf>)>,
 }
 
 #[derive(Debug, Clone)]
@@ -295,9 +303,21 @@ impl Policy {
         }
         if let Subject::Command { field } = req.access.subject {
             let cmd = req.input.get(field).and_then(Value::as_str).unwrap_or("");
-            let (mut steps, subs) = self.bash_steps(req.tool, cmd, mode);
+            let (mut steps, subs) = self.bash_steps(req.tool, cmd, mode, at);
             let unsandboxed =
                 req.input.get(crate::session::UNSANDBOXED_FIELD) == Some(&Value::Bool(true));
+            if let Some(a) = at {
+                // Worker nodes run commands without the sandbox: nothing is allowed for it.
+                let mut d = resolve(steps, mode, req.hook.as_ref());
+                d.subcommands = subs;
+                d.sandbox = self.sandbox.as_ref().map(|_| {
+                    std::sync::Arc::from(format!(
+                        "runs unsandboxed: on worker node {}, which has no sandbox",
+                        a.node
+                    ))
+                });
+                return d;
+            }
             if let Some(sandbox) = &self.sandbox {
                 // Deny and ask rules, the never-auto-approved checks and plan mode still come
                 // first (`resolve`); only what nothing else allowed is allowed for running sandboxed.
@@ -340,7 +360,7 @@ impl Policy {
     ) -> Decision {
         let (steps, subs) = if let Subject::Command { field } = access.subject {
             let cmd = input.get(field).and_then(Value::as_str).unwrap_or("");
-            self.bash_steps(tool, cmd, mode)
+            self.bash_steps(tool, cmd, mode, at)
         } else {
             (self.steps(tool, access, input, mode, at), Vec::new())
         };

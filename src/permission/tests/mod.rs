@@ -5,6 +5,7 @@ mod bash;
 mod bypass;
 mod engine;
 mod modes;
+mod nodes;
 mod paths;
 mod props;
 mod settings;
