@@ -7,6 +7,7 @@
 mod support;
 
 use std::net::TcpListener;
+use std::os::unix::net::UnixListener;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -635,18 +636,126 @@ fn allow_read_reopens_paths_inside_a_denied_folder() {
     );
 }
 
+/// A Unix socket of the test's, listening in the workspace (which the command may write), and
+/// a Bash command that connects to it with python3 and says so.
+fn unix_listener(fx: &Fx, name: &str) -> (UnixListener, Value) {
+    let path = fx.cwd.join(name);
+    let listener = UnixListener::bind(&path).unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let connect = format!(
+        "python3 -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); \
+         print(\"connected\")' '{}'",
+        path.display()
+    );
+    (listener, bash(&connect))
+}
+
+/// How many connections reached `listener` (the command has exited: they are all queued).
+fn connections(listener: &UnixListener) -> usize {
+    let mut n = 0;
+    loop {
+        match listener.accept() {
+            Ok(_) => n += 1,
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return n,
+            Err(e) => panic!("accept: {e}"),
+        }
+    }
+}
+
+#[test]
+fn unix_sockets_are_refused_unless_all_are_allowed() {
+    let fx = Fx::new();
+    let (listener, connect) = unix_listener(&fx, "agent.sock");
+    let pair = bash(
+        "python3 -c 'import socket; a, b = socket.socketpair(); a.send(b\"x\"); print(b.recv(1))'",
+    );
+    let nested = bash(&format!(
+        "bash -c {}",
+        shell_quote(connect["command"].as_str().unwrap())
+    ));
+    let run = fx.run(
+        sandbox_on(),
+        &[
+            ("unix", connect.clone()),
+            ("nested", nested),
+            ("pair", pair),
+        ],
+        "deny",
+        &[],
+    );
+    let event = &run.events("sandbox")[0];
+    assert_eq!(event["status"], "ready", "{event:#?}");
+    let enforcement = event["enforcement"].as_str().unwrap();
+    assert!(
+        enforcement.contains("Unix sockets refused (seccomp)"),
+        "{enforcement}"
+    );
+    for id in ["unix", "nested"] {
+        assert!(!asked(&run, id), "{id}: sandboxed, auto-allowed");
+        assert_ne!(outcome(&run, id), "success", "{id}: {}", content(&run, id));
+        // EPERM from socket(AF_UNIX, …), before any connect.
+        assert!(
+            content(&run, id).contains("[Errno 1] Operation not permitted"),
+            "{id}: {}",
+            content(&run, id)
+        );
+    }
+    assert_eq!(connections(&listener), 0, "a sandboxed command connected");
+    // A connected pair reaches nothing outside and stays allowed.
+    assert_eq!(
+        outcome(&run, "pair"),
+        "success",
+        "{}",
+        content(&run, "pair")
+    );
+    assert_eq!(content(&run, "pair"), "b'x'\n");
+
+    let all = json!({"sandbox": {"enabled": true, "network": {"allowAllUnixSockets": true}}});
+    let run = fx.run(all, &[("unix", connect)], "deny", &[]);
+    let enforcement = run.events("sandbox")[0]["enforcement"].clone();
+    assert!(
+        enforcement
+            .as_str()
+            .unwrap()
+            .contains("Unix sockets allowed (sandbox.network.allowAllUnixSockets)"),
+        "{enforcement}"
+    );
+    assert_eq!(
+        outcome(&run, "unix"),
+        "success",
+        "{}",
+        content(&run, "unix")
+    );
+    assert_eq!(content(&run, "unix"), "connected\n");
+    assert_eq!(connections(&listener), 1);
+}
+
+/// `text` as one word for bash.
+fn shell_quote(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "'\\''"))
+}
+
 /// The helper that sets each sandboxed command up: the small `toolrt-sandbox-exec` beside
 /// toolrt, or, without it, toolrt's own `sandbox-exec`. Either way the same boundary holds.
 fn contained_through(fx: &Fx, env: &[(&str, &str)]) -> Finished {
+    let (listener, connect) = unix_listener(fx, "through.sock");
     let run = fx.run(
         sandbox_on(),
         &[
             ("home", bash("echo x > \"$HOME/outside.txt\"")),
             ("inside", bash("echo hi > inside.txt && cat inside.txt")),
+            ("unix", connect),
         ],
         "deny",
         env,
     );
+    assert_ne!(
+        outcome(&run, "unix"),
+        "success",
+        "{}",
+        content(&run, "unix")
+    );
+    assert_eq!(connections(&listener), 0, "a sandboxed command connected");
     assert_eq!(
         run.events("sandbox")[0]["status"],
         "ready",

@@ -11,6 +11,8 @@ mod exec;
 mod holder;
 #[path = "../sandbox/policy.rs"]
 mod policy;
+#[path = "../sandbox/seccomp.rs"]
+mod seccomp;
 
 use std::ffi::OsString;
 use std::process::ExitCode;

@@ -1,7 +1,7 @@
 //! `toolrt-sandbox-exec --policy JSON -- bash -c …` (or `toolrt sandbox-exec …`, the same code
 //! in the toolrt binary): the process restricts itself, then execs the command, which inherits
 //! every restriction (so do its children). Compiled into both binaries (see `policy`): std,
-//! serde, nix, landlock and caps only.
+//! serde, nix, landlock, caps and seccompiler only.
 //!
 //! # Order
 //! 1. The session's user, mount and network namespaces, made once by the holder (`holder`),
@@ -18,6 +18,8 @@
 //!    mount or unmount, so step 2 cannot be undone.
 //! 4. Every capability dropped (bounding set included): a command started as root keeps no
 //!    power over its namespaces.
+//! 5. The seccomp filter (`seccomp`): `socket(AF_UNIX, …)` and io_uring refused, unless
+//!    `allow_all_unix_sockets`.
 //!
 //! Everything here must run before any thread exists: joining a user namespace refuses a
 //! multi-threaded process. Both binaries' `main` call [`run`] first thing.
@@ -96,8 +98,10 @@ fn restrict(policy: &ExecPolicy) -> Result<String, String> {
     protect(policy)?;
     let report = landlock(policy)?;
     drop_capabilities()?;
+    // Last, just before the exec, so that no step above is subject to it.
+    let sockets = super::seccomp::refuse_unix_sockets(policy.allow_all_unix_sockets)?;
     Ok(format!(
-        "{report}; the session's user, mount and network namespaces"
+        "{report}; {sockets}; the session's user, mount and network namespaces"
     ))
 }
 

@@ -5,7 +5,8 @@
 //! - `config`: the `sandbox` settings and the path rules of `permissions`, merged
 //!   ([`config::SandboxSettings`]).
 //! - `exec`: `toolrt sandbox-exec`, the helper that restricts itself (user, mount and network
-//!   namespaces, read-only and hidden paths, Landlock, no capabilities) and then runs the command.
+//!   namespaces, read-only and hidden paths, Landlock, no capabilities, no Unix sockets) and
+//!   then runs the command; `seccomp`, its filter that refuses Unix sockets.
 //!
 //! [`Sandbox`] is built once at start-up: it makes the session's `TMPDIR`, checks with one run
 //! of the helper (`--probe`) that the boundary can be set up here, and answers the tools and the
@@ -16,6 +17,7 @@ pub(crate) mod exec;
 pub(crate) mod holder;
 pub(crate) mod policy;
 pub(crate) mod proxy;
+pub(crate) mod seccomp;
 
 pub(crate) use policy::{ExecPolicy, Join};
 
@@ -369,6 +371,8 @@ fn prepare(
         stand_in_dir,
         proxy_socket: Some(dir.path().join("proxy.sock")),
         join: None,
+        allow_all_unix_sockets: config.allow_all_unix_sockets,
+        allow_local_binding: config.allow_local_binding,
     };
     Ok((policy, helper, dir))
 }

@@ -1,8 +1,8 @@
 //! What toolrt tells the sandbox's helper to enforce (`--policy`, as JSON), in one definition
 //! that both binaries compile: toolrt itself (`toolrt sandbox-exec`, the fallback) and the small
-//! `toolrt-sandbox-exec` (src/bin), which includes this file and `exec`/`holder` by path
-//! without linking the runtime. So this file, `exec` and `holder` use only std, serde, nix,
-//! landlock and caps; nothing from the rest of toolrt.
+//! `toolrt-sandbox-exec` (src/bin), which includes this file and `exec`/`holder`/`seccomp` by
+//! path without linking the runtime. So these files use only std, serde, nix, landlock, caps
+//! and seccompiler; nothing from the rest of toolrt.
 
 use std::path::PathBuf;
 
@@ -34,6 +34,14 @@ pub(crate) struct ExecPolicy {
     /// The namespaces a command joins: the session's holder.
     #[serde(default)]
     pub(crate) join: Option<Join>,
+    /// `sandbox.network.allowAllUnixSockets`: no seccomp filter. Absent (a policy from an
+    /// older toolrt): false, Unix sockets are refused.
+    #[serde(default)]
+    pub(crate) allow_all_unix_sockets: bool,
+    /// `sandbox.network.allowLocalBinding`: TCP `bind` allowed. Absent: false, refused where
+    /// Landlock can refuse it.
+    #[serde(default)]
+    pub(crate) allow_local_binding: bool,
 }
 
 /// The session's namespace holder: its pid, and the inodes of its user, mount and network
