@@ -730,6 +730,57 @@ fn unix_sockets_are_refused_unless_all_are_allowed() {
     assert_eq!(connections(&listener), 1);
 }
 
+#[test]
+fn local_tcp_binding_is_refused_unless_allowed() {
+    let fx = Fx::new();
+    let tcp = bash(
+        "python3 -c 'import socket; s = socket.socket(); s.bind((\"127.0.0.1\", 0)); s.listen(); \
+         print(\"bound\")'",
+    );
+    let udp = bash(
+        "python3 -c 'import socket; s = socket.socket(type=socket.SOCK_DGRAM); \
+         s.bind((\"127.0.0.1\", 0)); print(\"bound\")'",
+    );
+    let run = fx.run(
+        sandbox_on(),
+        &[("tcp", tcp.clone()), ("udp", udp)],
+        "deny",
+        &[],
+    );
+    let enforcement = run.events("sandbox")[0]["enforcement"].clone();
+    let enforcement = enforcement.as_str().unwrap();
+    if enforcement.contains("TCP bind refused (Landlock)") {
+        assert_ne!(outcome(&run, "tcp"), "success", "{}", content(&run, "tcp"));
+        assert!(
+            content(&run, "tcp").contains("[Errno 13] Permission denied"),
+            "{}",
+            content(&run, "tcp")
+        );
+    } else {
+        // Landlock before ABI 4 cannot refuse it, and the report says so.
+        assert!(
+            enforcement.contains("local binding not enforced"),
+            "{enforcement}"
+        );
+        assert_eq!(outcome(&run, "tcp"), "success", "{}", content(&run, "tcp"));
+    }
+    // UDP binds are beyond Landlock here (docs/SEMANTICS.md §11).
+    assert_eq!(outcome(&run, "udp"), "success", "{}", content(&run, "udp"));
+
+    let allowed = json!({"sandbox": {"enabled": true, "network": {"allowLocalBinding": true}}});
+    let run = fx.run(allowed, &[("tcp", tcp)], "deny", &[]);
+    let enforcement = run.events("sandbox")[0]["enforcement"].clone();
+    assert!(
+        enforcement
+            .as_str()
+            .unwrap()
+            .contains("TCP bind allowed (sandbox.network.allowLocalBinding)"),
+        "{enforcement}"
+    );
+    assert_eq!(outcome(&run, "tcp"), "success", "{}", content(&run, "tcp"));
+    assert_eq!(content(&run, "tcp"), "bound\n");
+}
+
 /// `text` as one word for bash.
 fn shell_quote(text: &str) -> String {
     format!("'{}'", text.replace('\'', "'\\''"))

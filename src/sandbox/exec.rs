@@ -13,9 +13,10 @@
 //!    empty stand-in the command may not open (mode 000, read-only), or, with `allow_read`
 //!    paths below it, by a read-only tmpfs that holds only those paths, bound back. Landlock
 //!    alone cannot take a path back out of a folder it allows.
-//! 3. Landlock: reads everywhere, writes only below `write` (and `/dev/null`); signals and
-//!    abstract sockets scoped to the sandbox (ABI 6). Landlock also forbids the command to
-//!    mount or unmount, so step 2 cannot be undone.
+//! 3. Landlock: reads everywhere, writes only below `write` (and `/dev/null`); no TCP `bind`
+//!    unless `allow_local_binding` (ABI 4); signals and abstract sockets scoped to the sandbox
+//!    (ABI 6). Landlock also forbids the command to mount or unmount, so step 2 cannot be
+//!    undone.
 //! 4. Every capability dropped (bounding set included): a command started as root keeps no
 //!    power over its namespaces.
 //! 5. The seccomp filter (`seccomp`): `socket(AF_UNIX, …)` and io_uring refused, unless
@@ -28,7 +29,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use landlock::{
-    ABI, Access, AccessFs, LandlockStatus, PathBeneath, PathFd, Ruleset, RulesetAttr,
+    ABI, Access, AccessFs, AccessNet, LandlockStatus, PathBeneath, PathFd, Ruleset, RulesetAttr,
     RulesetCreatedAttr, RulesetStatus, Scope,
 };
 use nix::mount::{MsFlags, mount};
@@ -297,13 +298,18 @@ fn bind_read_only(source: &Path, target: &Path) -> Result<(), String> {
     .map_err(fail)
 }
 
-/// Landlock: read and execute everywhere, write only below the writable paths.
+/// Landlock: read and execute everywhere, write only below the writable paths; no TCP `bind`
+/// unless `allow_local_binding`.
 fn landlock(policy: &ExecPolicy) -> Result<String, String> {
     let fail = |e: landlock::RulesetError| format!("Landlock: {e}");
     let all = AccessFs::from_all(TARGET);
-    let mut ruleset = Ruleset::default()
-        .handle_access(all)
-        .map_err(fail)?
+    let mut ruleset = Ruleset::default().handle_access(all).map_err(fail)?;
+    if !policy.allow_local_binding {
+        // Handled with no port allowed: every TCP bind fails. Before ABI 4 the right is
+        // dropped (best effort) and the report says binding is not enforced.
+        ruleset = ruleset.handle_access(AccessNet::BindTcp).map_err(fail)?;
+    }
+    let mut ruleset = ruleset
         .scope(Scope::from_all(TARGET))
         .map_err(fail)?
         .create()
@@ -333,6 +339,11 @@ fn landlock(policy: &ExecPolicy) -> Result<String, String> {
             .map_err(fail)?;
     }
     let status = ruleset.restrict_self().map_err(fail)?;
+    let effective = match status.landlock {
+        LandlockStatus::Available { effective_abi, .. } => Some(effective_abi),
+        _ => None,
+    };
+    let binding = binding_words(policy.allow_local_binding, effective);
     let abi = match status.landlock {
         LandlockStatus::Available {
             effective_abi,
@@ -352,9 +363,22 @@ fn landlock(policy: &ExecPolicy) -> Result<String, String> {
                 .into(),
         ),
         RulesetStatus::PartiallyEnforced => Ok(format!(
-            "Landlock ABI {abi}, partially enforced (an older kernel)"
+            "Landlock ABI {abi}, partially enforced (an older kernel); {binding}"
         )),
-        RulesetStatus::FullyEnforced => Ok(format!("Landlock ABI {abi}, fully enforced")),
+        RulesetStatus::FullyEnforced => {
+            Ok(format!("Landlock ABI {abi}, fully enforced; {binding}"))
+        }
+    }
+}
+
+/// What holds for `sandbox.network.allowLocalBinding`, given the Landlock ABI in force.
+fn binding_words(allowed: bool, effective: Option<ABI>) -> &'static str {
+    if allowed {
+        "TCP bind allowed (sandbox.network.allowLocalBinding)"
+    } else if effective >= Some(ABI::V4) {
+        "TCP bind refused (Landlock)"
+    } else {
+        "local binding not enforced (TCP bind needs Landlock ABI 4)"
     }
 }
 
@@ -375,4 +399,24 @@ fn drop_capabilities() -> Result<(), String> {
         caps::clear(None, set).map_err(fail)?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn binding_is_refused_only_from_abi_4() {
+        for (allowed, abi, want) in [
+            (true, Some(ABI::V6), "TCP bind allowed"),
+            (true, None, "TCP bind allowed"),
+            (false, Some(ABI::V4), "TCP bind refused (Landlock)"),
+            (false, Some(ABI::V6), "TCP bind refused (Landlock)"),
+            (false, Some(ABI::V3), "local binding not enforced"),
+            (false, None, "local binding not enforced"),
+        ] {
+            let words = binding_words(allowed, abi);
+            assert!(words.starts_with(want), "{allowed} {abi:?}: {words}");
+        }
+    }
 }
