@@ -120,6 +120,12 @@ pub struct BenchArgs {
     /// default: server-everything as tests/fixtures/mcp/install installs it.
     #[arg(long, value_name = "COMMAND")]
     pub mcp_server: Option<String>,
+    /// Also measure worker nodes: start N `toolrt worker`s on loopback (3 when N is left out)
+    /// and compare a call on a worker with the same call run locally, and `sleep` calls'
+    /// throughput on one worker with all N.
+    #[arg(long, value_name = "N", num_args = 0..=1, default_missing_value = "3",
+          value_parser = clap::value_parser!(u16).range(2..=64))]
+    pub cluster: Option<u16>,
 }
 
 impl From<BenchArgs> for toolrt::bench::Options {
@@ -130,6 +136,7 @@ impl From<BenchArgs> for toolrt::bench::Options {
             json: args.json,
             plot: args.plot,
             mcp_server: args.mcp_server,
+            cluster: args.cluster.map(usize::from),
         }
     }
 }

@@ -359,7 +359,7 @@ async fn alternate(
 }
 
 /// Who goes first in a round: toolrt in even rounds, the bare client in odd ones.
-fn turns(round: usize) -> [bool; 2] {
+pub(super) fn turns(round: usize) -> [bool; 2] {
     if round.is_multiple_of(2) {
         [true, false]
     } else {

@@ -12,16 +12,20 @@
 //! - a **client tool**'s round trip (`execute` out, `execute_result` in) against the no-op
 //!   call (`client`);
 //! - the no-op call **traced** (OpenTelemetry spans to a loopback sink) against it untraced
-//!   (`otel`).
+//!   (`otel`);
+//! - with `--cluster N`, a call placed on a **worker node** against the same call run locally,
+//!   and `sleep` calls' throughput with one worker against N (`cluster`, real processes).
 //!
 //! Absolute times on a shared machine mean little; the ratios to the floors are the point.
 //! docs/BENCH.md explains how to read each figure.
 
 mod client;
+mod cluster;
 mod floors;
 mod mcp;
 mod mcp_serve;
 mod minimal_server;
+mod nodes;
 mod otel;
 mod pipeline;
 mod plot;
@@ -56,6 +60,9 @@ pub struct Options {
     pub plot: Option<PathBuf>,
     /// The MCP server to measure (`PROGRAM ARGS…`); by default the one the tests install.
     pub mcp_server: Option<String>,
+    /// Also measure worker nodes with this many `toolrt worker` processes on loopback
+    /// (`--cluster N`, docs/BENCH.md); None leaves the figure out.
+    pub cluster: Option<usize>,
 }
 
 impl Options {
@@ -233,6 +240,19 @@ async fn measure(options: &Options) -> Result<Report, String> {
     ));
     let mcp_serve = mcp_serve::measure(&ws.cwd, mcp_calls, sizes.rounds.max(1)).await?;
 
+    // Last, and only when asked: it starts processes of this binary and keeps both cores busy.
+    let cluster = match options.cluster {
+        Some(workers) => {
+            let sizes = cluster::ClusterSizes::of(mode);
+            progress.step(&format!(
+                "cluster: {workers} workers; {} reads each, local and remote, one in flight; {} `sleep 0.05` each with 1 and {workers} workers, {} in flight",
+                sizes.latency_calls, sizes.sleep_calls, cluster::SLEEP_IN_FLIGHT
+            ));
+            Some(cluster::measure(workers, sizes).await?)
+        }
+        None => None,
+    };
+
     Ok(Report {
         mode,
         cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
@@ -247,6 +267,7 @@ async fn measure(options: &Options) -> Result<Report, String> {
         bash,
         mcp,
         mcp_serve,
+        cluster,
         client_tool,
         scopes,
         otel,

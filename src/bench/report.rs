@@ -57,6 +57,8 @@ pub(super) struct Report {
     pub mcp: Option<super::mcp::McpFigures>,
     /// A no-op through `toolrt mcp-serve` against a minimal rmcp server, same rmcp client.
     pub mcp_serve: super::mcp_serve::McpServeFigures,
+    /// Worker nodes against local calls (None: `--cluster` not given).
+    pub cluster: Option<super::cluster::ClusterFigures>,
     /// A client tool's round trip against the no-op call.
     pub client_tool: super::client::ClientFigures,
     /// A no-op call three agent scopes deep against the session's own (docs/BENCH.md).
@@ -155,6 +157,7 @@ impl Report {
         self.bash_rows(&mut t);
         self.mcp_rows(&mut t);
         self.mcp_serve_rows(&mut t);
+        self.cluster_rows(&mut t);
         self.client_tool_rows(&mut t);
         self.otel_rows(&mut t);
         self.decide_and_memory_rows(&mut t);
@@ -324,6 +327,60 @@ impl Report {
                 m.rounds.len(),
                 x(m.round_median())
             ),
+        );
+    }
+
+    /// Worker nodes: a remote call against a local one, throughput with one worker against N.
+    fn cluster_rows(&self, t: &mut Table) {
+        let Some(c) = &self.cluster else {
+            return;
+        };
+        let pinned = match &c.pinned {
+            Ok(cpus) => format!("workers pinned to CPUs {cpus:?}"),
+            Err(why) => format!("workers not pinned: {why}"),
+        };
+        t.row(
+            "cluster read p50, remote, 1",
+            us(c.remote.p50_us()),
+            &format!(
+                "local {:.2} µs; p99 {:.2} vs {:.2} µs; {} workers, {pinned}",
+                c.local.p50_us(),
+                c.remote.p99_us(),
+                c.local.p99_us(),
+                c.workers
+            ),
+        );
+        t.row(
+            "cluster remote extra, p50",
+            us(c.remote_extra_us()),
+            &format!(
+                "goal ≤ 100 µs; median of {} rounds {:.2} µs; 2 round trips, bare loopback TCP {:.2} µs each",
+                c.rounds.len(),
+                super::mcp::median(&c.rounds),
+                c.loopback.p50_us()
+            ),
+        );
+        let busy = |b: Option<f64>| b.map_or("?".into(), |b| format!("{:.0} %", b * 100.0));
+        t.row(
+            &format!(
+                "cluster sleep 0.05, {} in flight",
+                super::cluster::SLEEP_IN_FLIGHT
+            ),
+            format!("{:.0}/s", c.all.calls_per_s),
+            &format!(
+                "{} workers; 1 worker {:.0}/s; none (local) {:.0}/s; CPUs busy {} / {} / {}",
+                c.workers,
+                c.one.calls_per_s,
+                c.sleep_local.calls_per_s,
+                busy(c.all.cpu_busy),
+                busy(c.one.cpu_busy),
+                busy(c.sleep_local.cpu_busy)
+            ),
+        );
+        t.row(
+            &format!("cluster throughput, {} / 1 workers", c.workers),
+            x(c.throughput_ratio()),
+            "goal ≥ 2.5 with 3 workers",
         );
     }
 
@@ -497,6 +554,10 @@ impl Report {
             "ratio_c1": self.mcp_serve.ratio(),
             "rounds_median_c1": self.mcp_serve.round_median(),
         });
+        all["cluster"] = self.cluster.as_ref().map_or(Value::Null, |c| c.json());
+        all["cluster_remote_extra_us"] = json!(self.cluster.as_ref().map(|c| c.remote_extra_us()));
+        all["cluster_throughput_ratio"] =
+            json!(self.cluster.as_ref().map(|c| c.throughput_ratio()));
         all["bash_sandboxed_p50_us"] =
             json!(self.bash.sandboxed_c1.as_ref().ok().map(|d| d.p50_us()));
         all

@@ -1,0 +1,371 @@
+//! The cluster figure (`--cluster N`): real `toolrt worker` processes on loopback and
+//! `toolrt serve` coordinators driven over stdin and stdout, as a client drives them.
+//!
+//! - **Remote overhead**: a Read of a small file, one in flight, through a coordinator without
+//!   workers (it reads its own copy) against one with a single worker (the worker reads its
+//!   copy), blocks interleaved. Both sides pay the same process and pipes; the difference is
+//!   what placing the execute step on a worker adds: two round trips (the worker resolves the
+//!   path for the permission decision, then runs the call), each set against a bare loopback
+//!   TCP round trip measured in the same rounds.
+//! - **Throughput**: `sleep 0.05` through Bash with 64 calls kept in flight, through a
+//!   coordinator with one worker against one with all N (and, for scale, one running the
+//!   commands itself), blocks interleaved.
+//!
+//! Workers are pinned to CPUs round-robin with `taskset` where it exists.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use super::mcp::{median, turns};
+use super::nodes::{self, Place, Serve, Worker};
+use super::stats::{Dist, ratio};
+
+/// The file every Read reads, in the coordinator's folder and in each worker's.
+const FILE: &str = "bench.txt";
+const FILE_TEXT: &str = "a small file\n";
+const READ_INPUT: &str = r#"{"file_path":"bench.txt"}"#;
+const SLEEP_INPUT: &str = r#"{"command":"sleep 0.05"}"#;
+
+/// Calls kept in flight by the throughput figure.
+pub(super) const SLEEP_IN_FLIGHT: usize = 64;
+
+/// Calls per latency block (each side), as in the MCP figure.
+const LATENCY_BLOCK: usize = 50;
+
+/// How many calls the figure makes.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct ClusterSizes {
+    /// Reads per side at one in flight.
+    pub latency_calls: usize,
+    /// `sleep 0.05` calls per side at 64 in flight.
+    pub sleep_calls: usize,
+}
+
+impl ClusterSizes {
+    /// Sizes for a run of `mode` (`full`, `quick`, `smoke`).
+    pub(super) fn of(mode: &str) -> Self {
+        match mode {
+            "full" => Self {
+                latency_calls: 2_000,
+                sleep_calls: 3_200,
+            },
+            "quick" => Self {
+                latency_calls: 400,
+                sleep_calls: 1_280,
+            },
+            _ => Self {
+                latency_calls: 20,
+                sleep_calls: 128,
+            },
+        }
+    }
+}
+
+/// One throughput side: calls per second, and how busy the machine's CPUs were meanwhile.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Throughput {
+    /// Calls per second.
+    pub calls_per_s: f64,
+    /// Share of all CPUs' time spent busy during its blocks (every process on the machine,
+    /// /proc/stat); None without /proc.
+    pub cpu_busy: Option<f64>,
+    /// Calls each worker ran.
+    pub per_node: Vec<(String, usize)>,
+}
+
+/// The cluster figures.
+pub(super) struct ClusterFigures {
+    /// Workers started.
+    pub workers: usize,
+    /// The CPU each worker was pinned to (`taskset -c`), or why none was.
+    pub pinned: Result<Vec<usize>, String>,
+    /// The one-minute load average when the figure began.
+    pub load_average: Option<f64>,
+    /// Read through a coordinator without workers, one in flight.
+    pub local: Dist,
+    /// Read through a coordinator with one worker, one in flight.
+    pub remote: Dist,
+    /// A bare loopback TCP round trip between two threads (`nodes::loopback_round_trips`),
+    /// in the same rounds: the floor under each of the remote Read's two round trips.
+    pub loopback: Dist,
+    /// Each round's remote p50 minus its local p50 (µs).
+    pub rounds: Vec<f64>,
+    /// `sleep 0.05` at 64 in flight run by the coordinator itself (no workers): what this
+    /// machine does without the cluster.
+    pub sleep_local: Throughput,
+    /// The same with one worker.
+    pub one: Throughput,
+    /// The same with every worker.
+    pub all: Throughput,
+}
+
+impl ClusterFigures {
+    /// What a remote call adds at p50 (µs).
+    pub(super) fn remote_extra_us(&self) -> f64 {
+        self.remote.p50_us() - self.local.p50_us()
+    }
+
+    /// Calls per second with every worker over one worker's.
+    pub(super) fn throughput_ratio(&self) -> f64 {
+        ratio(self.all.calls_per_s, self.one.calls_per_s)
+    }
+
+    /// The figures as JSON (the `cluster` object).
+    pub(super) fn json(&self) -> Value {
+        let side = |t: &Throughput| {
+            json!({
+                "calls_per_s": t.calls_per_s,
+                "cpu_busy": t.cpu_busy,
+                "calls_per_node": t.per_node.iter().map(|(n, c)| (n.clone(), json!(c))).collect::<serde_json::Map<String, Value>>(),
+            })
+        };
+        json!({
+            "workers": self.workers,
+            "pinned_cpus": self.pinned.as_ref().ok(),
+            "not_pinned_because": self.pinned.as_ref().err(),
+            "load_average": self.load_average,
+            "call": "Read of a 13-byte file (relative path), one in flight",
+            "local_p50_us": self.local.p50_us(),
+            "local_p99_us": self.local.p99_us(),
+            "remote_p50_us": self.remote.p50_us(),
+            "remote_p99_us": self.remote.p99_us(),
+            "remote_extra_us": self.remote_extra_us(),
+            "remote_extra_round_median_us": median(&self.rounds),
+            "remote_round_trips": 2,
+            "loopback_round_trip_p50_us": self.loopback.p50_us(),
+            "latency_calls": self.local.len(),
+            "sleep_in_flight": SLEEP_IN_FLIGHT,
+            "throughput_local": side(&self.sleep_local),
+            "throughput_1_worker": side(&self.one),
+            "throughput_all_workers": side(&self.all),
+            "throughput_ratio": self.throughput_ratio(),
+        })
+    }
+}
+
+/// Measures the figure with `workers` workers.
+pub(super) async fn measure(workers: usize, sizes: ClusterSizes) -> Result<ClusterFigures, String> {
+    let dir = tempfile::Builder::new()
+        .prefix("toolrt-bench-cluster-")
+        .tempdir()
+        .map_err(|e| format!("cannot create a temporary folder: {e}"))?;
+    let dir_path = std::fs::canonicalize(dir.path()).map_err(|e| e.to_string())?;
+    let place = Place::new(&dir_path)?;
+    let pinned = pins(workers);
+    let load_average = nodes::load_average();
+    let mut started = Vec::with_capacity(workers);
+    for i in 0..workers {
+        let pin = pinned.as_ref().ok().map(|cpus| cpus[i]);
+        let name = format!("w{}", i + 1);
+        match Worker::start(&place, &name, "Bash,Read", &[(FILE, FILE_TEXT)], pin).await {
+            Ok(w) => started.push(w),
+            Err(e) => {
+                stop_workers(started).await;
+                return Err(e);
+            }
+        }
+    }
+    let result = with_workers(&place, &started, sizes).await;
+    stop_workers(started).await;
+    let m = result?;
+    Ok(ClusterFigures {
+        workers,
+        pinned,
+        load_average,
+        local: m.local,
+        remote: m.remote,
+        loopback: m.loopback,
+        rounds: m.rounds,
+        sleep_local: m.sleep_local,
+        one: m.one,
+        all: m.all,
+    })
+}
+
+async fn stop_workers(workers: Vec<Worker>) {
+    for w in workers {
+        w.stop().await;
+    }
+}
+
+/// The CPU of each worker, round-robin over the CPUs this process may use, or why the workers
+/// are not pinned.
+fn pins(workers: usize) -> Result<Vec<usize>, String> {
+    if !nodes::has_taskset() {
+        return Err("no taskset on PATH".into());
+    }
+    let cpus = nodes::allowed_cpus();
+    if cpus.len() < 2 {
+        return Err(format!("{} CPU available", cpus.len()));
+    }
+    Ok((0..workers).map(|i| cpus[i % cpus.len()]).collect())
+}
+
+/// What the coordinators measured.
+struct Measured {
+    local: Dist,
+    remote: Dist,
+    loopback: Dist,
+    rounds: Vec<f64>,
+    sleep_local: Throughput,
+    one: Throughput,
+    all: Throughput,
+}
+
+/// Starts the three coordinators (none, one, every worker) and measures; stops them whatever
+/// happened.
+async fn with_workers(
+    place: &Place,
+    workers: &[Worker],
+    sizes: ClusterSizes,
+) -> Result<Measured, String> {
+    let local_cwd = place.dir.join("coordinator");
+    std::fs::create_dir_all(&local_cwd).map_err(|e| e.to_string())?;
+    std::fs::write(local_cwd.join(FILE), FILE_TEXT).map_err(|e| e.to_string())?;
+    // Asks are denied (nothing waits for an answer), the two calls allowed by rule; room for
+    // more than the figure keeps in flight, so the coordinator's limit is never what is
+    // measured. Output files go to a temporary folder removed at exit.
+    let args = [
+        "--tools",
+        "Bash,Read",
+        "--allowed-tools",
+        "Read",
+        "--allowed-tools",
+        "Bash(sleep 0.05)",
+        "--permission-prompt",
+        "none",
+        "--max-in-flight",
+        "128",
+        "--temp-output-dir",
+        "--strict-mcp-config",
+    ];
+    let mut serves: Vec<Serve> = Vec::new();
+    for (tag, nodes) in [
+        ("local", &workers[..0]),
+        ("one", &workers[..1]),
+        ("all", workers),
+    ] {
+        match Serve::start(place, tag, &local_cwd, &args, nodes).await {
+            Ok(s) => serves.push(s),
+            Err(e) => {
+                for s in serves {
+                    s.stop().await;
+                }
+                return Err(e);
+            }
+        }
+    }
+    let result = run(&mut serves, sizes).await;
+    for s in serves {
+        s.stop().await;
+    }
+    result
+}
+
+async fn run(serves: &mut [Serve], sizes: ClusterSizes) -> Result<Measured, String> {
+    let [local, one, all] = serves else {
+        return Err("three coordinators expected".into());
+    };
+    // The same warm-up for each side: a tenth of the reads, then one block of sleeps.
+    let warm = (sizes.latency_calls / 10).max(5);
+    local.latency("Read", READ_INPUT, warm, false).await?;
+    one.latency("Read", READ_INPUT, warm, true).await?;
+    let block = (sizes.latency_calls).min(LATENCY_BLOCK).max(1);
+    let rounds = sizes.latency_calls.div_ceil(block);
+    let (mut l, mut r, mut extra) = (Vec::new(), Vec::new(), Vec::new());
+    let mut loopback = Vec::new();
+    for round in 0..rounds {
+        let mut p50 = [0.0; 2];
+        for remote_turn in turns(round) {
+            let side = if remote_turn { &mut *one } else { &mut *local };
+            let samples = side.latency("Read", READ_INPUT, block, remote_turn).await?;
+            p50[usize::from(remote_turn)] = Dist::new(samples.clone()).p50_us();
+            if remote_turn { &mut r } else { &mut l }.extend(samples);
+        }
+        extra.push(p50[1] - p50[0]);
+        loopback.extend(nodes::loopback_round_trips(block).await?);
+    }
+
+    let sleep_block = sizes.sleep_calls.min(5 * SLEEP_IN_FLIGHT);
+    let sleep_rounds = sizes.sleep_calls.div_ceil(sleep_block);
+    let mut sides = [local, one, all];
+    for (i, side) in sides.iter_mut().enumerate() {
+        side.closed_loop("Bash", SLEEP_INPUT, SLEEP_IN_FLIGHT, SLEEP_IN_FLIGHT, i > 0)
+            .await?;
+        side.per_node.clear();
+    }
+    let mut took = [Duration::ZERO; 3];
+    let mut busy = [(0u64, 0u64); 3];
+    for round in 0..sleep_rounds {
+        // Each side goes first in turn, so drift on the machine falls on all three alike.
+        for k in 0..3 {
+            let i = (round + k) % 3;
+            let before = nodes::cpu_ticks();
+            took[i] += sides[i]
+                .closed_loop("Bash", SLEEP_INPUT, sleep_block, SLEEP_IN_FLIGHT, i > 0)
+                .await?;
+            if let (Some(b), Some(a)) = (before, nodes::cpu_ticks()) {
+                busy[i].0 += a.0.saturating_sub(b.0);
+                busy[i].1 += a.1.saturating_sub(b.1);
+            }
+        }
+    }
+    let n = (sleep_rounds * sleep_block) as f64;
+    let [local, one, all] = sides;
+    let side = |i: usize, serve: &Serve| {
+        let mut per_node: Vec<(String, usize)> = serve
+            .per_node
+            .iter()
+            .map(|(k, v)| (k.clone(), *v))
+            .collect();
+        per_node.sort();
+        Throughput {
+            calls_per_s: n / took[i].as_secs_f64(),
+            cpu_busy: (busy[i].1 > 0).then(|| busy[i].0 as f64 / busy[i].1 as f64),
+            per_node,
+        }
+    };
+    Ok(Measured {
+        local: Dist::new(l),
+        remote: Dist::new(r),
+        loopback: Dist::new(loopback),
+        rounds: extra,
+        sleep_local: side(0, local),
+        one: side(1, one),
+        all: side(2, all),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_grow_with_the_mode() {
+        let (s, q, f) = (
+            ClusterSizes::of("smoke"),
+            ClusterSizes::of("quick"),
+            ClusterSizes::of("full"),
+        );
+        assert!(s.latency_calls < q.latency_calls && q.latency_calls < f.latency_calls);
+        assert!(s.sleep_calls < q.sleep_calls && q.sleep_calls < f.sleep_calls);
+        // Every throughput side keeps 64 in flight for at least one full window.
+        assert!(s.sleep_calls >= SLEEP_IN_FLIGHT);
+    }
+
+    #[test]
+    fn workers_are_pinned_round_robin_or_not_at_all() {
+        match pins(5) {
+            Ok(cpus) => {
+                let allowed = nodes::allowed_cpus();
+                assert_eq!(cpus.len(), 5);
+                assert!(cpus.iter().all(|c| allowed.contains(c)), "{cpus:?}");
+                for (i, cpu) in cpus.iter().enumerate() {
+                    assert_eq!(*cpu, allowed[i % allowed.len()], "{cpus:?}");
+                }
+            }
+            Err(why) => assert!(!why.is_empty()),
+        }
+    }
+}
