@@ -271,7 +271,7 @@ async fn run(serves: &mut [Serve], sizes: ClusterSizes) -> Result<Measured, Stri
     let warm = (sizes.latency_calls / 10).max(5);
     local.latency("Read", READ_INPUT, warm, false).await?;
     one.latency("Read", READ_INPUT, warm, true).await?;
-    let block = (sizes.latency_calls).min(LATENCY_BLOCK).max(1);
+    let block = sizes.latency_calls.clamp(1, LATENCY_BLOCK);
     let rounds = sizes.latency_calls.div_ceil(block);
     let (mut l, mut r, mut extra) = (Vec::new(), Vec::new(), Vec::new());
     let mut loopback = Vec::new();
