@@ -256,14 +256,18 @@ async fn with_workers(
             }
         }
     }
-    let result = run(&mut serves, sizes).await;
+    let result = run(&mut serves, workers.len(), sizes).await;
     for s in serves {
         s.stop().await;
     }
     result
 }
 
-async fn run(serves: &mut [Serve], sizes: ClusterSizes) -> Result<Measured, String> {
+async fn run(
+    serves: &mut [Serve],
+    workers: usize,
+    sizes: ClusterSizes,
+) -> Result<Measured, String> {
     let [local, one, all] = serves else {
         return Err("three coordinators expected".into());
     };
@@ -313,6 +317,14 @@ async fn run(serves: &mut [Serve], sizes: ClusterSizes) -> Result<Measured, Stri
     }
     let n = (sleep_rounds * sleep_block) as f64;
     let [local, one, all] = sides;
+    // Every worker must have taken part, or the figure is of fewer workers than it says.
+    if all.per_node.len() != workers {
+        return Err(format!(
+            "only {} of {workers} workers ran calls ({:?}): a worker was lost or never chosen",
+            all.per_node.len(),
+            all.per_node
+        ));
+    }
     let side = |i: usize, serve: &Serve| {
         let mut per_node: Vec<(String, usize)> = serve
             .per_node

@@ -346,6 +346,13 @@ impl Serve {
         let deadline = Instant::now() + CALL_WAIT;
         loop {
             let v = self.next(deadline, "a call's result").await?;
+            // A worker lost mid-run would leave the others to carry its share unseen.
+            if v["type"] == "event" && v["event"] == "node" && v["status"] != "joined" {
+                let node = v["node"].as_str().unwrap_or("?");
+                return Err(self
+                    .proc
+                    .failed(&format!("worker {node} was lost during the run")));
+            }
             if v["type"] != "tool_result" {
                 continue;
             }
