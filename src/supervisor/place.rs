@@ -56,12 +56,11 @@ pub(super) async fn locate(c: &mut Call<'_>, prepared: &mut Prepared) -> Result<
     let root = node.lease.root().to_path_buf();
     let home = node.lease.home().to_path_buf();
     let name = node.lease.node().clone();
-    let at = |paths, named| {
+    let at = |named| {
         Some(Arc::new(Located {
             node: name.clone(),
             root: root.clone(),
             home: home.clone(),
-            paths,
             named,
         }))
     };
@@ -80,9 +79,9 @@ pub(super) async fn locate(c: &mut Call<'_>, prepared: &mut Prepared) -> Result<
                 // No path (the schema requires one where the tool needs it): nothing to locate.
                 _ => return Ok(()),
             };
-            let paths = (node.lease.resolve(path).await)
+            let paths = (node.lease.resolve(path.clone()).await)
                 .map_err(|why| Rejection::new(Outcome::Failed, why))?;
-            node.at = at(paths, Vec::new());
+            node.at = at(vec![(path, paths)]);
         }
         Subject::Command { field } => {
             // The decision judges the command's paths against the node's folder and what they
@@ -95,12 +94,10 @@ pub(super) async fn locate(c: &mut Call<'_>, prepared: &mut Prepared) -> Result<
             let named = (wanted.into_iter().zip(answers))
                 .filter_map(|(path, answer)| Some((path, answer.ok()?)))
                 .collect();
-            node.at = at(Vec::new(), named);
+            node.at = at(named);
         }
-        Subject::Name | Subject::Url { .. } | Subject::Subagent { .. } => {
-            // Judged by name or host, wherever it runs; but always as a call on that node.
-            node.at = at(Vec::new(), Vec::new());
-        }
+        // Judged by name, host or agent type: the same on every node.
+        Subject::Name | Subject::Url { .. } | Subject::Subagent { .. } => {}
     }
     c.check_cancelled()
 }

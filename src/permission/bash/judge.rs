@@ -192,7 +192,7 @@ impl Policy {
         }
         if g.shows_content && read_rules {
             let roots: Vec<PathBuf> = if worktrees.is_empty() {
-                self.dirs_of(&g.dirs, site)
+                site.dirs(&g.dirs)
             } else {
                 worktrees.clone()
             };

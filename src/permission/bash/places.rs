@@ -13,44 +13,17 @@ pub(super) enum Resolved {
     Unknown(String),
 }
 
-/// Directories of a working-directory set, absolute (`cwd`: where the command starts).
-fn dirs_of(set: &Cwd, cwd: &Path, home: &Path) -> Vec<PathBuf> {
-    if *set == Cwd::Session {
-        return vec![cwd.to_path_buf()];
-    }
-    set.dirs()
-        .iter()
-        .map(|d| absolutize(d, cwd, home))
-        .collect()
-}
-
-/// The directories a target's path may be relative to (empty: only known when it runs).
-fn bases_of(t: &Target, worktrees: &[PathBuf], cwd: &Path, home: &Path) -> Vec<PathBuf> {
-    let absolute = t.path.starts_with('/') || t.path == "~" || t.path.starts_with("~/");
-    if t.repo_top && !absolute {
-        if !worktrees.is_empty() {
-            return worktrees.to_vec();
-        }
-        // The repository's top is some directory above the cwd: every one of them.
-        let mut v = Vec::new();
-        for d in dirs_of(&t.cwd, cwd, home) {
-            v.extend(d.ancestors().map(Path::to_path_buf));
-        }
-        return v;
-    }
-    // Absolute paths need the command's cwd too: `/proc/self/cwd/…` is relative to it.
-    let dirs = dirs_of(&t.cwd, cwd, home);
-    if dirs.is_empty() && absolute && !names_cwd(&t.path) {
-        vec![cwd.to_path_buf()]
-    } else {
-        dirs
-    }
-}
-
 /// The absolute paths the decision on `command` will look up when it runs from `cwd` on a
 /// worker node (with `home` there): what that node must resolve first. At most `limit`; any
 /// path beyond is one toolrt cannot place, and the command then asks.
 pub(crate) fn paths_named_by(command: &str, cwd: &Path, home: &Path, limit: usize) -> Vec<PathBuf> {
+    // Only naming: no workspace, and nothing resolved yet.
+    let site = Site {
+        cwd,
+        home,
+        roots: &[],
+        node: None,
+    };
     let mut out: Vec<PathBuf> = Vec::new();
     for c in &shell::analyse(command).commands {
         let e = &c.effects;
@@ -62,11 +35,9 @@ pub(crate) fn paths_named_by(command: &str, cwd: &Path, home: &Path, limit: usiz
             .chain(&e.removes);
         // Globs are not expanded on a node, and git's work trees are not looked for there.
         for t in targets.filter(|t| t.exact && !t.glob) {
-            for base in bases_of(t, &[], cwd, home) {
-                let abs = match paths::name(&t.path, &base, home) {
-                    Named::File(p) => p,
-                    Named::Net { .. } => absolutize(&t.path, &base, home),
-                    Named::Device | Named::Fd | Named::Unknown(_) => continue,
+            for base in site.bases(t, &[]) {
+                let Ok(Some(abs)) = site.name(&t.path, &base) else {
+                    continue;
                 };
                 if !out.contains(&abs) {
                     if out.len() == limit {
@@ -81,11 +52,6 @@ pub(crate) fn paths_named_by(command: &str, cwd: &Path, home: &Path, limit: usiz
 }
 
 impl Policy {
-    /// Directories of a working-directory set, absolute.
-    pub(super) fn dirs_of(&self, set: &Cwd, site: &Site<'_>) -> Vec<PathBuf> {
-        dirs_of(set, site.cwd, site.home)
-    }
-
     /// Whether writing `t` could change what git runs: a file git reads (`files`), a name that
     /// makes or configures a git directory, or a path only known when it runs.
     pub(super) fn may_touch_git(
@@ -132,7 +98,7 @@ impl Policy {
                 node.node
             ));
         }
-        let dirs = self.dirs_of(dirs, site);
+        let dirs = site.dirs(dirs);
         if dirs.is_empty() {
             return Err("git runs in a directory only known when it runs".into());
         }
@@ -197,7 +163,7 @@ impl Policy {
         if !t.exact {
             return Resolved::Unknown(format!("`{}` is only known when it runs", t.path));
         }
-        let bases = bases_of(t, worktrees, site.cwd, site.home);
+        let bases = site.bases(t, worktrees);
         if bases.is_empty() {
             return Resolved::Unknown(format!(
                 "`{}` is relative to a directory only known when it runs",
@@ -206,27 +172,22 @@ impl Policy {
         }
         let mut out: Vec<PathBuf> = Vec::new();
         for base in &bases {
-            let abs = match paths::name(&t.path, base, site.home) {
-                Named::File(p) => p,
-                Named::Device | Named::Fd => continue,
-                Named::Net { .. } => absolutize(&t.path, base, site.home),
-                Named::Unknown(w) => return Resolved::Unknown(w),
+            let abs = match site.name(&t.path, base) {
+                Ok(Some(abs)) => abs,
+                Ok(None) => continue,
+                Err(w) => return Resolved::Unknown(w),
             };
             if let Some(node) = site.node {
-                let found = node.named.iter().find(|(p, _)| *p == abs);
-                match found {
-                    Some((_, cands)) if !t.glob => {
-                        for c in cands {
-                            if !out.contains(c) {
-                                out.push(c.clone());
-                            }
-                        }
-                    }
-                    _ => {
-                        return Resolved::Unknown(format!(
-                            "where `{}` leads on worker node {} is not known",
-                            t.path, node.node
-                        ));
+                // Globs are not expanded on a node.
+                let Some(cands) = site.candidates(&abs).filter(|_| !t.glob) else {
+                    return Resolved::Unknown(format!(
+                        "where `{}` leads on worker node {} is not known",
+                        t.path, node.node
+                    ));
+                };
+                for c in cands {
+                    if !out.contains(&c) {
+                        out.push(c);
                     }
                 }
             } else if t.glob {
@@ -268,11 +229,7 @@ impl Policy {
         if !t.exact {
             return true;
         }
-        let absolute = t.path.starts_with('/') || t.path == "~" || t.path.starts_with("~/");
-        let mut bases = self.dirs_of(&t.cwd, site);
-        if bases.is_empty() && absolute && !names_cwd(&t.path) {
-            bases.push(site.cwd.to_path_buf());
-        }
+        let bases = site.relative_to(t);
         if bases.is_empty() {
             return true;
         }
@@ -299,13 +256,9 @@ impl Policy {
                 }
                 return dir == Path::new("/") || (wide && (dir == home || cwd.starts_with(&dir)));
             }
-            let cands = match site.node {
-                None => candidates(&abs),
-                Some(node) => match node.named.iter().find(|(p, _)| *p == abs) {
-                    Some((_, cands)) => cands.clone(),
-                    // Not resolved on the node: it could lead anywhere.
-                    None => return true,
-                },
+            // Not resolved on the node: it could lead anywhere.
+            let Some(cands) = site.candidates(&abs) else {
+                return true;
             };
             cands.iter().any(|c| {
                 c == Path::new("/")
@@ -320,4 +273,64 @@ impl Policy {
 /// Whether an absolute path goes through the running process's own cwd (`/proc/self/cwd`).
 fn names_cwd(path: &str) -> bool {
     path.starts_with("/proc/")
+}
+
+impl Site<'_> {
+    /// Directories of a working-directory set, absolute.
+    pub(super) fn dirs(&self, set: &Cwd) -> Vec<PathBuf> {
+        if *set == Cwd::Session {
+            return vec![self.cwd.to_path_buf()];
+        }
+        (set.dirs().iter())
+            .map(|d| absolutize(d, self.cwd, self.home))
+            .collect()
+    }
+
+    /// The directories a target's path is relative to, as a path from the command's cwd
+    /// (empty: only known when it runs).
+    fn relative_to(&self, t: &Target) -> Vec<PathBuf> {
+        let absolute = t.path.starts_with('/') || t.path == "~" || t.path.starts_with("~/");
+        let dirs = self.dirs(&t.cwd);
+        // Absolute paths need the command's cwd too: `/proc/self/cwd/…` is relative to it.
+        if dirs.is_empty() && absolute && !names_cwd(&t.path) {
+            vec![self.cwd.to_path_buf()]
+        } else {
+            dirs
+        }
+    }
+
+    /// The directories a target's path may be relative to: [`Site::relative_to`], or for a
+    /// path from the repository's top, its work trees (or every directory above the cwd).
+    fn bases(&self, t: &Target, worktrees: &[PathBuf]) -> Vec<PathBuf> {
+        let absolute = t.path.starts_with('/') || t.path == "~" || t.path.starts_with("~/");
+        if !t.repo_top || absolute {
+            return self.relative_to(t);
+        }
+        if !worktrees.is_empty() {
+            return worktrees.to_vec();
+        }
+        (self.dirs(&t.cwd).iter())
+            .flat_map(|d| d.ancestors().map(Path::to_path_buf))
+            .collect()
+    }
+
+    /// `path` from `base`, absolute; None where it names no file (a device, a descriptor),
+    /// or why it cannot be placed.
+    fn name(&self, path: &str, base: &Path) -> Result<Option<PathBuf>, String> {
+        match paths::name(path, base, self.home) {
+            Named::File(p) => Ok(Some(p)),
+            Named::Device | Named::Fd => Ok(None),
+            Named::Net { .. } => Ok(Some(absolutize(path, base, self.home))),
+            Named::Unknown(w) => Err(w),
+        }
+    }
+
+    /// An absolute path and what it resolves to through symlinks: on this file system, or as
+    /// the node answered (None: the node did not).
+    fn candidates(&self, abs: &Path) -> Option<Vec<PathBuf>> {
+        match self.node {
+            None => Some(candidates(abs)),
+            Some(node) => node.resolved(abs).map(<[PathBuf]>::to_vec),
+        }
+    }
 }

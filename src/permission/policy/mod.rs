@@ -53,12 +53,20 @@ pub(crate) struct Located {
     pub root: PathBuf,
     /// The home folder there (`~` in a command).
     pub home: PathBuf,
-    /// A path tool's path: the absolute path and every path it resolves to through symlinks
-    /// on that node (empty for a command).
-    pub paths: Vec<PathBuf>,
-    /// A command's paths ([`crate::permission::paths_named_by`]), each with what it resolves
-    /// to on that node; a path missing here is one toolrt cannot place, and the command asks.
+    /// The call's absolute paths (a path tool's path, a command's
+    /// [`crate::permission::paths_named_by`]), each with every path it resolves to through
+    /// symlinks on that node, itself first. A path missing here is one toolrt cannot place.
     pub named: Vec<(PathBuf, Vec<PathBuf>)>,
+}
+
+impl Located {
+    /// What `path` resolves to on the node, itself first; None if the node was not asked or
+    /// could not say.
+    pub(crate) fn resolved(&self, path: &Path) -> Option<&[PathBuf]> {
+        (self.named.iter())
+            .find(|(p, _)| p == path)
+            .map(|(_, r)| r.as_slice())
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -306,19 +314,9 @@ impl Policy {
             let (mut steps, subs) = self.bash_steps(req.tool, cmd, mode, at);
             let unsandboxed =
                 req.input.get(crate::session::UNSANDBOXED_FIELD) == Some(&Value::Bool(true));
-            if let Some(a) = at {
-                // Worker nodes run commands without the sandbox: nothing is allowed for it.
-                let mut d = resolve(steps, mode, req.hook.as_ref());
-                d.subcommands = subs;
-                d.sandbox = self.sandbox.as_ref().map(|_| {
-                    std::sync::Arc::from(format!(
-                        "runs unsandboxed: on worker node {}, which has no sandbox",
-                        a.node
-                    ))
-                });
-                return d;
-            }
-            if let Some(sandbox) = &self.sandbox {
+            // Worker nodes run commands without the sandbox: nothing placed on one is allowed
+            // for it.
+            if let (Some(sandbox), None) = (&self.sandbox, at) {
                 // Deny and ask rules, the never-auto-approved checks and plan mode still come
                 // first (`resolve`); only what nothing else allowed is allowed for running sandboxed.
                 if steps.allow.is_none() && sandbox.auto_allows(cmd, unsandboxed) {
@@ -327,10 +325,15 @@ impl Policy {
             }
             let mut d = resolve(steps, mode, req.hook.as_ref());
             d.subcommands = subs;
-            d.sandbox = self
-                .sandbox
-                .as_ref()
-                .map(|s| std::sync::Arc::from(s.describe(cmd, unsandboxed)));
+            d.sandbox = self.sandbox.as_ref().map(|s| {
+                std::sync::Arc::from(match at {
+                    Some(a) => format!(
+                        "runs unsandboxed: on worker node {}, which has no sandbox",
+                        a.node
+                    ),
+                    None => s.describe(cmd, unsandboxed),
+                })
+            });
             return d;
         }
         let steps = self.steps(req.tool, req.access, req.input, mode, at);
@@ -555,11 +558,13 @@ impl Policy {
         s.plan_denies = is_edit;
         if let Some(path) = self.input_path(access, input, at) {
             let cands = match at {
-                // The node resolved the path the supervisor gave it, which is this one.
-                Some(a) if a.paths.first() == Some(&path) => a.paths.clone(),
-                // Not the path the node resolved: nothing to decide on but the path itself,
-                // and a path that is not known to be in the node's workspace.
-                Some(_) => vec![path.clone(), PathBuf::from("/proc/self")],
+                Some(a) => match a.resolved(&path) {
+                    // The node resolved the path the supervisor gave it, which is this one.
+                    Some(r) => r.to_vec(),
+                    // Not the path the node resolved: nothing to decide on but the path
+                    // itself, and a path that is not known to be in the node's workspace.
+                    None => vec![path.clone(), PathBuf::from("/proc/self")],
+                },
                 None => candidates(&path),
             };
             // Prepared once: every set below matches the same one or two paths.

@@ -17,7 +17,6 @@ fn on_node(command: &str, resolves: impl Fn(&Path) -> Option<Vec<PathBuf>>) -> L
         node: "w1".into(),
         root,
         home,
-        paths: Vec::new(),
         named,
     }
 }
