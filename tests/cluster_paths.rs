@@ -202,9 +202,7 @@ fn a_bash_command_on_a_worker_is_judged_against_the_workers_files() {
 #[test]
 fn a_read_only_bash_command_on_a_worker_is_allowed_only_inside_its_folder() {
     let sb = Sandbox::new();
-    let cookie = cookie(&sb, "cookie", "s3cret");
-    let workers = workers(&sb, &cookie, 1);
-    let root = std::fs::canonicalize(&workers[0].cwd).unwrap();
+    let (_w, root, mut server) = one_worker(&sb, &[]);
     std::fs::write(root.join("open.txt"), "open on w1\n").unwrap();
     let elsewhere = std::fs::canonicalize(sb.dir.path())
         .unwrap()
@@ -213,7 +211,6 @@ fn a_read_only_bash_command_on_a_worker_is_allowed_only_inside_its_folder() {
     std::fs::write(elsewhere.join("e.txt"), "e\n").unwrap();
     // A link in the worker's folder that leads out of it.
     std::os::unix::fs::symlink(&elsewhere, root.join("out")).unwrap();
-    let mut server = coordinator(&sb, &cookie, &workers, &[]);
     // Inside the worker's folder, a read-only command needs no rule.
     server.tool_use("in", "Bash", json!({"command": "cat open.txt"}));
     let r = server.result("in");
@@ -233,9 +230,6 @@ fn a_read_only_bash_command_on_a_worker_is_allowed_only_inside_its_folder() {
 #[test]
 fn a_command_on_a_worker_is_not_allowed_for_a_sandbox_it_does_not_run_in() {
     let sb = Sandbox::new();
-    let cookie = cookie(&sb, "cookie", "s3cret");
-    let workers = workers(&sb, &cookie, 1);
-    let root = std::fs::canonicalize(&workers[0].cwd).unwrap();
     // With the sandbox on, the coordinator alone would allow this write without asking
     // (autoAllowBashIfSandboxed); on the worker it runs unsandboxed, so it asks.
     let settings = sb.write(
@@ -243,7 +237,7 @@ fn a_command_on_a_worker_is_not_allowed_for_a_sandbox_it_does_not_run_in() {
         &json!({"sandbox": {"enabled": true}}).to_string(),
     );
     let settings = settings.display().to_string();
-    let mut server = coordinator(&sb, &cookie, &workers, &["--settings", &settings]);
+    let (_w, root, mut server) = one_worker(&sb, &["--settings", &settings]);
     server.tool_use("t", "Bash", json!({"command": "touch made.txt"}));
     let ask = server.wait_for("the ask for t", Duration::from_secs(30), |v| {
         v["type"] == "permission_request" && v["tool_use_id"] == "t"
