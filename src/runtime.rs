@@ -184,13 +184,10 @@ impl Runtime {
         )?;
         warnings.extend(started.warnings);
         warnings.extend(sandbox.warnings);
-        let scopes = Arc::new(scope_table(
-            settings,
-            &cwd,
-            &output_dir,
-            &policy,
-            &mut warnings,
-        )?);
+        let scopes = Arc::new(
+            scope_table(settings, &cwd, &output_dir, &policy, &mut warnings)?
+                .with_nodes(config.cluster.is_some()),
+        );
 
         session.env_remove = crate::process::scrubbed_names(&settings.env_scrub);
         session.env = settings

@@ -285,6 +285,7 @@ fn start_agents<S: Into<String>>(runtime: &Runtime, ids: impl IntoIterator<Item 
             agent_type: "worker".into(),
             parent: None,
             parent_tool_use_id: None,
+            node: None,
         }));
     }
 }

@@ -172,3 +172,33 @@ fn a_worker_kills_the_process_groups_of_a_coordinator_that_is_gone() {
         "the command outlived its coordinator on the worker"
     );
 }
+
+#[test]
+fn a_call_whose_worker_is_lost_while_it_waits_for_an_answer_runs_nowhere_and_says_so() {
+    let sb = Sandbox::new();
+    let cookie = cookie(&sb, "cookie", "s3cret");
+    let mut workers = workers(&sb, &cookie, 1);
+    let marker = workers[0].cwd.join("ran");
+    let mut server = coordinator(&sb, &cookie, &workers, &[]);
+    // Placed on w1 before its decision, which asks: the call waits for the answer.
+    let cmd = format!("touch {}", marker.display());
+    server.tool_use("t", "Bash", json!({"command": cmd}));
+    let ask = server.wait_for("the ask", Duration::from_secs(10), |v| {
+        v["type"] == "permission_request" && v["tool_use_id"] == "t"
+    });
+    workers[0].kill9();
+    server.wait_for("w1 lost", Duration::from_secs(10), |v| {
+        v["event"] == "node" && v["node"] == "w1" && v["status"] == "lost"
+    });
+    server.send(json!({"type": "permission_response", "request_id": ask["request_id"], "behavior": "allow"}));
+    let t = server.result("t");
+    assert_eq!(t["outcome"], "failed", "{t}");
+    let text = t["content"].as_str().unwrap();
+    assert!(
+        text.contains("w1 was lost before the call was sent") && text.contains("nothing ran"),
+        "{text}"
+    );
+    let done = server.finish();
+    assert_eq!(done.results("t").len(), 1);
+    assert!(!marker.exists());
+}

@@ -128,3 +128,89 @@ fn a_deny_rule_on_the_coordinator_blocks_a_call_before_it_reaches_a_worker() {
     assert!(!marker.exists(), "the denied command ran on the worker");
     assert_eq!(done.results("d").len(), 1);
 }
+
+/// The calls of `agent` (`echo` of their index), sent one at a time; the node each ran on.
+fn nodes_of_calls(server: &mut Server, agent: &str, n: usize) -> Vec<String> {
+    (0..n)
+        .map(|i| {
+            let id = format!("{agent}-{i}");
+            server.send(json!({"type": "tool_use", "id": id, "name": "Bash",
+                "input": {"command": format!("echo {i}")}, "agent_id": agent}));
+            let r = server.result(&id);
+            assert_eq!(r["outcome"], "success", "{r}");
+            r["node"].as_str().unwrap().to_string()
+        })
+        .collect()
+}
+
+#[test]
+fn an_agents_calls_run_on_its_node_from_its_type_or_its_start() {
+    let sb = Sandbox::new();
+    let cookie = cookie(&sb, "cookie", "s3cret");
+    let mut workers = workers(&sb, &cookie, 2);
+    let settings = sb.settings_file(&json!({"agents": {"builder": {"node": "w2"}}}));
+    let mut server = coordinator(
+        &sb,
+        &cookie,
+        &workers,
+        &["--settings", &settings, "--allowed-tools", "Bash(echo:*)"],
+    );
+    server.send(json!({"type": "agent_start", "agent_id": "b1", "agent_type": "builder"}));
+    let started = server.wait_for("b1 started", Duration::from_secs(10), |v| {
+        v["event"] == "agent_started"
+    });
+    assert_eq!(started["node"], "w2", "{started}");
+    // Sent one at a time, calls without a node would take turns on w1 and w2.
+    assert_eq!(nodes_of_calls(&mut server, "b1", 6), vec!["w2"; 6]);
+    // The start's own node wins over its type's; a child keeps its parent's.
+    server.send(
+        json!({"type": "agent_start", "agent_id": "b2", "agent_type": "builder", "node": "w1"}),
+    );
+    server.send(
+        json!({"type": "agent_start", "agent_id": "c2", "agent_type": "helper", "parent": "b2"}),
+    );
+    server.wait_for("c2 started", Duration::from_secs(10), |v| {
+        v["event"] == "agent_started" && v["agent_id"] == "c2"
+    });
+    assert_eq!(nodes_of_calls(&mut server, "b2", 3), vec!["w1"; 3]);
+    assert_eq!(nodes_of_calls(&mut server, "c2", 3), vec!["w1"; 3]);
+    // Its node lost, the agent's calls fail saying so and run nowhere else.
+    workers[1].kill9();
+    server.wait_for("w2 lost", Duration::from_secs(10), |v| {
+        v["event"] == "node" && v["node"] == "w2" && v["status"] == "lost"
+    });
+    server.send(json!({"type": "tool_use", "id": "late", "name": "Bash",
+        "input": {"command": "echo late"}, "agent_id": "b1"}));
+    let late = server.result("late");
+    assert_eq!(late["outcome"], "failed", "{late}");
+    let text = late["content"].as_str().unwrap();
+    assert!(
+        text.contains("w2 (lost)") && text.contains("did not run"),
+        "{text}"
+    );
+    assert!(late.get("node").is_none(), "{late}");
+    // Calls of no agent still run on the node that is up.
+    server.tool_use("free", "Bash", json!({"command": "echo free"}));
+    assert_eq!(server.result("free")["node"], "w1");
+    let done = server.finish();
+    assert_eq!(done.results("late").len(), 1);
+}
+
+#[test]
+fn an_agent_placed_on_a_node_is_refused_in_a_session_without_workers() {
+    let sb = Sandbox::new();
+    let settings = sb.settings_file(&json!({"agents": {"builder": {"node": "w2"}}}));
+    let mut server = sb.serve(&["--settings", &settings]);
+    server.send(json!({"type": "agent_start", "agent_id": "b1", "agent_type": "builder"}));
+    let err = server.wait_for("error", Duration::from_secs(10), |v| v["type"] == "error");
+    let text = err["message"].as_str().unwrap();
+    assert!(
+        text.contains("worker node \"w2\"") && text.contains("no worker nodes"),
+        "{text}"
+    );
+    // The agent was not started: its calls are refused as any unknown agent's.
+    server.send(json!({"type": "tool_use", "id": "x", "name": "Bash",
+        "input": {"command": "echo x"}, "agent_id": "b1"}));
+    let x = server.result("x");
+    assert_ne!(x["outcome"], "success", "{x}");
+}

@@ -1,7 +1,8 @@
 //! Placement: which worker node runs a call's execute step, and the remote run itself.
 //!
 //! The link task (`link`) keeps the table of nodes; the supervisor asks it through
-//! [`Placement::place`] with one short lock, before the call's permission decision. A call
+//! [`Placement::place`] with one short lock, before the call's permission decision. A call of
+//! an agent placed on a node (its scope's `node`) goes to that node or fails; any other call
 //! goes to the least-loaded live node that offers its tool; ties go round in turn, so even
 //! calls made one at a time spread over idle nodes. The [`NodeLease`] it gets answers what a
 //! path resolves to on that node, then runs the call there.
@@ -37,6 +38,8 @@ pub(crate) struct Live {
 pub(crate) struct Node {
     /// Its name (from its hello; its address until then).
     pub name: Arc<str>,
+    /// The address it was configured by (`--worker`).
+    pub addr: Arc<str>,
     /// The tools it offers (empty until its first hello).
     pub tools: Vec<String>,
     /// Its link, while it is up.
@@ -59,6 +62,7 @@ impl Nodes {
             .iter()
             .map(|name| Node {
                 name: Arc::from(name.as_str()),
+                addr: Arc::from(name.as_str()),
                 tools: Vec::new(),
                 live: None,
                 load: Arc::new(AtomicUsize::new(0)),
@@ -75,19 +79,29 @@ impl Nodes {
         self.table.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// The node for a call of `tool`: the least loaded live node offering it, ties in turn.
-    fn choose(&self, tool: &str) -> Result<(Arc<str>, Live, Arc<AtomicUsize>), String> {
+    /// The node for a call of `tool`: the node named `on` when the call's agent is placed on
+    /// one, else the least loaded live node offering it, ties in turn.
+    fn choose(
+        &self,
+        tool: &str,
+        on: Option<&str>,
+    ) -> Result<(Arc<str>, Live, Arc<AtomicUsize>), String> {
         let table = self.lock();
         let loads: Vec<Option<usize>> = table
             .iter()
             .map(|n| {
-                let offers = n.live.is_some() && n.tools.iter().any(|t| t == tool);
+                let offers = n.live.is_some()
+                    && on.is_none_or(|want| n.is_named(want))
+                    && n.tools.iter().any(|t| t == tool);
                 offers.then(|| n.load.load(Ordering::Relaxed))
             })
             .collect();
         let start = self.turn.fetch_add(1, Ordering::Relaxed);
         let Some(i) = least_loaded(&loads, start) else {
-            return Err(nowhere(tool, &table));
+            return Err(match on {
+                Some(want) => not_there(tool, want, &table),
+                None => nowhere(tool, &table),
+            });
         };
         let node = &table[i];
         let live = node.live.clone().expect("chosen among live nodes");
@@ -111,16 +125,25 @@ pub(crate) fn least_loaded(loads: &[Option<usize>], start: usize) -> Option<usiz
     best.map(|(i, _)| i)
 }
 
+impl Node {
+    /// Whether `want` names this node: its name or the address it was configured by.
+    fn is_named(&self, want: &str) -> bool {
+        *self.name == *want || *self.addr == *want
+    }
+
+    /// Its state, as a refusal names it.
+    fn state(&self, tool: &str) -> String {
+        match (&self.live, self.tools.is_empty()) {
+            (Some(_), _) => format!("{} (up, does not offer {tool})", self.name),
+            (None, true) => format!("{} (not connected yet)", self.name),
+            (None, false) => format!("{} (lost)", self.name),
+        }
+    }
+}
+
 /// Why no node can take a call of `tool`, naming each node's state.
 fn nowhere(tool: &str, table: &[Node]) -> String {
-    let states: Vec<String> = table
-        .iter()
-        .map(|n| match (&n.live, n.tools.is_empty()) {
-            (Some(_), _) => format!("{} (up, does not offer {tool})", n.name),
-            (None, true) => format!("{} (not connected yet)", n.name),
-            (None, false) => format!("{} (lost)", n.name),
-        })
-        .collect();
+    let states: Vec<String> = table.iter().map(|n| n.state(tool)).collect();
     format!(
         "No worker node can run {tool} now: {}. Calls run only on worker nodes in this session; \
          retry once a node is up.",
@@ -128,9 +151,31 @@ fn nowhere(tool: &str, table: &[Node]) -> String {
     )
 }
 
+/// Why the node `want`, which the call's agent runs on, cannot take a call of `tool`.
+fn not_there(tool: &str, want: &str, table: &[Node]) -> String {
+    match table.iter().find(|n| n.is_named(want)) {
+        Some(node) => format!(
+            "Worker node {} cannot run {tool} now: {}. This agent's calls run only on that node \
+             (its agent_start or agent type names it); the call did not run. Retry once the node \
+             is up.",
+            node.name,
+            node.state(tool)
+        ),
+        None => {
+            let names: Vec<&str> = table.iter().map(|n| &*n.name).collect();
+            format!(
+                "No worker node is named {want:?}, which this agent's calls run on (its \
+                 agent_start or agent type names it); the session's workers are: {}. The call \
+                 did not run.",
+                names.join(", ")
+            )
+        }
+    }
+}
+
 impl Placement for Nodes {
-    fn place(&self, tool: &str) -> Result<Box<dyn Lease>, String> {
-        let (name, live, load) = self.choose(tool)?;
+    fn place(&self, tool: &str, on: Option<&str>) -> Result<Box<dyn Lease>, String> {
+        let (name, live, load) = self.choose(tool, on)?;
         load.fetch_add(1, Ordering::Relaxed);
         Ok(Box::new(NodeLease {
             coordinator: self.coordinator.clone(),
@@ -222,7 +267,9 @@ impl Drop for LoadGuard {
 }
 
 /// One call on a worker: the request, a cancel passed on once, and the reply, or `failed`
-/// naming the node when its link is lost first.
+/// naming the node when its link is lost first. A node lost before the request left (while
+/// the call waited for an answer to an ask, say) ran nothing, and the result says so: the
+/// decision was about that node's files, so the call is not moved to another node.
 async fn run_remote(
     node: Arc<str>,
     live: Live,
@@ -234,6 +281,9 @@ async fn run_remote(
         coordinator: req.coordinator.clone(),
         id: req.id.clone(),
     };
+    if live.lost.is_cancelled() {
+        return not_sent(&node);
+    }
     let actor = live.actor.clone();
     let call = actor.call(|port| WorkerMsg::Run(Wire::of(req), port), None);
     tokio::pin!(call);
@@ -246,7 +296,9 @@ async fn run_remote(
                 Ok(CallResult::Success(Wire(Err(e)))) => {
                     ToolOutput::failed(format!("Worker node {node} sent a reply toolrt could not read: {e}"))
                 }
-                Ok(_) | Err(_) => lost(&node),
+                Ok(_) => lost(&node),
+                // The request could not be handed to the link at all.
+                Err(_) => not_sent(&node),
             },
             _ = live.lost.cancelled() => return lost(&node),
             _ = cancel.cancelled(), if stop.is_some() => {
@@ -257,6 +309,15 @@ async fn run_remote(
             }
         }
     }
+}
+
+/// The output of a call whose node was lost before the call was sent to it.
+fn not_sent(node: &str) -> ToolOutput {
+    ToolOutput::failed(format!(
+        "Worker node {node} was lost before the call was sent to it (its connection closed or \
+         it stopped answering heartbeats); nothing ran. The call's permission decision was \
+         about that node's files, so it is not moved to another node: send it again."
+    ))
 }
 
 /// The output of a call whose node was lost while it ran.
@@ -291,11 +352,86 @@ mod tests {
         }
     }
 
+    /// An actor that takes worker messages and answers none: enough to stand for a live link.
+    struct Silent;
+
+    impl ractor::Actor for Silent {
+        type Msg = WorkerMsg;
+        type State = ();
+        type Arguments = ();
+
+        async fn pre_start(
+            &self,
+            _: ActorRef<WorkerMsg>,
+            _: (),
+        ) -> Result<(), ractor::ActorProcessingErr> {
+            Ok(())
+        }
+    }
+
+    /// Nodes `a:1`, `b:2`, `c:3`, all up and offering Bash, with `b` the busiest.
+    async fn three_up() -> Nodes {
+        let (actor, _) = ractor::Actor::spawn(None, Silent, ()).await.unwrap();
+        let nodes = Nodes::new("c".into(), &["a:1".into(), "b:2".into(), "c:3".into()]);
+        for (i, node) in nodes.lock().iter_mut().enumerate() {
+            node.tools = vec!["Bash".into()];
+            node.live = Some(Live {
+                actor: actor.clone(),
+                lost: CancellationToken::new(),
+                root: Arc::from(Path::new("/")),
+                home: Arc::from(Path::new("/")),
+            });
+            node.load
+                .store(if i == 1 { 5 } else { 0 }, Ordering::Relaxed);
+        }
+        nodes
+    }
+
+    #[tokio::test]
+    async fn an_agent_placed_on_a_node_goes_there_whatever_the_loads() {
+        let nodes = three_up().await;
+        for _ in 0..4 {
+            let (name, ..) = nodes.choose("Bash", Some("b:2")).unwrap();
+            assert_eq!(&*name, "b:2");
+        }
+        // Once the worker has said its name, the name and the configured address both find it.
+        nodes.lock()[2].name = Arc::from("w3");
+        for want in ["w3", "c:3"] {
+            let (name, ..) = nodes.choose("Bash", Some(want)).unwrap();
+            assert_eq!(&*name, "w3", "{want}");
+        }
+        // Without a node of its own, a call goes to a least-loaded node, never the busy one.
+        for _ in 0..4 {
+            let (name, ..) = nodes.choose("Bash", None).unwrap();
+            assert_ne!(&*name, "b:2");
+        }
+    }
+
+    #[tokio::test]
+    async fn an_agents_node_that_cannot_take_the_call_refuses_it_naming_the_node() {
+        let nodes = three_up().await;
+        nodes.lock()[1].live = None;
+        let why = nodes.choose("Bash", Some("b:2")).err().unwrap();
+        assert!(
+            why.contains("Worker node b:2 cannot run Bash now: b:2 (lost)"),
+            "{why}"
+        );
+        assert!(why.contains("did not run"), "{why}");
+        // Another node being free does not matter: the agent's files are on its own node.
+        let why = nodes.choose("Read", Some("a:1")).err().unwrap();
+        assert!(why.contains("a:1 (up, does not offer Read)"), "{why}");
+        let why = nodes.choose("Bash", Some("w9")).err().unwrap();
+        assert!(
+            why.contains(r#"No worker node is named "w9""#) && why.contains("a:1, b:2, c:3"),
+            "{why}"
+        );
+    }
+
     #[test]
     fn no_live_node_is_a_clear_refusal_naming_each_node() {
         let nodes = Nodes::new("c".into(), &["a:1".into(), "b:2".into()]);
         nodes.lock()[1].tools = vec!["Bash".into()];
-        let why = nodes.choose("Bash").err().unwrap();
+        let why = nodes.choose("Bash", None).err().unwrap();
         assert!(why.contains("a:1 (not connected yet)"), "{why}");
         assert!(why.contains("b:2 (lost)"), "{why}");
     }

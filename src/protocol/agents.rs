@@ -16,6 +16,9 @@ pub struct AgentStart {
     pub parent: Option<String>,
     /// The call that opens it (an `Agent` call of the parent, say).
     pub parent_tool_use_id: Option<String>,
+    /// The worker node its calls run on (a worker's name or address); None: its type's node,
+    /// else its parent's, else any worker.
+    pub node: Option<String>,
 }
 
 const START: &str = "agent_start";
@@ -28,6 +31,7 @@ pub(super) fn parse_start(obj: &Map<String, Value>) -> Result<AgentStart, LineEr
         agent_type: required(obj, START, "agent_type")?,
         parent: optional(obj, START, "parent")?,
         parent_tool_use_id: optional(obj, START, "parent_tool_use_id")?,
+        node: optional(obj, START, "node")?,
     })
 }
 
@@ -109,6 +113,7 @@ mod tests {
                 agent_type: "tester".into(),
                 parent: Some("lead".into()),
                 parent_tool_use_id: Some("t9".into()),
+                node: Some("n1".into()),
             }))
         );
         assert_eq!(
@@ -118,6 +123,7 @@ mod tests {
                 agent_type: "t".into(),
                 parent: None,
                 parent_tool_use_id: None,
+                node: None,
             }))
         );
         assert_eq!(

@@ -88,7 +88,9 @@ pub async fn explain_as(
         None
     } else {
         let out = output_dir.clone().unwrap_or_else(std::env::temp_dir);
-        let table = scope_table(&config.settings, &cwd, &out, &policy, &mut warnings)?;
+        // An agent type's node does not change how its calls are decided.
+        let table =
+            scope_table(&config.settings, &cwd, &out, &policy, &mut warnings)?.with_nodes(true);
         Some(crate::scope::control::explain_chain(&table, agent_types))
     };
     report_warnings(config.strict_settings, &warnings)?;

@@ -140,6 +140,7 @@ impl Tool for AgentTool {
                 agent_type: agent_type.clone(),
                 parent: ctx.agent.as_deref().map(String::from),
                 parent_tool_use_id: Some(ctx.tool_use_id.to_string()),
+                node: None,
                 decided: true,
             };
             match d.scopes.start(req, Some(&ctx.cancel)) {

@@ -26,6 +26,7 @@ pub(crate) fn start(
         agent_type: msg.agent_type,
         parent: msg.parent,
         parent_tool_use_id: msg.parent_tool_use_id,
+        node: msg.node,
         decided: false,
     };
     match table.start(req, token.as_ref()) {
@@ -77,6 +78,7 @@ pub(crate) fn started_event(scope: &Scope) -> ServerMessage {
             "depth": scope.depth,
             "permission_mode": scope.mode().as_str(),
             "tools": tools,
+            "node": scope.node.as_deref(),
         }),
     )
 }
@@ -171,6 +173,7 @@ pub(crate) fn explain_chain(
             agent_type: ty.clone(),
             parent: parent.replace(id),
             parent_tool_use_id: None,
+            node: None,
             decided: false,
         };
         last = Some(table.start(req, None).map_err(|e| e.to_string())?);

@@ -68,6 +68,9 @@ pub(crate) struct Scope {
     pub chain: Arc<Chain>,
     /// At most this many of its calls execute at once (the smallest along the chain).
     pub max_in_flight: Option<usize>,
+    /// The worker node its calls run on: `agent_start`'s `node`, else its type's, else its
+    /// parent's; None: any worker (or this machine, without workers).
+    pub node: Option<Arc<str>>,
     /// Cancelled when the scope ends or anything above it is cancelled.
     pub cancel: CancellationToken,
     /// Unique per scope started, so an id used again is another scope.
@@ -129,6 +132,8 @@ pub(crate) struct StartRequest {
     pub parent: Option<String>,
     /// The call that opens it.
     pub parent_tool_use_id: Option<String>,
+    /// The worker node its calls run on, when the start names one.
+    pub node: Option<String>,
     /// The start was already decided by the permission stage (an `Agent` call, which may have
     /// been asked about and approved): `Agent(<type>)` rules are not consulted again.
     pub decided: bool,
@@ -190,6 +195,16 @@ pub enum ScopeError {
         /// What refused it.
         why: String,
     },
+    /// The agent would run on a worker node, but the session has none.
+    #[error(
+        "agent_start: agent {agent:?} would run its calls on worker node {node:?}, but this session has no worker nodes (serve --worker ADDR); it was not started"
+    )]
+    NoNodes {
+        /// The agent being started.
+        agent: String,
+        /// The node its start, type or parent named.
+        node: String,
+    },
     /// `agent_end` of an id no live agent has.
     #[error("agent_end: unknown agent {0:?}")]
     Unknown(String),
@@ -221,6 +236,8 @@ pub(crate) struct ScopeTable {
     max_scopes: usize,
     /// Told of every start and end (set once, before any scope starts).
     listener: OnceLock<Arc<dyn ScopeListener>>,
+    /// Whether the session has worker nodes: a scope placed on one cannot start without.
+    has_nodes: bool,
 }
 
 impl std::fmt::Debug for ScopeTable {
@@ -243,7 +260,15 @@ impl ScopeTable {
             next_key: AtomicU64::new(1),
             max_scopes: MAX_SCOPES,
             listener: OnceLock::new(),
+            has_nodes: false,
         }
+    }
+
+    /// The same table for a session with worker nodes (`serve --worker`): scopes may then be
+    /// placed on one.
+    pub(crate) fn with_nodes(mut self, has_nodes: bool) -> Self {
+        self.has_nodes = has_nodes;
+        self
     }
 
     /// Tells `listener` of every scope's start and every end of scopes from now on (the first
@@ -362,6 +387,17 @@ impl ScopeTable {
             self.gate(parent.as_deref(), &agent, &req.agent_type)?;
         }
         let (chain, tools, max_in_flight) = self.narrowed(parent.as_deref(), &req.agent_type);
+        let node = (req.node.as_deref().map(Arc::from))
+            .or_else(|| self.types.get(&req.agent_type)?.node.clone())
+            .or_else(|| parent.as_ref()?.node.clone());
+        if let Some(node) = &node
+            && !self.has_nodes
+        {
+            return Err(ScopeError::NoNodes {
+                agent,
+                node: node.to_string(),
+            });
+        }
         let cancel = match (opener, &parent) {
             (Some(call), _) => call.child_token(),
             (None, Some(p)) => p.cancel.child_token(),
@@ -385,6 +421,7 @@ impl ScopeTable {
             tools,
             chain,
             max_in_flight,
+            node,
             cancel,
             key: self.next_key.fetch_add(1, Ordering::Relaxed),
             ended: AtomicBool::new(false),

@@ -43,6 +43,7 @@ fn req(id: &str, ty: &str, parent: Option<&str>) -> StartRequest {
         agent_type: ty.into(),
         parent: parent.map(String::from),
         parent_tool_use_id: None,
+        node: None,
         decided: false,
     }
 }
@@ -300,4 +301,83 @@ fn only_the_agent_tools_id_form_is_reserved() {
     let mut r = req("agent-3", "x", None);
     r.decided = true;
     t.start(r, None).unwrap();
+}
+
+#[test]
+fn an_agents_node_is_its_starts_else_its_types_else_its_parents() {
+    let t = table(
+        json!({}),
+        json!({"builder": {"node": "w2"}, "helper": {}, "tester": {"node": "10.0.0.3:7301"}}),
+    )
+    .with_nodes(true);
+    let node = |s: &Scope| s.node.as_deref().map(String::from);
+    let lead = t.start(req("lead", "helper", None), None).unwrap();
+    assert_eq!(node(&lead), None, "no node named: any worker");
+    let b = t.start(req("b", "builder", Some("lead")), None).unwrap();
+    assert_eq!(node(&b).as_deref(), Some("w2"), "its type's");
+    let h = t.start(req("h", "helper", Some("b")), None).unwrap();
+    assert_eq!(node(&h).as_deref(), Some("w2"), "its parent's");
+    let te = t.start(req("te", "tester", Some("b")), None).unwrap();
+    assert_eq!(
+        node(&te).as_deref(),
+        Some("10.0.0.3:7301"),
+        "its type's over its parent's"
+    );
+    let own = StartRequest {
+        node: Some("w1".into()),
+        ..req("own", "builder", Some("b"))
+    };
+    assert_eq!(
+        node(&t.start(own, None).unwrap()).as_deref(),
+        Some("w1"),
+        "its start's first"
+    );
+}
+
+#[test]
+fn an_agent_placed_on_a_node_does_not_start_in_a_session_without_workers() {
+    let t = table(json!({}), json!({"builder": {"node": "w2"}}));
+    let err = t.start(req("b", "builder", None), None).unwrap_err();
+    assert_eq!(
+        err,
+        ScopeError::NoNodes {
+            agent: "b".into(),
+            node: "w2".into()
+        }
+    );
+    assert!(err.to_string().contains("no worker nodes"), "{err}");
+    let own = StartRequest {
+        node: Some("w1".into()),
+        ..req("x", "other", None)
+    };
+    assert!(matches!(
+        t.start(own, None),
+        Err(ScopeError::NoNodes { .. })
+    ));
+    assert_eq!(t.len(), 0, "nothing started");
+    // A type without a node starts as before.
+    t.start(req("y", "other", None), None).unwrap();
+}
+
+#[test]
+fn an_agent_types_node_must_be_a_name() {
+    let dir = std::env::temp_dir();
+    for bad in [json!(""), json!(3), json!(["w1"]), json!("w\u{1}")] {
+        let mut settings = Settings::default();
+        settings
+            .merge_text(
+                &dir.join("s.json"),
+                &json!({ "agents": {"t": {"node": bad}} }).to_string(),
+            )
+            .unwrap();
+        let ws = [dir.clone()];
+        let base = types::Base {
+            cwd: &dir,
+            home: &dir,
+            workspace: &ws,
+            output_dir: None,
+        };
+        let err = AgentTypes::compile(&settings, &base).unwrap_err();
+        assert!(err.to_string().contains("agents.t.node"), "{err}");
+    }
 }

@@ -1,5 +1,5 @@
 //! Agent types: the settings key `agents` (`{"<type>": {tools?, permissions?, permissionMode?,
-//! maxInFlight?}}`), checked and compiled once at start-up, and `toolrt.maxAgentDepth`.
+//! maxInFlight?, node?}}`), checked and compiled once at start-up, and `toolrt.maxAgentDepth`.
 
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
@@ -101,6 +101,8 @@ pub(crate) struct AgentType {
     pub mode: Option<Mode>,
     /// `maxInFlight`: calls of one agent of this type executing at once.
     pub max_in_flight: Option<usize>,
+    /// `node`: the worker node its agents' calls run on (a worker's name or address).
+    pub node: Option<Arc<str>>,
 }
 
 /// Every agent type of the settings, and the depth limit.
@@ -222,6 +224,7 @@ fn compile_type(
         policy: None,
         mode: None,
         max_in_flight: None,
+        node: None,
     };
     for (k, v) in def {
         match k.as_str() {
@@ -271,10 +274,28 @@ fn compile_type(
                     .into());
                 }
             },
+            "node" => match v.as_str() {
+                Some(s)
+                    if !s.is_empty()
+                        && s.len() <= crate::protocol::MAX_ID_BYTES
+                        && !s.chars().any(char::is_control) =>
+                {
+                    t.node = Some(Arc::from(s))
+                }
+                _ => {
+                    return Err(key_err(
+                        file,
+                        &key(k),
+                        "expected a worker node's name or address (a string of 1 to 256 bytes)",
+                        v,
+                    )
+                    .into());
+                }
+            },
             // The reference CLI's agent files carry a prompt, a model, a description: the
             // orchestrator's business, not toolrt's.
             _ => warnings.push(format!(
-                "{}: unknown key {:?} ignored (an agent type has tools, permissions, permissionMode and maxInFlight)",
+                "{}: unknown key {:?} ignored (an agent type has tools, permissions, permissionMode, maxInFlight and node)",
                 file.display(),
                 key(k)
             )),

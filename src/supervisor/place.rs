@@ -37,7 +37,8 @@ pub(super) async fn place(
     if prepared.entry.tool.awaits_io_only() {
         return Ok(());
     }
-    let lease = (placement.place(&prepared.entry.name))
+    let on = c.scope.as_ref().and_then(|s| s.node.as_deref());
+    let lease = (placement.place(&prepared.entry.name, on))
         .map_err(|why| Rejection::new(Outcome::Failed, why))?;
     c.node = Some(Box::new(OnNode { lease, at: None }));
     locate(c, prepared).await
