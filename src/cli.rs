@@ -94,7 +94,8 @@ pub(crate) enum Command {
         command: Vec<std::ffi::OsString>,
     },
     /// Run calls' execute steps for a coordinator (`serve --worker ADDR`) over ractor_cluster.
-    /// The link is authenticated by the cookie but not encrypted: loopback or a trusted network.
+    /// The link is authenticated by the cookie, and encrypted with --tls-cert/--tls-key (without
+    /// them: loopback or a trusted network only).
     Worker(WorkerArgs),
     /// Internal: the watchdog process toolrt starts for itself (see `toolrt::watchdog`).
     #[command(name = "__watchdog", hide = true)]
@@ -218,9 +219,16 @@ pub(crate) struct WorkerArgs {
     /// The tools it offers, a comma list (default: Bash,Read,Write,Edit).
     #[arg(long, value_name = "LIST", value_delimiter = ',')]
     pub tools: Option<Vec<String>>,
-    /// Listen on an address other than loopback (the link is not encrypted).
+    /// Listen on an address other than loopback without TLS (the link is then not encrypted).
     #[arg(long = "insecure-network")]
     pub insecure_network: bool,
+    /// The worker's TLS certificate chain (PEM; with --tls-key): coordinators then reach it
+    /// only over TLS, and it may listen on any address.
+    #[arg(long = "tls-cert", value_name = "FILE", requires = "tls_key")]
+    pub tls_cert: Option<PathBuf>,
+    /// The private key of --tls-cert (PEM).
+    #[arg(long = "tls-key", value_name = "FILE", requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
     /// How long calls of a coordinator whose link closed keep running before their process
     /// groups are killed, in milliseconds.
     #[arg(long = "orphan-grace-ms", value_name = "MS", default_value_t = 5000)]
@@ -242,6 +250,8 @@ impl WorkerArgs {
             name: self.name,
             tools: self.tools,
             insecure_network: self.insecure_network,
+            tls: (self.tls_cert.zip(self.tls_key))
+                .map(|(cert, key)| toolrt::TlsIdentity { cert, key }),
             orphan_grace: std::time::Duration::from_millis(self.orphan_grace_ms),
         })
     }
@@ -259,9 +269,17 @@ pub(crate) struct ClusterArgs {
     /// The file holding the cookie shared with the workers (required with workers).
     #[arg(long = "cookie-file", value_name = "FILE")]
     pub cookie_file: Option<PathBuf>,
-    /// Allow worker addresses other than loopback (the link is not encrypted).
+    /// Allow worker addresses other than loopback without TLS (the link is then not
+    /// encrypted).
     #[arg(long = "insecure-network")]
     pub insecure_network: bool,
+    /// Reach the workers over TLS, trusting the CA certificates of this PEM file: each worker
+    /// must present a certificate they signed (toolrt worker --tls-cert).
+    #[arg(long = "tls-ca", value_name = "FILE")]
+    pub tls_ca: Option<PathBuf>,
+    /// The name a worker's certificate must hold (default: the IP address it is dialed at).
+    #[arg(long = "tls-server-name", value_name = "NAME", requires = "tls_ca")]
+    pub tls_server_name: Option<String>,
 }
 
 impl ClusterArgs {
@@ -272,6 +290,9 @@ impl ClusterArgs {
             workers.extend(toolrt::read_workers_file(file)?);
         }
         match (workers.is_empty(), self.cookie_file) {
+            (true, _) if self.tls_ca.is_some() => {
+                Err("--tls-ca needs --worker or --workers".into())
+            }
             (true, None) => Ok(None),
             (true, Some(_)) => Err("--cookie-file needs --worker or --workers".into()),
             (false, None) => Err("--worker and --workers need --cookie-file".into()),
@@ -279,6 +300,10 @@ impl ClusterArgs {
                 cookie_file,
                 workers,
                 insecure_network: self.insecure_network,
+                tls: self.tls_ca.map(|ca| toolrt::TlsTrust {
+                    ca,
+                    server_name: self.tls_server_name,
+                }),
             })),
         }
     }

@@ -112,7 +112,10 @@ pub use otel::{OtlpConfig, OtlpConfigError};
 pub use registry::{GroupChange, Selection};
 pub use runtime::{Config, OutputDir, Runtime, StartError};
 // Worker nodes (`toolrt worker`, `serve --worker`).
-pub use cluster::{ClusterConfig, WORKER_TOOLS, WorkerOptions, read_workers_file, run_worker};
+pub use cluster::{
+    ClusterConfig, TlsIdentity, TlsTrust, WORKER_TOOLS, WorkerOptions, read_workers_file,
+    run_worker,
+};
 pub use settings::{Settings, SettingsError};
 pub use supervisor::AskPolicy;
 // What goes in and comes out: the wire messages as values.

@@ -85,6 +85,13 @@ pub(super) enum First {
     Refused(String),
 }
 
+/// How the coordinator dials over TLS: one connector, and each worker's expected name (in
+/// the order of the addresses).
+pub(super) struct Tls {
+    pub(super) connector: tokio_rustls::TlsConnector,
+    pub(super) names: Vec<rustls::pki_types::ServerName<'static>>,
+}
+
 /// One worker's link state.
 struct Link {
     addr: SocketAddr,
@@ -105,6 +112,7 @@ pub(super) struct Links {
     pub(super) tx: mpsc::UnboundedSender<Event>,
     pub(super) first: watch::Sender<Vec<First>>,
     links: Vec<Link>,
+    tls: Option<Tls>,
 }
 
 impl Links {
@@ -114,6 +122,7 @@ impl Links {
         events: NodeEvents,
         tx: mpsc::UnboundedSender<Event>,
         addrs: &[SocketAddr],
+        tls: Option<Tls>,
     ) -> (Self, watch::Receiver<Vec<First>>) {
         let (first, first_rx) = watch::channel(vec![First::Pending; addrs.len()]);
         let links = addrs
@@ -133,6 +142,7 @@ impl Links {
             tx,
             first,
             links,
+            tls,
         };
         (links, first_rx)
     }
@@ -213,8 +223,27 @@ impl Links {
 
     async fn dial(&mut self, i: usize) {
         let addr = self.links[i].addr;
-        match ractor_cluster::client_connect(&self.server, addr).await {
+        let dialed = match &self.tls {
+            None => ractor_cluster::client_connect(&self.server, addr).await,
+            Some(tls) => {
+                let (connector, name) = (tls.connector.clone(), tls.names[i].clone());
+                ractor_cluster::client_connect_enc(&self.server, addr, connector, name).await
+            }
+        };
+        match dialed {
             Ok(()) => {}
+            // The worker's certificate was refused (or it does not speak TLS): a setting to
+            // mend, as a wrong cookie is.
+            Err(ractor_cluster::ClientConnectErr::Encryption(e)) => {
+                let why = format!(
+                    "{addr}: the TLS handshake failed: {e} (is the worker started with \
+                     --tls-cert, by a certificate the --tls-ca file signed, for this address or \
+                     --tls-server-name?)"
+                );
+                tracing::warn!("{why}");
+                self.set_first(i, First::Refused(why));
+                self.retry(i);
+            }
             Err(e) => {
                 let why = match e {
                     ractor_cluster::ClientConnectErr::Socket(e) => e.to_string(),
@@ -337,7 +366,7 @@ impl Links {
         } else if !authenticated {
             let why = format!(
                 "{} closed the connection during the handshake: the cookie does not match \
-                 (or it is not a toolrt worker)",
+                 (or it is not a toolrt worker, or it expects TLS: serve --tls-ca)",
                 self.links[i].addr
             );
             tracing::warn!("{why}");

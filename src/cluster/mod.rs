@@ -6,12 +6,14 @@
 //! `toolrt worker`, a node hosting an execute stage for the tools it offers; `wire` is what
 //! crosses between them, as ractor_cluster actor messages.
 //!
-//! The link is authenticated by a shared cookie (ractor_cluster's challenge) but not
-//! encrypted: addresses other than loopback are refused unless the user says the network is
-//! trusted (`insecure_network`).
+//! The link is authenticated by a shared cookie (ractor_cluster's challenge). With `tls`, the
+//! workers prove who they are with certificates and everything on the link is encrypted;
+//! without it nothing is, and addresses other than loopback are refused unless the user says
+//! the network is trusted (`insecure_network`).
 
 mod link;
 mod place;
+mod tls;
 mod wire;
 mod worker;
 
@@ -25,6 +27,7 @@ use ractor_cluster::{NodeServer, NodeServerMessage};
 use tokio_util::sync::CancellationToken;
 
 pub(crate) use place::Nodes;
+pub use tls::{TlsIdentity, TlsTrust};
 pub use worker::{WORKER_TOOLS, WorkerOptions, run_worker};
 
 /// How long `serve` waits at start-up for each worker's first answer before it reads input
@@ -38,8 +41,10 @@ pub struct ClusterConfig {
     pub cookie_file: PathBuf,
     /// The workers' addresses (`host:port`).
     pub workers: Vec<String>,
-    /// Allow addresses other than loopback (the link is not encrypted).
+    /// Allow addresses other than loopback without TLS (the link is then not encrypted).
     pub insecure_network: bool,
+    /// Dial the workers over TLS, trusting these CAs.
+    pub tls: Option<TlsTrust>,
 }
 
 /// A node's change of state, as the `node` event says it.
@@ -82,9 +87,19 @@ impl Coordinator {
     /// again in the background.
     pub(crate) async fn start(config: &ClusterConfig, events: NodeEvents) -> Result<Self, String> {
         let cookie = read_cookie(&config.cookie_file)?;
+        let encrypted = config.tls.is_some();
         let addrs = (config.workers.iter())
-            .map(|w| resolve(w, config.insecure_network))
+            .map(|w| resolve(w, config.insecure_network || encrypted))
             .collect::<Result<Vec<_>, _>>()?;
+        let tls = match &config.tls {
+            Some(trust) => Some(link::Tls {
+                connector: trust.connector()?,
+                names: (addrs.iter())
+                    .map(|a| trust.name_for(*a))
+                    .collect::<Result<_, _>>()?,
+            }),
+            None => None,
+        };
         let name = format!("toolrt-coordinator-{}-{}", std::process::id(), unique());
         // The node server always listens; the coordinator takes no sessions, so loopback only.
         let server = NodeServer::new(0, cookie, name.clone(), "localhost".into(), None, None)
@@ -102,7 +117,7 @@ impl Coordinator {
         // The name workers know this node by: ractor_cluster's `name@hostname`.
         let nodes = Arc::new(Nodes::new(format!("{name}@localhost"), &names));
         let (links, mut first) =
-            link::Links::new(server.clone(), nodes.clone(), events, tx, &addrs);
+            link::Links::new(server.clone(), nodes.clone(), events, tx, &addrs, tls);
         let stop = CancellationToken::new();
         tokio::spawn(links.run(rx, stop.clone()));
         let settled = first.wait_for(|all| all.iter().all(|f| *f != link::First::Pending));

@@ -41,8 +41,10 @@ pub struct WorkerOptions {
     pub name: Option<String>,
     /// The tools it offers (default [`WORKER_TOOLS`]); `Noop` may be added for benchmarks.
     pub tools: Option<Vec<String>>,
-    /// Allow listening on an address other than loopback.
+    /// Allow listening on an address other than loopback without TLS.
     pub insecure_network: bool,
+    /// Its certificate and key: coordinators then reach it over TLS only.
+    pub tls: Option<super::TlsIdentity>,
     /// How long calls of a coordinator whose link closed keep running before they are killed.
     pub orphan_grace: Duration,
 }
@@ -53,7 +55,18 @@ type Running = Arc<Mutex<HashMap<(String, String), CancellationToken>>>;
 /// Runs a worker until `stop` is cancelled. It prints `toolrt worker <name> listening on
 /// <addr>` on stdout once coordinators can connect.
 pub async fn run_worker(options: WorkerOptions, stop: CancellationToken) -> Result<(), String> {
-    super::check_network(options.listen, options.insecure_network, "listen address")?;
+    let encrypted = options.tls.is_some();
+    super::check_network(
+        options.listen,
+        options.insecure_network || encrypted,
+        "listen address",
+    )?;
+    let tls = match &options.tls {
+        Some(identity) => Some(ractor_cluster::IncomingEncryptionMode::Tls(
+            identity.acceptor()?,
+        )),
+        None => None,
+    };
     let cookie = super::read_cookie(&options.cookie_file)?;
     let name = (options.name.clone()).unwrap_or_else(|| options.listen.to_string());
     let tools = offered_tools(options.tools.as_deref())?;
@@ -80,7 +93,7 @@ pub async fn run_worker(options: WorkerOptions, stop: CancellationToken) -> Resu
         cookie,
         name.clone(),
         "localhost".into(),
-        None,
+        tls,
         None,
     )
     .with_listen_addr(options.listen.ip());
@@ -96,7 +109,8 @@ pub async fn run_worker(options: WorkerOptions, stop: CancellationToken) -> Resu
         id: "toolrt".into(),
         subscription: events,
     });
-    println!("toolrt worker {name} listening on {}", options.listen);
+    let over = if encrypted { " (TLS)" } else { "" };
+    println!("toolrt worker {name} listening on {}{over}", options.listen);
     stop.cancelled().await;
     cancel_where(&running, |_| true);
     server.stop(None);
