@@ -10,7 +10,8 @@ fn policy(rules: Value) -> Arc<Policy> {
     Arc::new(b.build().unwrap())
 }
 
-fn table(session_rules: Value, agents: Value) -> ScopeTable {
+/// The agent types of settings whose `agents` key is `agents`.
+fn compile(agents: Value) -> Result<AgentTypes, types::AgentsError> {
     let dir = std::env::temp_dir();
     let mut settings = Settings::default();
     settings
@@ -26,9 +27,12 @@ fn table(session_rules: Value, agents: Value) -> ScopeTable {
         workspace: &ws,
         output_dir: None,
     };
-    let (types, _) = AgentTypes::compile(&settings, &base).unwrap();
+    Ok(AgentTypes::compile(&settings, &base)?.0)
+}
+
+fn table(session_rules: Value, agents: Value) -> ScopeTable {
     ScopeTable::new(
-        Arc::new(types),
+        Arc::new(compile(agents).unwrap()),
         Level {
             policy: policy(session_rules),
             mode: Mode::Default,
@@ -361,23 +365,8 @@ fn an_agent_placed_on_a_node_does_not_start_in_a_session_without_workers() {
 
 #[test]
 fn an_agent_types_node_must_be_a_name() {
-    let dir = std::env::temp_dir();
     for bad in [json!(""), json!(3), json!(["w1"]), json!("w\u{1}")] {
-        let mut settings = Settings::default();
-        settings
-            .merge_text(
-                &dir.join("s.json"),
-                &json!({ "agents": {"t": {"node": bad}} }).to_string(),
-            )
-            .unwrap();
-        let ws = [dir.clone()];
-        let base = types::Base {
-            cwd: &dir,
-            home: &dir,
-            workspace: &ws,
-            output_dir: None,
-        };
-        let err = AgentTypes::compile(&settings, &base).unwrap_err();
+        let err = compile(json!({"t": {"node": bad}})).unwrap_err();
         assert!(err.to_string().contains("agents.t.node"), "{err}");
     }
 }
