@@ -142,3 +142,38 @@ fn tls_flags_without_their_partner_are_refused() {
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("--tls-ca needs --worker"), "{err}");
 }
+
+#[test]
+fn a_peer_that_never_answers_the_handshake_holds_up_no_other_worker() {
+    let sb = Sandbox::new();
+    let cookie = cookie(&sb, "cookie", "s3cret");
+    // Takes the connection (the kernel's backlog does) and never says a word.
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let silent_addr = silent.local_addr().unwrap().to_string();
+    let worker = tls_worker(&sb, &cookie);
+    let ca = tls("ca.pem");
+    let mut server = sb.serve(&[
+        "--cookie-file",
+        cookie.to_str().unwrap(),
+        "--worker",
+        &silent_addr,
+        "--worker",
+        &worker.addr,
+        "--tls-ca",
+        &ca,
+        "--allowed-tools",
+        "Bash(echo:*)",
+    ]);
+    server.wait_for("w1 joined", std::time::Duration::from_secs(20), |v| {
+        v["event"] == "node" && v["node"] == "w1" && v["status"] == "joined"
+    });
+    server.tool_use("t", "Bash", json!({"command": "echo still served"}));
+    let t = server.result("t");
+    assert_eq!(
+        (t["outcome"].as_str(), t["node"].as_str()),
+        (Some("success"), Some("w1")),
+        "{t}"
+    );
+    assert_eq!(server.finish().status.code(), Some(0));
+    drop(silent);
+}

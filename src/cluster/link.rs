@@ -27,6 +27,9 @@ pub(crate) const HEARTBEAT_EVERY: Duration = Duration::from_millis(1000);
 pub(crate) const HEARTBEAT_WAIT: Duration = Duration::from_millis(2000);
 /// How long the hello after a session is ready may take.
 const HELLO_WAIT: Duration = Duration::from_secs(5);
+/// How long one dial may take (the TCP connection, and the TLS handshake with TLS): a peer that
+/// accepts and then says nothing must not hold up that worker's re-dials.
+const DIAL_WAIT: Duration = Duration::from_secs(5);
 /// Re-dial backoff: doubling from the first, capped.
 const BACKOFF_FIRST: Duration = Duration::from_millis(100);
 const BACKOFF_MAX: Duration = Duration::from_secs(5);
@@ -35,6 +38,8 @@ const BACKOFF_MAX: Duration = Duration::from_secs(5);
 pub(super) enum Event {
     /// Dial worker `i` (at start, and after a backoff).
     Dial(usize),
+    /// Dialing worker `i` failed (its dial runs on a task of its own).
+    DialFailed(usize, First),
     /// A session opened (ours when `is_server` is false).
     Opened(NodeServerSessionInformation),
     /// A session passed the cookie handshake.
@@ -173,7 +178,14 @@ impl Links {
 
     async fn handle(&mut self, event: Event) {
         match event {
-            Event::Dial(i) => self.dial(i).await,
+            Event::Dial(i) => self.dial(i),
+            Event::DialFailed(i, outcome) => {
+                if let First::Refused(why) = &outcome {
+                    tracing::warn!("{why}");
+                }
+                self.set_first(i, outcome);
+                self.retry(i);
+            }
             Event::Opened(ses) if !ses.is_server => {
                 if let Some(i) = self.by_addr(&ses.peer_addr) {
                     self.links[i].session = Some((ses.node_id, ses.actor.clone()));
@@ -221,38 +233,49 @@ impl Links {
         (self.links.iter()).position(|l| l.session.as_ref().is_some_and(|(id, _)| *id == node_id))
     }
 
-    async fn dial(&mut self, i: usize) {
+    /// Dials worker `i` on a task of its own, so that a worker that is slow to answer holds
+    /// up nothing else the links do; a failure comes back as [`Event::DialFailed`]. A success
+    /// is heard from the node server (`Opened`, then the handshake's events). One dial of a
+    /// worker at a time: the next is sent only after this one failed or its session closed.
+    fn dial(&self, i: usize) {
         let addr = self.links[i].addr;
-        let dialed = match &self.tls {
-            None => ractor_cluster::client_connect(&self.server, addr).await,
-            Some(tls) => {
-                let (connector, name) = (tls.connector.clone(), tls.names[i].clone());
-                ractor_cluster::client_connect_enc(&self.server, addr, connector, name).await
+        let server = self.server.clone();
+        let tls = (self.tls.as_ref()).map(|t| (t.connector.clone(), t.names[i].clone()));
+        let tx = self.tx.clone();
+        tokio::spawn(async move {
+            let dialed = tokio::time::timeout(DIAL_WAIT, async {
+                match tls {
+                    None => ractor_cluster::client_connect(&server, addr).await,
+                    Some((connector, name)) => {
+                        ractor_cluster::client_connect_enc(&server, addr, connector, name).await
+                    }
+                }
+            })
+            .await;
+            let failed = match dialed {
+                Ok(Ok(())) => None,
+                // The worker's certificate was refused (or it does not speak TLS): a setting to
+                // mend, as a wrong cookie is.
+                Ok(Err(ractor_cluster::ClientConnectErr::Encryption(e))) => {
+                    Some(First::Refused(format!(
+                        "{addr}: the TLS handshake failed: {e} (is the worker started with \
+                         --tls-cert, by a certificate the --tls-ca file signed, for this \
+                         address or --tls-server-name?)"
+                    )))
+                }
+                Ok(Err(ractor_cluster::ClientConnectErr::Socket(e))) => {
+                    Some(First::Unreachable(format!("{addr}: {e}")))
+                }
+                Ok(Err(other)) => Some(First::Unreachable(format!("{addr}: {other}"))),
+                Err(_) => Some(First::Unreachable(format!(
+                    "{addr}: no answer within {} s",
+                    DIAL_WAIT.as_secs()
+                ))),
+            };
+            if let Some(outcome) = failed {
+                let _ = tx.send(Event::DialFailed(i, outcome));
             }
-        };
-        match dialed {
-            Ok(()) => {}
-            // The worker's certificate was refused (or it does not speak TLS): a setting to
-            // mend, as a wrong cookie is.
-            Err(ractor_cluster::ClientConnectErr::Encryption(e)) => {
-                let why = format!(
-                    "{addr}: the TLS handshake failed: {e} (is the worker started with \
-                     --tls-cert, by a certificate the --tls-ca file signed, for this address or \
-                     --tls-server-name?)"
-                );
-                tracing::warn!("{why}");
-                self.set_first(i, First::Refused(why));
-                self.retry(i);
-            }
-            Err(e) => {
-                let why = match e {
-                    ractor_cluster::ClientConnectErr::Socket(e) => e.to_string(),
-                    other => other.to_string(),
-                };
-                self.set_first(i, First::Unreachable(format!("{addr}: {why}")));
-                self.retry(i);
-            }
-        }
+        });
     }
 
     /// Asks the worker behind session `node_id` who it is, on a task of its own.
