@@ -90,11 +90,11 @@ pub(super) enum First {
     Refused(String),
 }
 
-/// How the coordinator dials over TLS: one connector, and each worker's expected name (in
-/// the order of the addresses).
+/// How the coordinator dials over TLS: one connector, and the name every worker's
+/// certificate must hold (None: the address it is dialed at).
 pub(super) struct Tls {
     pub(super) connector: tokio_rustls::TlsConnector,
-    pub(super) names: Vec<rustls::pki_types::ServerName<'static>>,
+    pub(super) name: Option<rustls::pki_types::ServerName<'static>>,
 }
 
 /// One worker's link state.
@@ -240,7 +240,12 @@ impl Links {
     fn dial(&self, i: usize) {
         let addr = self.links[i].addr;
         let server = self.server.clone();
-        let tls = (self.tls.as_ref()).map(|t| (t.connector.clone(), t.names[i].clone()));
+        let tls = (self.tls.as_ref()).map(|t| {
+            (
+                t.connector.clone(),
+                super::tls::name_for(t.name.as_ref(), addr),
+            )
+        });
         let tx = self.tx.clone();
         tokio::spawn(async move {
             let dialed = tokio::time::timeout(DIAL_WAIT, async {

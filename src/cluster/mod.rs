@@ -94,9 +94,7 @@ impl Coordinator {
         let tls = match &config.tls {
             Some(trust) => Some(link::Tls {
                 connector: trust.connector()?,
-                names: (addrs.iter())
-                    .map(|a| trust.name_for(*a))
-                    .collect::<Result<_, _>>()?,
+                name: trust.server_name()?,
             }),
             None => None,
         };

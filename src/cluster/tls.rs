@@ -98,14 +98,27 @@ impl TlsTrust {
         Ok(tokio_rustls::TlsConnector::from(Arc::new(config)))
     }
 
-    /// The name the certificate of the worker at `addr` must hold.
-    pub(crate) fn name_for(&self, addr: SocketAddr) -> Result<ServerName<'static>, String> {
-        match &self.server_name {
-            None => Ok(ServerName::IpAddress(addr.ip().into())),
-            Some(name) => ServerName::try_from(name.clone())
-                .map_err(|e| format!("--tls-server-name {name:?}: {e}")),
-        }
+    /// `--tls-server-name`, checked: the name every worker's certificate must hold (None: each
+    /// worker's IP address, [`name_for`]).
+    pub(crate) fn server_name(&self) -> Result<Option<ServerName<'static>>, String> {
+        (self.server_name.clone())
+            .map(|name| {
+                ServerName::try_from(name.clone())
+                    .map_err(|e| format!("--tls-server-name {name:?}: {e}"))
+            })
+            .transpose()
     }
+}
+
+/// The name the certificate of the worker at `addr` must hold: `fixed` (`--tls-server-name`),
+/// else the address it is dialed at.
+pub(crate) fn name_for(
+    fixed: Option<&ServerName<'static>>,
+    addr: SocketAddr,
+) -> ServerName<'static> {
+    fixed
+        .cloned()
+        .unwrap_or_else(|| ServerName::IpAddress(addr.ip().into()))
 }
 
 #[cfg(test)]
@@ -131,10 +144,13 @@ mod tests {
         };
         trust.connector().unwrap();
         let addr: SocketAddr = "127.0.0.1:7101".parse().unwrap();
+        assert_eq!(trust.server_name().unwrap(), None);
         assert_eq!(
-            trust.name_for(addr).unwrap(),
+            name_for(None, addr),
             ServerName::IpAddress(addr.ip().into())
         );
+        let named = ServerName::try_from("toolrt-worker").unwrap();
+        assert_eq!(name_for(Some(&named), addr), named);
         let missing = TlsIdentity {
             cert: fixture("nope.pem"),
             key: fixture("worker.key"),
@@ -161,6 +177,6 @@ mod tests {
             ca: fixture("ca.pem"),
             server_name: Some("not a name!".into()),
         };
-        assert!(bad_name.name_for(addr).is_err());
+        assert!(bad_name.server_name().is_err());
     }
 }
