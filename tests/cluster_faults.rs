@@ -49,9 +49,7 @@ fn a_worker_killed_mid_batch_fails_its_calls_naming_it_and_serves_again_after_a_
     }
     let killed_at = Instant::now();
     workers[1].kill9();
-    server.wait_for("w2 lost", Duration::from_secs(10), |v| {
-        v["event"] == "node" && v["node"] == "w2" && v["status"] == "lost"
-    });
+    wait_node(&mut server, "w2", "lost", Duration::from_secs(10));
     let detected = killed_at.elapsed();
     std::fs::write(&gate, "").unwrap();
     let mut lost = 0;
@@ -83,9 +81,7 @@ fn a_worker_killed_mid_batch_fails_its_calls_naming_it_and_serves_again_after_a_
         workers[1].cwd.clone(),
     );
     workers[1] = Worker::start_at(&name, &cookie, &cwd, &addr, &[]);
-    server.wait_for("w2 rejoined", Duration::from_secs(20), |v| {
-        v["event"] == "node" && v["node"] == "w2" && v["status"] == "rejoined"
-    });
+    wait_node(&mut server, "w2", "rejoined", Duration::from_secs(20));
     let mut on_w2 = false;
     for i in 0..6 {
         let id = format!("again{i}");
@@ -187,9 +183,7 @@ fn a_call_whose_worker_is_lost_while_it_waits_for_an_answer_runs_nowhere_and_say
         v["type"] == "permission_request" && v["tool_use_id"] == "t"
     });
     workers[0].kill9();
-    server.wait_for("w1 lost", Duration::from_secs(10), |v| {
-        v["event"] == "node" && v["node"] == "w1" && v["status"] == "lost"
-    });
+    wait_node(&mut server, "w1", "lost", Duration::from_secs(10));
     server.send(json!({"type": "permission_response", "request_id": ask["request_id"], "behavior": "allow"}));
     let t = server.result("t");
     assert_eq!(t["outcome"], "failed", "{t}");

@@ -176,9 +176,7 @@ fn an_agents_calls_run_on_its_node_from_its_type_or_its_start() {
     assert_eq!(nodes_of_calls(&mut server, "c2", 3), vec!["w1"; 3]);
     // Its node lost, the agent's calls fail saying so and run nowhere else.
     workers[1].kill9();
-    server.wait_for("w2 lost", Duration::from_secs(10), |v| {
-        v["event"] == "node" && v["node"] == "w2" && v["status"] == "lost"
-    });
+    wait_node(&mut server, "w2", "lost", Duration::from_secs(10));
     server.send(json!({"type": "tool_use", "id": "late", "name": "Bash",
         "input": {"command": "echo late"}, "agent_id": "b1"}));
     let late = server.result("late");

@@ -164,9 +164,12 @@ fn a_peer_that_never_answers_the_handshake_holds_up_no_other_worker() {
         "--allowed-tools",
         "Bash(echo:*)",
     ]);
-    server.wait_for("w1 joined", std::time::Duration::from_secs(20), |v| {
-        v["event"] == "node" && v["node"] == "w1" && v["status"] == "joined"
-    });
+    wait_node(
+        &mut server,
+        "w1",
+        "joined",
+        std::time::Duration::from_secs(20),
+    );
     server.tool_use("t", "Bash", json!({"command": "echo still served"}));
     let t = server.result("t");
     assert_eq!(

@@ -132,16 +132,15 @@ pub(crate) fn coordinator(
     let refs: Vec<&str> = all.iter().map(String::as_str).collect();
     let mut server = sb.serve(&refs);
     for w in workers {
-        server.wait_for(
-            &format!("{} joined", w.name),
-            Duration::from_secs(20),
-            |v| {
-                v["type"] == "event"
-                    && v["event"] == "node"
-                    && v["node"] == w.name.as_str()
-                    && v["status"] == "joined"
-            },
-        );
+        wait_node(&mut server, &w.name, "joined", Duration::from_secs(20));
     }
     server
+}
+
+/// Waits at most `within` for the `node` event saying `node` is now `status` (joined, lost,
+/// rejoined).
+pub(crate) fn wait_node(server: &mut Server, node: &str, status: &str, within: Duration) {
+    server.wait_for(&format!("{node} {status}"), within, |v| {
+        v["type"] == "event" && v["event"] == "node" && v["node"] == node && v["status"] == status
+    });
 }
