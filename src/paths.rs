@@ -50,6 +50,15 @@ pub(crate) fn create_private_dir(dir: &Path) -> std::io::Result<()> {
         .create(dir)
 }
 
+/// `name` as part of a file name: its first 64 characters, each one that is not an ASCII
+/// letter, digit, `-` or `_` replaced by `_` (an id from a client may hold `/` or `..`).
+pub(crate) fn file_safe(name: &str) -> String {
+    let safe = |c: char| c.is_ascii_alphanumeric() || c == '-' || c == '_';
+    (name.chars().take(64))
+        .map(|c| if safe(c) { c } else { '_' })
+        .collect()
+}
+
 /// The lexical path and every path it resolves to through symlinks. For a path that does not
 /// exist yet the nearest existing ancestor is resolved and the rest appended; a dangling symlink
 /// is followed by hand (its target is where a write would land).

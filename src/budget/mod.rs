@@ -252,18 +252,7 @@ fn outcome_of(status: ToolStatus) -> Outcome {
 /// A file name for a call's externalized output: the id made safe, plus a counter so two
 /// outputs never share a file.
 fn file_name(id: &str, seq: u64) -> String {
-    let safe: String = id
-        .chars()
-        .take(64)
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    format!("{safe}-{seq}.txt")
+    format!("{}-{seq}.txt", crate::paths::file_safe(id))
 }
 
 /// Messages of the budget stage.

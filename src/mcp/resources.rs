@@ -235,18 +235,7 @@ async fn save_blob(ctx: &ToolContext, n: u64, blob: &str) -> Result<String, Stri
         .decode(blob.trim())
         .map_err(|e| format!("not valid base64: {e}"))?;
     let dir = ctx.session.output_dir.join("mcp-resources");
-    let safe: String = ctx
-        .tool_use_id
-        .chars()
-        .take(64)
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
+    let safe = crate::paths::file_safe(&ctx.tool_use_id);
     let path = dir.join(format!("{safe}-{n}.bin"));
     let target = path.clone();
     tokio::task::spawn_blocking(move || {

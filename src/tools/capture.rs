@@ -107,17 +107,7 @@ impl Capture {
     }
 
     fn new(dir: &Path, prefix: &str, keep_over_chars: u64) -> Self {
-        let prefix: String = prefix
-            .chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                    c
-                } else {
-                    '_'
-                }
-            })
-            .take(64)
-            .collect();
+        let prefix = crate::paths::file_safe(prefix);
         Self {
             file: None,
             path: None,
