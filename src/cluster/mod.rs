@@ -11,8 +11,10 @@
 //! without it nothing is, and addresses other than loopback are refused unless the user says
 //! the network is trusted (`insecure_network`).
 
+mod fetch;
 mod link;
 mod place;
+mod relay;
 mod tls;
 mod wire;
 mod worker;
@@ -23,8 +25,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ractor::{Actor, ActorRef};
+
 use ractor_cluster::{NodeServer, NodeServerMessage};
 use tokio_util::sync::CancellationToken;
+use wire::RelayMsg;
 
 pub(crate) use place::Nodes;
 pub use tls::{TlsIdentity, TlsTrust};
@@ -77,6 +81,7 @@ pub(crate) struct Coordinator {
     /// The placement the pipeline asks.
     pub nodes: Arc<Nodes>,
     server: ActorRef<NodeServerMessage>,
+    relay: ActorRef<RelayMsg>,
     stop: CancellationToken,
 }
 
@@ -114,6 +119,14 @@ impl Coordinator {
         let names: Vec<String> = addrs.iter().map(|a| a.to_string()).collect();
         // The name workers know this node by: ractor_cluster's `name@hostname`.
         let nodes = Arc::new(Nodes::new(format!("{name}@localhost"), &names));
+        // Before any link opens: a session shares the process groups that exist when it opens.
+        let relay = match relay::Relay::start(&nodes.coordinator, nodes.routes.clone()).await {
+            Ok(relay) => relay,
+            Err(e) => {
+                server.stop(None);
+                return Err(e);
+            }
+        };
         let (links, mut first) =
             link::Links::new(server.clone(), nodes.clone(), events, tx, &addrs, tls);
         let stop = CancellationToken::new();
@@ -124,6 +137,7 @@ impl Coordinator {
         let coordinator = Self {
             nodes,
             server,
+            relay,
             stop,
         };
         for outcome in outcomes {
@@ -145,6 +159,7 @@ impl Coordinator {
     pub(crate) fn stop(&self) {
         self.stop.cancel();
         self.server.stop(None);
+        self.relay.stop(None);
     }
 }
 

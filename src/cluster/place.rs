@@ -16,6 +16,8 @@ use ractor::ActorRef;
 use ractor::rpc::CallResult;
 use tokio_util::sync::CancellationToken;
 
+use super::fetch::{CopyTo, attach_full_output};
+use super::relay::{Route, Routes};
 use super::wire::{CancelReq, ResolveReq, RunReq, Wire, WorkerMsg};
 use crate::call::Input;
 use crate::execute::{Lease, Placement, RemoteRun, Resolving};
@@ -52,6 +54,8 @@ pub(crate) struct Node {
 pub(crate) struct Nodes {
     pub(super) table: Mutex<Vec<Node>>,
     pub(super) coordinator: String,
+    /// Where progress of calls on workers goes.
+    pub(super) routes: Arc<Routes>,
     turn: AtomicUsize,
 }
 
@@ -71,6 +75,7 @@ impl Nodes {
         Self {
             table: Mutex::new(table),
             coordinator,
+            routes: Arc::default(),
             turn: AtomicUsize::new(0),
         }
     }
@@ -179,6 +184,7 @@ impl Placement for Nodes {
         load.fetch_add(1, Ordering::Relaxed);
         Ok(Box::new(NodeLease {
             coordinator: self.coordinator.clone(),
+            routes: self.routes.clone(),
             name,
             live,
             load: LoadGuard(load),
@@ -189,6 +195,7 @@ impl Placement for Nodes {
 /// One call's node, from its placement until its run ends.
 struct NodeLease {
     coordinator: String,
+    routes: Arc<Routes>,
     name: Arc<str>,
     live: Live,
     load: LoadGuard,
@@ -241,10 +248,16 @@ impl Lease for NodeLease {
     fn run(self: Box<Self>, tool: &str, input: Input, ctx: ToolContext) -> RemoteRun {
         let NodeLease {
             coordinator,
+            routes,
             name,
             live,
             load,
         } = *self;
+        let route = routes.open(&ctx.tool_use_id, ctx.progress.clone());
+        let copy_to = CopyTo {
+            dir: ctx.session.output_dir.clone(),
+            name: crate::paths::file_safe(&format!("{tool}-{}", ctx.tool_use_id)),
+        };
         let req = RunReq {
             coordinator,
             id: ctx.tool_use_id.to_string(),
@@ -253,7 +266,14 @@ impl Lease for NodeLease {
             output_chars: ctx.output_chars as u64,
             hook_response: ctx.hook_response,
         };
-        Box::pin(run_remote(name, live, req, ctx.cancel, load))
+        Box::pin(run_remote(
+            name,
+            live,
+            req,
+            ctx.cancel,
+            copy_to,
+            (load, route),
+        ))
     }
 }
 
@@ -266,8 +286,9 @@ impl Drop for LoadGuard {
     }
 }
 
-/// One call on a worker: the request, a cancel passed on once, and the reply, or `failed`
-/// naming the node when its link is lost first. A node lost before the request left (while
+/// One call on a worker: the request, a cancel passed on once, and the reply (with its
+/// complete output, when the worker kept one, copied to `copy_to`), or `failed` naming the
+/// node when its link is lost first. A node lost before the request left (while
 /// the call waited for an answer to an ask, say) ran nothing, and the result says so: the
 /// decision was about that node's files, so the call is not moved to another node.
 async fn run_remote(
@@ -275,8 +296,10 @@ async fn run_remote(
     live: Live,
     req: RunReq,
     cancel: CancellationToken,
-    _load: LoadGuard,
+    copy_to: CopyTo,
+    _held: (LoadGuard, Route),
 ) -> ToolOutput {
+    let coordinator = req.coordinator.clone();
     let stop = CancelReq {
         coordinator: req.coordinator.clone(),
         id: req.id.clone(),
@@ -288,17 +311,17 @@ async fn run_remote(
     let call = actor.call(|port| WorkerMsg::Run(Wire::of(req), port), None);
     tokio::pin!(call);
     let mut stop = Some(stop);
-    loop {
+    let mut reply = loop {
         tokio::select! {
             biased;
-            reply = &mut call => return match reply {
-                Ok(CallResult::Success(Wire(Ok(reply)))) => reply.into_output(),
-                Ok(CallResult::Success(Wire(Err(e)))) => {
-                    ToolOutput::failed(format!("Worker node {node} sent a reply toolrt could not read: {e}"))
-                }
-                Ok(_) => lost(&node),
+            reply = &mut call => match reply {
+                Ok(CallResult::Success(Wire(Ok(reply)))) => break reply,
+                Ok(CallResult::Success(Wire(Err(e)))) => return ToolOutput::failed(format!(
+                    "Worker node {node} sent a reply toolrt could not read: {e}"
+                )),
+                Ok(_) => return lost(&node),
                 // The request could not be handed to the link at all.
-                Err(_) => not_sent(&node),
+                Err(_) => return not_sent(&node),
             },
             _ = live.lost.cancelled() => return lost(&node),
             _ = cancel.cancelled(), if stop.is_some() => {
@@ -308,7 +331,13 @@ async fn run_remote(
                 }
             }
         }
+    };
+    let full = reply.full.take();
+    let mut out = reply.into_output();
+    if let Some(kept) = full {
+        attach_full_output(&mut out, kept, &node, &live, &coordinator, copy_to, &cancel).await;
     }
+    out
 }
 
 /// The output of a call whose node was lost before the call was sent to it.

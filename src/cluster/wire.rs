@@ -20,6 +20,10 @@ use crate::tool::{ToolOutput, ToolStatus};
 /// actor there once its session is ready.
 pub(crate) const WORKER_GROUP: &str = "toolrt.worker";
 
+/// The most bytes one [`Chunk`] of a kept output carries: a long output crosses the link as
+/// many frames, each a short wait for the calls and heartbeats that share the link.
+pub(crate) const CHUNK_BYTES: usize = 256 * 1024;
+
 /// The most bytes of output text one reply carries (ractor_cluster refuses frames over 16 MiB
 /// by default); a longer text is cut at a character boundary, saying so.
 pub(crate) const MAX_REPLY_TEXT: usize = 8 * 1024 * 1024;
@@ -39,9 +43,37 @@ pub(crate) enum WorkerMsg {
     Resolve(Wire<ResolveReq>, RpcReplyPort<Wire<ResolveReply>>),
     /// Stop a running call (its process group is killed, as a local cancel would).
     Cancel(Wire<CancelReq>),
+    /// The next part of an output the worker kept in a file ([`KeptOutput`]); an empty chunk
+    /// means the end, and the worker deletes its file then.
+    #[rpc]
+    Fetch(Wire<FetchReq>, RpcReplyPort<Chunk>),
+    /// The coordinator will not fetch the rest of a kept output: the worker deletes its file.
+    Release(Wire<FetchReq>),
     /// A heartbeat: the worker answers with the same number.
     #[rpc]
     Ping(u64, RpcReplyPort<u64>),
+}
+
+/// The process group the coordinator's progress relay joins: `toolrt.progress.<its name>`, so
+/// a worker serving several coordinators sends each call's progress to the right one.
+pub(crate) fn progress_group(coordinator: &str) -> String {
+    format!("toolrt.progress.{coordinator}")
+}
+
+/// A message to a coordinator's progress relay.
+#[derive(RactorClusterMessage)]
+pub(crate) enum RelayMsg {
+    /// An update of a call running on the worker, for the client's `progress` event.
+    Progress(Wire<ProgressNote>),
+}
+
+/// One progress update of a call.
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct ProgressNote {
+    /// The call's id.
+    pub id: String,
+    /// The update, as the tool made it (the event's `data`).
+    pub data: Value,
 }
 
 /// A value carried as JSON bytes; `Err` when the bytes did not read as `T`.
@@ -140,6 +172,67 @@ pub(crate) struct RunReply {
     pub content: String,
     /// What hooks are told of the run, when asked for.
     pub response: Option<Value>,
+    /// The complete output, when the tool kept only part of it in `content` and the rest in a
+    /// file on the worker (Bash's long output); the coordinator fetches it in chunks.
+    #[serde(default)]
+    pub full: Option<KeptOutput>,
+}
+
+/// A complete output a worker keeps in a file until its coordinator has fetched it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct KeptOutput {
+    /// The worker's number for it (unique per coordinator).
+    pub handle: u64,
+    /// Where it is on the worker (what the tool's `response` names, to be replaced by the
+    /// coordinator's copy).
+    pub path: PathBuf,
+    /// Its length in bytes.
+    pub bytes: u64,
+    /// Its length in characters.
+    pub chars: u64,
+    /// Its number of lines.
+    pub lines: u64,
+}
+
+/// Which part of a kept output to send, or which one to let go.
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct FetchReq {
+    /// The coordinator's node name.
+    pub coordinator: String,
+    /// The output's handle ([`KeptOutput::handle`]).
+    pub handle: u64,
+    /// Where the chunk starts, in bytes.
+    pub offset: u64,
+}
+
+/// Up to [`CHUNK_BYTES`] of a kept output (empty at its end), or why the worker cannot send
+/// them. The bytes go raw, not as JSON: an output need not be UTF-8, and a chunk is large.
+#[derive(Debug)]
+pub(crate) struct Chunk(pub Result<Vec<u8>, String>);
+
+impl BytesConvertable for Chunk {
+    // The kind is the last byte, so neither side moves the bytes to add or take it.
+    fn into_bytes(self) -> Vec<u8> {
+        match self.0 {
+            Ok(mut bytes) => {
+                bytes.push(0);
+                bytes
+            }
+            Err(why) => {
+                let mut bytes = why.into_bytes();
+                bytes.push(1);
+                bytes
+            }
+        }
+    }
+
+    fn from_bytes(mut bytes: Vec<u8>) -> Self {
+        match bytes.pop() {
+            Some(0) => Self(Ok(bytes)),
+            Some(1) => Self(Err(String::from_utf8_lossy(&bytes).into_owned())),
+            _ => Self(Err("an unreadable chunk from the peer".into())),
+        }
+    }
 }
 
 impl RunReply {
@@ -164,10 +257,12 @@ impl RunReply {
             status: status.to_string(),
             content,
             response: out.response,
+            full: None,
         }
     }
 
-    /// The output this reply carries; an unknown status is a failure.
+    /// The output this reply carries (without its complete output: that is fetched); an
+    /// unknown status is a failure.
     pub(crate) fn into_output(self) -> ToolOutput {
         let out = match self.status.as_str() {
             "success" => ToolOutput::success(self.content),
@@ -213,8 +308,25 @@ mod tests {
             status: "maybe".into(),
             content: "x".into(),
             response: None,
+            full: None,
         };
         assert_eq!(odd.into_output().status, ToolStatus::Failed);
+    }
+
+    #[test]
+    fn chunks_carry_any_bytes_or_an_error() {
+        let bytes = vec![0xff, 0, 1, b'x'];
+        let back = Chunk::from_bytes(Chunk(Ok(bytes.clone())).into_bytes());
+        assert_eq!(back.0, Ok(bytes));
+        assert_eq!(
+            Chunk::from_bytes(Chunk(Ok(vec![])).into_bytes()).0,
+            Ok(vec![])
+        );
+        let err = Chunk::from_bytes(Chunk(Err("gone".into())).into_bytes());
+        assert_eq!(err.0, Err("gone".to_string()));
+        for bad in [vec![], vec![b'a', 7]] {
+            assert!(Chunk::from_bytes(bad).0.unwrap_err().contains("unreadable"));
+        }
     }
 
     #[test]

@@ -10,6 +10,7 @@
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -18,10 +19,13 @@ use ractor_cluster::node::NodeServerSessionInformation;
 use ractor_cluster::{NodeEventSubscription, NodeServer, NodeServerMessage};
 use tokio_util::sync::CancellationToken;
 
-use super::wire::{HelloReply, ResolveReply, RunReply, RunReq, WORKER_GROUP, Wire, WorkerMsg};
+use super::wire::{
+    CHUNK_BYTES, Chunk, FetchReq, HelloReply, KeptOutput, ProgressNote, RelayMsg, ResolveReply,
+    RunReply, RunReq, WORKER_GROUP, Wire, WorkerMsg, progress_group,
+};
 use crate::execute::Executor;
 use crate::session::Session;
-use crate::tool::{ProgressSink, StateKey, Tool, ToolContext, ToolOutput};
+use crate::tool::{ProgressSink, ProgressTarget, StateKey, Tool, ToolContext, ToolOutput};
 
 /// The tools a worker offers unless told otherwise: those whose work is all on the worker's
 /// own files and processes. Glob and Grep (which leave out paths the coordinator's Read deny
@@ -52,6 +56,68 @@ pub struct WorkerOptions {
 /// The calls running on this worker, by coordinator and id.
 type Running = Arc<Mutex<HashMap<(String, String), CancellationToken>>>;
 
+/// Complete outputs kept in files until their coordinator has fetched them, by coordinator
+/// and handle. A file goes when its last chunk is sent, when the coordinator lets it go, or
+/// when the coordinator's link has been closed for the grace period.
+#[derive(Default)]
+struct KeptFiles {
+    next: AtomicU64,
+    files: Mutex<HashMap<(String, u64), PathBuf>>,
+}
+
+impl KeptFiles {
+    fn table(&self) -> std::sync::MutexGuard<'_, HashMap<(String, u64), PathBuf>> {
+        self.files.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Keeps `path` for `coordinator`; its handle.
+    fn keep(&self, coordinator: &str, path: PathBuf) -> u64 {
+        let handle = self.next.fetch_add(1, Ordering::Relaxed);
+        self.table().insert((coordinator.to_string(), handle), path);
+        handle
+    }
+
+    fn path(&self, coordinator: &str, handle: u64) -> Option<PathBuf> {
+        self.table()
+            .get(&(coordinator.to_string(), handle))
+            .cloned()
+    }
+
+    /// Forgets the kept files `which` picks and deletes them (on the blocking pool).
+    fn release_where(&self, which: impl Fn(&(String, u64)) -> bool) {
+        let mut gone = Vec::new();
+        self.table().retain(|key, path| {
+            let release = which(key);
+            if release {
+                gone.push(std::mem::take(path));
+            }
+            !release
+        });
+        if !gone.is_empty() {
+            tokio::task::spawn_blocking(move || {
+                for path in gone {
+                    let _ = std::fs::remove_file(path);
+                }
+            });
+        }
+    }
+
+    fn release(&self, coordinator: &str, handle: u64) {
+        self.release_where(|key| key.0 == coordinator && key.1 == handle);
+    }
+}
+
+/// Up to [`CHUNK_BYTES`] of the file at `path` from `offset` (none at its end).
+fn read_chunk(path: &std::path::Path, offset: u64) -> std::io::Result<Vec<u8>> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut file = std::fs::File::open(path)?;
+    file.seek(SeekFrom::Start(offset))?;
+    // One byte more than a chunk: room for the kind byte `Chunk` adds, without moving them.
+    let mut bytes = Vec::with_capacity(CHUNK_BYTES + 1);
+    file.take(CHUNK_BYTES as u64).read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
 /// Runs a worker until `stop` is cancelled. It prints `toolrt worker <name> listening on
 /// <addr>` on stdout once coordinators can connect.
 pub async fn run_worker(options: WorkerOptions, stop: CancellationToken) -> Result<(), String> {
@@ -73,17 +139,19 @@ pub async fn run_worker(options: WorkerOptions, stop: CancellationToken) -> Resu
     let cwd = std::fs::canonicalize(&options.cwd)
         .map_err(|e| format!("--cwd {}: {e}", options.cwd.display()))?;
     let outputs = std::env::temp_dir().join(format!("toolrt-worker-{}", std::process::id()));
-    let session = Arc::new(Session::new(cwd, outputs));
+    let session = Arc::new(Session::new(cwd, outputs.clone()));
     let (executor, _) = Executor::spawn()
         .await
         .map_err(|e| format!("cannot start the execute stage: {e}"))?;
     let running: Running = Arc::default();
+    let kept: Arc<KeptFiles> = Arc::default();
     let worker = WorkerActor {
         name: name.clone(),
         tools,
         session,
         executor: executor.clone(),
         running: running.clone(),
+        kept: kept.clone(),
     };
     let (actor, _) = Actor::spawn(None, worker, ())
         .await
@@ -102,6 +170,7 @@ pub async fn run_worker(options: WorkerOptions, stop: CancellationToken) -> Resu
         .map_err(|e| format!("cannot listen on {}: {e}", options.listen))?;
     let events = Box::new(Coordinators {
         running: running.clone(),
+        kept,
         grace: options.orphan_grace,
         authenticated: Mutex::default(),
     });
@@ -116,6 +185,8 @@ pub async fn run_worker(options: WorkerOptions, stop: CancellationToken) -> Resu
     server.stop(None);
     actor.stop(None);
     executor.stop();
+    // Outputs no coordinator fetched: nobody can any more.
+    let _ = std::fs::remove_dir_all(&outputs);
     Ok(())
 }
 
@@ -163,6 +234,7 @@ struct WorkerActor {
     session: Arc<Session>,
     executor: Executor,
     running: Running,
+    kept: Arc<KeptFiles>,
 }
 
 impl Actor for WorkerActor {
@@ -216,6 +288,9 @@ impl Actor for WorkerActor {
                 });
             }
             WorkerMsg::Cancel(Wire(Err(e))) => tracing::warn!(%e, "unreadable cancel"),
+            WorkerMsg::Fetch(Wire(req), reply) => self.fetch(req, reply),
+            WorkerMsg::Release(Wire(Ok(req))) => self.kept.release(&req.coordinator, req.handle),
+            WorkerMsg::Release(Wire(Err(e))) => tracing::warn!(%e, "unreadable release"),
             WorkerMsg::Ping(n, reply) => {
                 let _ = reply.send(n);
             }
@@ -275,17 +350,18 @@ impl WorkerActor {
         let ctx = ToolContext {
             tool_use_id: Arc::from(req.id.as_str()),
             cancel,
-            progress: ProgressSink::discard(),
+            progress: progress_to(&req.coordinator, &req.id),
             session: self.session.clone(),
             agent: None,
             state: StateKey::SESSION,
             hook_response: req.hook_response,
             output_chars: usize::try_from(req.output_chars).unwrap_or(usize::MAX),
         };
-        let (executor, session, running) = (
+        let (executor, session, running, kept) = (
             self.executor.clone(),
             self.session.clone(),
             self.running.clone(),
+            self.kept.clone(),
         );
         tokio::spawn(async move {
             // The tool's own validation looks at the files, so it is made here, where they are.
@@ -293,7 +369,7 @@ impl WorkerActor {
                 .validate(&req.input, &session, StateKey::SESSION)
                 .decided()
                 .await;
-            let out = match checked {
+            let mut out = match checked {
                 Err(why) => ToolOutput::failed(why),
                 Ok(()) => match executor.run(tool, req.input, ctx).await {
                     Ok(out) => out,
@@ -306,8 +382,99 @@ impl WorkerActor {
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
                 .remove(&key);
-            let _ = reply.send(Wire::of(RunReply::from_output(out)));
+            let full = out.full_output.take();
+            let mut answer = RunReply::from_output(out);
+            if let Some(full) = full {
+                match tokio::fs::metadata(&full.path).await {
+                    Ok(meta) => {
+                        answer.full = Some(KeptOutput {
+                            handle: kept.keep(&key.0, full.path.clone()),
+                            path: full.path,
+                            bytes: meta.len(),
+                            chars: full.chars,
+                            lines: full.lines,
+                        });
+                    }
+                    Err(e) => answer.content.push_str(&format!(
+                        "\n\n(the complete output's file {} on the worker node could not be read: {e})",
+                        full.path.display()
+                    )),
+                }
+            }
+            let handle = answer.full.as_ref().map(|f| f.handle);
+            if reply.send(Wire::of(answer)).is_err()
+                && let Some(handle) = handle
+            {
+                // The coordinator is gone: nobody will fetch it.
+                kept.release(&key.0, handle);
+            }
         });
+    }
+
+    /// Sends the chunk of a kept output that `req` asks for, read on the blocking pool; the
+    /// last (empty) one lets the file go.
+    fn fetch(&self, req: Result<FetchReq, String>, reply: RpcReplyPort<Chunk>) {
+        let req = match req {
+            Ok(req) => req,
+            Err(e) => {
+                let _ = reply.send(Chunk(Err(e)));
+                return;
+            }
+        };
+        let Some(path) = self.kept.path(&req.coordinator, req.handle) else {
+            let _ = reply.send(Chunk(Err(format!(
+                "worker node {} keeps no output {} for this coordinator (it was fetched or let go)",
+                self.name, req.handle
+            ))));
+            return;
+        };
+        let kept = self.kept.clone();
+        tokio::spawn(async move {
+            let shown = path.display().to_string();
+            let read = tokio::task::spawn_blocking(move || read_chunk(&path, req.offset)).await;
+            let chunk = match read {
+                Ok(Ok(bytes)) => {
+                    if bytes.is_empty() {
+                        kept.release(&req.coordinator, req.handle);
+                    }
+                    Ok(bytes)
+                }
+                Ok(Err(e)) => Err(format!("cannot read {shown} on the worker node: {e}")),
+                Err(e) => Err(format!("reading {shown} on the worker node failed: {e}")),
+            };
+            let _ = reply.send(Chunk(chunk));
+        });
+    }
+}
+
+/// A sink sending call `id`'s progress to the relay of `coordinator` (none when it has no
+/// relay: the updates are dropped).
+fn progress_to(coordinator: &str, id: &str) -> ProgressSink {
+    let relay = ractor::pg::get_members(&progress_group(coordinator))
+        .into_iter()
+        .next();
+    match relay {
+        Some(cell) => ProgressSink::to(Arc::new(ToRelay(cell.into())), Arc::from(id)),
+        None => ProgressSink::discard(),
+    }
+}
+
+/// A coordinator's relay as a progress target. Updates are not held back for a slow client
+/// here (the relay's sink drops them on the coordinator); a tool sends few (Bash: one per
+/// 200 ms at most, each at most 16,000 characters).
+struct ToRelay(ActorRef<RelayMsg>);
+
+impl ProgressTarget for ToRelay {
+    fn send(&self, id: &Arc<str>, data: serde_json::Value) -> bool {
+        let note = ProgressNote {
+            id: id.to_string(),
+            data,
+        };
+        self.0.cast(RelayMsg::Progress(Wire::of(note))).is_ok()
+    }
+
+    fn has_room(&self, _bytes: usize) -> bool {
+        true
     }
 }
 
@@ -315,6 +482,7 @@ impl WorkerActor {
 /// whose link closed are cancelled after the grace period.
 struct Coordinators {
     running: Running,
+    kept: Arc<KeptFiles>,
     grace: Duration,
     /// The sessions that passed the cookie handshake, by ractor_cluster's node id: only their
     /// closing ends calls (a peer that never authenticated cannot stop anyone's).
@@ -344,10 +512,11 @@ impl NodeEventSubscription for Coordinators {
         };
         let coordinator = peer.name;
         tracing::warn!(%coordinator, grace_ms = self.grace.as_millis() as u64, "coordinator link closed; its calls are killed after the grace period");
-        let (running, grace) = (self.running.clone(), self.grace);
+        let (running, kept, grace) = (self.running.clone(), self.kept.clone(), self.grace);
         tokio::spawn(async move {
             tokio::time::sleep(grace).await;
             cancel_where(&running, |key| key.0 == coordinator);
+            kept.release_where(|key| key.0 == coordinator);
         });
     }
 }

@@ -15,6 +15,8 @@ pub(crate) struct Worker {
     pub name: String,
     pub addr: String,
     pub cwd: PathBuf,
+    /// Its `TMPDIR` (`<cwd>.tmp`), where it keeps long outputs until they are fetched.
+    pub tmp: PathBuf,
 }
 
 impl Worker {
@@ -33,7 +35,10 @@ impl Worker {
         extra: &[&str],
     ) -> Self {
         std::fs::create_dir_all(cwd).unwrap();
+        let tmp = cwd.with_extension("tmp");
+        std::fs::create_dir_all(&tmp).unwrap();
         let mut child = Command::new(bin())
+            .env("TMPDIR", &tmp)
             .args(["worker", "--listen", addr, "--name", name, "--cookie-file"])
             .arg(cookie)
             .arg("--cwd")
@@ -61,6 +66,7 @@ impl Worker {
             name: name.to_string(),
             addr: addr.to_string(),
             cwd: cwd.to_path_buf(),
+            tmp,
         }
     }
 
