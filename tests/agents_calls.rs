@@ -304,3 +304,57 @@ fn cancelling_an_agent_call_ends_its_scope() {
     let done = server.finish();
     assert!(done.status.success(), "{}", done.stderr);
 }
+
+#[test]
+fn a_scopes_read_deny_hides_files_from_its_glob_and_grep_and_its_childrens() {
+    let sb = Sandbox::new();
+    sb.write("open.txt", "needle open\n");
+    sb.write("secret/key.txt", "needle SECRET\n");
+    let settings = sb.settings_file(&json!({
+        "agents": {"reader": {"permissions": {"deny": ["Read(secret/**)"]}},
+                   "helper": {}}
+    }));
+    let mut server = sb.serve(&["--settings", &settings]);
+    server.send(json!({"type": "agent_start", "agent_id": "r", "agent_type": "reader"}));
+    event(&mut server, "agent_started", |v| v["agent_id"] == "r");
+    // A child without rules of its own keeps its parent's.
+    server.send(
+        json!({"type": "agent_start", "agent_id": "h", "agent_type": "helper", "parent": "r"}),
+    );
+    event(&mut server, "agent_started", |v| v["agent_id"] == "h");
+    let grep = json!({"pattern": "needle", "output_mode": "content"});
+    let glob = json!({"pattern": "**/*.txt"});
+    for agent in ["r", "h"] {
+        scoped(
+            &mut server,
+            &format!("{agent}-grep"),
+            agent,
+            "Grep",
+            grep.clone(),
+        );
+        scoped(
+            &mut server,
+            &format!("{agent}-glob"),
+            agent,
+            "Glob",
+            glob.clone(),
+        );
+        for id in [format!("{agent}-grep"), format!("{agent}-glob")] {
+            let r = server.result(&id);
+            let content = r["content"].as_str().unwrap();
+            assert_eq!(r["outcome"], "success", "{r}");
+            assert!(content.contains("open.txt"), "{id}: {content}");
+            assert!(
+                !content.contains("key.txt"),
+                "{id} shows a denied file: {content}"
+            );
+        }
+    }
+    // The session itself has no such rule.
+    server.tool_use("s", "Grep", grep);
+    let s = server.result("s");
+    assert!(
+        s["content"].as_str().unwrap().contains("needle SECRET"),
+        "{s}"
+    );
+}

@@ -216,6 +216,29 @@ impl Chain {
     }
 }
 
+/// A scope's tools ask its chain: a path is hidden when any level's Read deny rule covers it,
+/// writing is refused when any level's deny rule forbids it, and a fetch is allowed only when
+/// every level allows it.
+impl crate::session::Guard for Chain {
+    fn read_denied(&self, path: &std::path::Path) -> bool {
+        self.levels.iter().any(|l| l.policy.read_denied(path))
+    }
+
+    fn write_denied(&self, path: &std::path::Path) -> bool {
+        self.levels.iter().any(|l| l.policy.write_denied(path))
+    }
+
+    fn fetch_allowed(&self, url: &str) -> bool {
+        self.levels.iter().all(|l| l.policy.fetch_allowed(url))
+    }
+
+    fn read_deny_patterns(&self) -> Vec<String> {
+        (self.levels.iter())
+            .flat_map(|l| l.policy.read_deny_patterns())
+            .collect()
+    }
+}
+
 /// The mode a scope decides in: its own, unless that would be wider than its parent's. A mode
 /// that allows more without asking — `bypassPermissions`, then `acceptEdits` — is never gained:
 /// a child asking for one its parent lacks keeps its parent's mode. Every other choice (the

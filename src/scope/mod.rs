@@ -30,6 +30,7 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use crate::permission::{Behavior, Chain, Level, Mode, narrow_mode};
+use crate::session::Session;
 use crate::tool::{Access, StateKey, Subject};
 pub use types::AgentsError;
 pub(crate) use types::{AgentTypes, ToolSet, narrow_tools};
@@ -77,6 +78,9 @@ pub(crate) struct Scope {
     pub key: u64,
     /// Set once the scope has ended (under `children`'s lock, so no child starts after it).
     ended: AtomicBool,
+    /// The session its tools run in: the session's, with the chain as the guard (made at its
+    /// first call).
+    tool_session: OnceLock<Arc<Session>>,
     /// Its live children, by id and key.
     children: Mutex<Vec<(Arc<str>, u64)>>,
 }
@@ -85,6 +89,19 @@ impl Scope {
     /// The mode its calls are decided in (its own, narrowed against its parent's).
     pub(crate) fn mode(&self) -> Mode {
         self.chain.innermost().mode
+    }
+
+    /// The session its calls' tools run in: `base` with the scope's whole chain as the guard,
+    /// so a Read deny rule of any level hides files from its Glob and Grep (and a WebFetch
+    /// redirect must be allowed at every level), as the same rules deny its Read.
+    pub(crate) fn tool_session(&self, base: &Arc<Session>) -> Arc<Session> {
+        let made = self.tool_session.get_or_init(|| {
+            Arc::new(Session {
+                guard: self.chain.clone(),
+                ..(**base).clone()
+            })
+        });
+        made.clone()
     }
 
     /// Its calls' tool state (what they read, their checkpoints), its own.
@@ -425,6 +442,7 @@ impl ScopeTable {
             cancel,
             key: self.next_key.fetch_add(1, Ordering::Relaxed),
             ended: AtomicBool::new(false),
+            tool_session: OnceLock::new(),
             children: Mutex::new(Vec::new()),
         });
         // The parent's lock is held across the insert, so its end cannot miss this child.

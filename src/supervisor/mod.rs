@@ -425,7 +425,8 @@ async fn execute(p: &Pipeline, c: &mut Call<'_>, prepared: Prepared) -> Result<R
         tool_use_id: c.id.clone(),
         cancel: c.cancel.clone(),
         progress: ProgressSink::to(p.progress.clone(), c.id.clone()),
-        session: p.session.clone(),
+        session: (c.scope.as_ref())
+            .map_or_else(|| p.session.clone(), |s| s.tool_session(&p.session)),
         agent: c.scope.as_ref().map(|s| s.id.clone()),
         state: c.state(),
         hook_response: post_hooks,
