@@ -15,6 +15,11 @@ pub trait Guard: Send + Sync + std::fmt::Debug {
     fn write_denied(&self, path: &Path) -> bool;
     /// Whether fetching this URL (e.g. a redirect target) is allowed without asking.
     fn fetch_allowed(&self, url: &str) -> bool;
+    /// The glob patterns behind [`Guard::read_denied`] (absolute, their anchors resolved),
+    /// for a worker node that answers it for its own files; none by default.
+    fn read_deny_patterns(&self) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 /// The Bash input field with which a call asks to run outside the sandbox (honoured only with
@@ -109,7 +114,7 @@ impl Guard for AllowAll {
 /// What every stage and tool of one server run shares: where it runs, where outputs go, what
 /// child processes get, and the permission questions a running tool may ask. (Built-in tools'
 /// own state lives in the tools; this module depends on nothing else in the crate.)
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Session {
     /// A fresh id per server run (hooks see it as `session_id`).
     pub id: String,

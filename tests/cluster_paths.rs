@@ -246,3 +246,43 @@ fn a_command_on_a_worker_is_not_allowed_for_a_sandbox_it_does_not_run_in() {
     server.finish();
     assert!(!root.join("made.txt").exists(), "ran without approval");
 }
+
+#[test]
+fn glob_and_grep_on_a_worker_leave_out_what_the_coordinators_read_deny_rules_cover() {
+    let sb = Sandbox::new();
+    let cookie = cookie(&sb, "cookie", "s3cret");
+    let workers = workers(&sb, &cookie, 1);
+    let root = std::fs::canonicalize(&workers[0].cwd).unwrap();
+    std::fs::create_dir_all(root.join("secret")).unwrap();
+    std::fs::write(root.join("open.rs"), "needle\n").unwrap();
+    std::fs::write(root.join("secret/key.rs"), "needle\n").unwrap();
+    // A link in the open part of the folder into the denied one: judged where it points.
+    std::os::unix::fs::symlink(root.join("secret/key.rs"), root.join("alias.rs")).unwrap();
+    let deny = format!("Read(/{}/secret/**)", root.display());
+    let args = ["--disallowed-tools", &deny];
+    let mut server = coordinator(&sb, &cookie, &workers, &args);
+    server.tool_use("g", "Glob", json!({"pattern": "**/*.rs"}));
+    server.tool_use("r", "Grep", json!({"pattern": "needle"}));
+    for id in ["g", "r"] {
+        let r = server.result(id);
+        assert_eq!(
+            (r["outcome"].as_str(), r["node"].as_str()),
+            (Some("success"), Some("w1")),
+            "{r}"
+        );
+        let content = r["content"].as_str().unwrap();
+        assert!(content.contains("open.rs"), "{id}: {content}");
+        assert!(
+            !content.contains("key.rs") && !content.contains("alias.rs"),
+            "{id} shows a denied file: {content}"
+        );
+    }
+    // Without the rule the worker's search sees all three (the rule, not the search, hid them).
+    let mut open = coordinator(&sb, &cookie, &workers, &[]);
+    open.tool_use("g", "Glob", json!({"pattern": "**/*.rs"}));
+    let all = open.result("g");
+    let content = all["content"].as_str().unwrap();
+    for name in ["open.rs", "secret/key.rs", "alias.rs"] {
+        assert!(content.contains(name), "{name}: {content}");
+    }
+}

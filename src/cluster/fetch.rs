@@ -31,7 +31,7 @@ pub(super) struct CopyTo {
 /// Gives `out` its complete output `kept` from worker node `node`: copied into `to`, the copy
 /// becomes its full output, and what the tool's response said of the worker's file it says of
 /// the copy. When the copy fails (the node is lost, the call is cancelled, a write fails) the
-/// output keeps its text, says why the rest is missing, and the worker lets its file go.
+/// output keeps its text, says first why the rest is missing, and the worker lets its file go.
 pub(super) async fn attach_full_output(
     out: &mut ToolOutput,
     kept: KeptOutput,
@@ -50,11 +50,15 @@ pub(super) async fn attach_full_output(
                 offset: 0,
             };
             let _ = live.actor.cast(WorkerMsg::Release(Wire::of(release)));
-            out.content.push_str(&format!(
-                "\n\n(the complete output, {} bytes, could not be brought from worker node \
-                 {node}: {why}; the text above is all of it that arrived)",
-                kept.bytes
-            ));
+            // First, so that a preview of a long output shows it too.
+            out.content.insert_str(
+                0,
+                &format!(
+                    "(The complete output, {} bytes, could not be brought from worker node \
+                     {node}: {why}. Below are its start and end only.)\n\n",
+                    kept.bytes
+                ),
+            );
             if let Some(response) = &mut out.response {
                 replace_path(response, &kept.path, None);
             }

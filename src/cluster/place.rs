@@ -265,6 +265,7 @@ impl Lease for NodeLease {
             input,
             output_chars: ctx.output_chars as u64,
             hook_response: ctx.hook_response,
+            read_deny: ctx.session.guard.read_deny_patterns(),
         };
         Box::pin(run_remote(
             name,

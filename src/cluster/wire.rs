@@ -152,6 +152,10 @@ pub(crate) struct RunReq {
     pub output_chars: u64,
     /// Whether PostToolUse hooks want the tool's `response`.
     pub hook_response: bool,
+    /// The coordinator's Read deny patterns: Glob and Grep on the worker leave out what they
+    /// cover.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub read_deny: Vec<String>,
 }
 
 /// A call to stop.

@@ -28,9 +28,9 @@ use crate::session::Session;
 use crate::tool::{ProgressSink, ProgressTarget, StateKey, Tool, ToolContext, ToolOutput};
 
 /// The tools a worker offers unless told otherwise: those whose work is all on the worker's
-/// own files and processes. Glob and Grep (which leave out paths the coordinator's Read deny
-/// rules cover while they run), WebFetch, and the background-task tools are not offered yet.
-pub const WORKER_TOOLS: &[&str] = &["Bash", "Read", "Write", "Edit"];
+/// own files and processes (Glob and Grep leave out what the coordinator's Read deny rules
+/// cover, sent with each call). WebFetch and the background-task tools are not offered yet.
+pub const WORKER_TOOLS: &[&str] = &["Bash", "Read", "Write", "Edit", "Glob", "Grep"];
 
 /// How `toolrt worker` runs.
 #[derive(Debug, Clone)]
@@ -107,6 +107,28 @@ impl KeptFiles {
     }
 }
 
+/// Deletes the output folders (`toolrt-worker-<pid>`) in `tmp` that workers of this user
+/// left when they were killed outright: those whose process is gone. Another user's folders,
+/// and symlinks, are left alone.
+fn sweep_dead_workers_outputs(tmp: &std::path::Path) {
+    use std::os::unix::fs::MetadataExt;
+    let me = nix::unistd::geteuid().as_raw();
+    for entry in std::fs::read_dir(tmp).into_iter().flatten().flatten() {
+        let name = entry.file_name();
+        let Some(pid) = (name.to_str())
+            .and_then(|n| n.strip_prefix("toolrt-worker-"))
+            .filter(|pid| pid.parse::<u32>().is_ok())
+        else {
+            continue;
+        };
+        let ours = std::fs::symlink_metadata(entry.path())
+            .is_ok_and(|meta| meta.is_dir() && meta.uid() == me);
+        if ours && !std::path::Path::new("/proc").join(pid).exists() {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
+}
+
 /// Up to [`CHUNK_BYTES`] of the file at `path` from `offset` (none at its end).
 fn read_chunk(path: &std::path::Path, offset: u64) -> std::io::Result<Vec<u8>> {
     use std::io::{Read, Seek, SeekFrom};
@@ -139,6 +161,7 @@ pub async fn run_worker(options: WorkerOptions, stop: CancellationToken) -> Resu
     let cwd = std::fs::canonicalize(&options.cwd)
         .map_err(|e| format!("--cwd {}: {e}", options.cwd.display()))?;
     let outputs = std::env::temp_dir().join(format!("toolrt-worker-{}", std::process::id()));
+    sweep_dead_workers_outputs(&std::env::temp_dir());
     let session = Arc::new(Session::new(cwd, outputs.clone()));
     let (executor, _) = Executor::spawn()
         .await
@@ -332,6 +355,19 @@ impl WorkerActor {
                 ),
             );
         }
+        let session = match self.session_for(&req.read_deny) {
+            Ok(session) => session,
+            Err(why) => {
+                return answer(
+                    reply,
+                    ToolOutput::failed(format!(
+                        "Worker node {} could not take the coordinator's Read deny rules ({why}); \
+                         the call did not run.",
+                        self.name
+                    )),
+                );
+            }
+        };
         let key = (req.coordinator.clone(), req.id.clone());
         let cancel = CancellationToken::new();
         {
@@ -351,15 +387,14 @@ impl WorkerActor {
             tool_use_id: Arc::from(req.id.as_str()),
             cancel,
             progress: progress_to(&req.coordinator, &req.id),
-            session: self.session.clone(),
+            session: session.clone(),
             agent: None,
             state: StateKey::SESSION,
             hook_response: req.hook_response,
             output_chars: usize::try_from(req.output_chars).unwrap_or(usize::MAX),
         };
-        let (executor, session, running, kept) = (
+        let (executor, running, kept) = (
             self.executor.clone(),
-            self.session.clone(),
             self.running.clone(),
             self.kept.clone(),
         );
@@ -409,6 +444,19 @@ impl WorkerActor {
                 kept.release(&key.0, handle);
             }
         });
+    }
+
+    /// The session a call runs in: the worker's, with the coordinator's Read deny patterns as
+    /// its guard when there are any (Glob and Grep leave out what they cover).
+    fn session_for(&self, read_deny: &[String]) -> Result<Arc<Session>, String> {
+        if read_deny.is_empty() {
+            return Ok(self.session.clone());
+        }
+        let guard = crate::permission::ReadDenies::new(read_deny)?;
+        Ok(Arc::new(Session {
+            guard: Arc::new(guard),
+            ..(*self.session).clone()
+        }))
     }
 
     /// Sends the chunk of a kept output that `req` asks for, read on the blocking pool; the
@@ -526,6 +574,28 @@ mod tests {
     use super::*;
 
     #[test]
+    fn only_dead_workers_own_output_folders_are_swept() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = |name: &str| {
+            let path = tmp.path().join(name);
+            std::fs::create_dir_all(path.join("inner")).unwrap();
+            std::fs::write(path.join("inner/x.log"), "x").unwrap();
+            path
+        };
+        // No process has a pid this large (the kernel's limit is 2^22).
+        let dead = dir("toolrt-worker-4294967295");
+        let alive = dir(&format!("toolrt-worker-{}", std::process::id()));
+        let other = dir("toolrt-worker-x");
+        let target = dir("elsewhere");
+        let link = tmp.path().join("toolrt-worker-4294967294");
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        sweep_dead_workers_outputs(tmp.path());
+        assert!(!dead.exists());
+        assert!(alive.exists() && other.exists());
+        assert!(target.join("inner/x.log").exists() && link.exists());
+    }
+
+    #[test]
     fn a_worker_offers_only_tools_it_can_run_alone() {
         let names = |t: &HashMap<String, Arc<dyn Tool>>| {
             let mut n: Vec<String> = t.keys().cloned().collect();
@@ -534,14 +604,14 @@ mod tests {
         };
         assert_eq!(
             names(&offered_tools(None).unwrap()),
-            ["Bash", "Edit", "Read", "Write"]
+            ["Bash", "Edit", "Glob", "Grep", "Read", "Write"]
         );
         let some = vec!["Bash".to_string(), "Noop".to_string()];
         assert_eq!(
             names(&offered_tools(Some(&some)).unwrap()),
             ["Bash", "Noop"]
         );
-        for bad in ["Grep", "WebFetch", "TaskOutput", "Nope"] {
+        for bad in ["WebFetch", "TaskOutput", "TaskStop", "Nope"] {
             let err = offered_tools(Some(&[bad.to_string()])).err().unwrap();
             assert!(err.contains(bad), "{err}");
         }

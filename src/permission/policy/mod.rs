@@ -775,4 +775,8 @@ impl crate::session::Guard for Policy {
             && !hit(&self.ask)
             && (self.starting_mode() == Mode::BypassPermissions || hit(&self.allow))
     }
+
+    fn read_deny_patterns(&self) -> Vec<String> {
+        self.deny.read_paths.patterns().to_vec()
+    }
 }
