@@ -4,26 +4,12 @@
 mod cluster_support;
 mod support;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use cluster_support::*;
 use serde_json::{Value, json};
 use support::*;
-
-/// Every file under `dir`, however deep.
-fn files_under(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            out.extend(files_under(&path));
-        } else {
-            out.push(path);
-        }
-    }
-    out
-}
 
 #[test]
 fn a_long_remote_output_comes_back_whole_and_the_worker_keeps_none() {
@@ -104,19 +90,8 @@ fn a_remote_commands_new_output_reaches_the_client_as_progress_before_its_result
         &["--permission-mode", "bypassPermissions"],
     );
     // Prints, then waits (in the worker's folder) until the test has seen the first line.
-    server.tool_use(
-        "p",
-        "Bash",
-        json!({"command": "echo first line; timeout 20 sh -c 'while [ ! -f seen ]; do sleep 0.01; done'; echo second line"}),
-    );
-    let progress = server.wait_for("progress", Duration::from_secs(20), |v| {
-        v["type"] == "event" && v["event"] == "progress"
-    });
-    assert_eq!(progress["tool_use_id"], "p");
-    assert!(
-        (progress["data"]["output"].as_str()).is_some_and(|o| o.contains("first line")),
-        "{progress}"
-    );
+    server.tool_use("p", "Bash", json!({"command": PRINTS_THEN_WAITS_FOR_SEEN}));
+    first_progress_line(&mut server, "p");
     std::fs::write(workers[0].cwd.join("seen"), "").unwrap();
     let done = server.result("p");
     assert_eq!(

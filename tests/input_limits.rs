@@ -170,23 +170,10 @@ fn a_huge_path_costs_a_small_multiple_of_its_size_and_writes_nothing() {
         "peak {peak} KiB over {bound} KiB for a {SIZE}-byte field"
     );
     // Nothing the size of the field was written anywhere.
-    for entry in walk(&sb.dir.path().to_path_buf()) {
+    for entry in files_under(sb.dir.path()) {
         let len = std::fs::metadata(&entry).map(|m| m.len()).unwrap_or(0);
         assert!(len < 1 << 20, "{} is {len} bytes", entry.display());
     }
-}
-
-fn walk(dir: &std::path::PathBuf) -> Vec<std::path::PathBuf> {
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            out.extend(walk(&path));
-        } else {
-            out.push(path);
-        }
-    }
-    out
 }
 
 #[test]

@@ -12,21 +12,8 @@ fn progress_events_carry_new_output_before_the_result() {
     let sb = Sandbox::new();
     let mut server = sb.serve(&["--permission-mode", "bypassPermissions"]);
     // Prints, then waits until the test has seen the first line as progress.
-    server.tool_use(
-        "p",
-        "Bash",
-        json!({"command": "echo first line; timeout 20 sh -c 'while [ ! -f seen ]; do sleep 0.01; done'; echo second line"}),
-    );
-    let progress = server.wait_for("progress", Duration::from_secs(20), |v| {
-        v["type"] == "event" && v["event"] == "progress"
-    });
-    assert_eq!(progress["tool_use_id"], "p");
-    assert!(
-        progress["data"]["output"]
-            .as_str()
-            .is_some_and(|o| o.contains("first line")),
-        "{progress}"
-    );
+    server.tool_use("p", "Bash", json!({"command": PRINTS_THEN_WAITS_FOR_SEEN}));
+    first_progress_line(&mut server, "p");
     std::fs::write(sb.path("seen"), "").unwrap();
     let done = server.finish();
     let at =

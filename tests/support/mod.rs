@@ -300,6 +300,36 @@ impl Drop for Server {
     }
 }
 
+/// Every file under `dir`, however deep.
+pub(crate) fn files_under(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            out.extend(files_under(&path));
+        } else {
+            out.push(path);
+        }
+    }
+    out
+}
+
+/// A Bash command that prints `first line`, waits (at most 20 s) until a file `seen` exists
+/// in its folder, then prints `second line`: the test sees its progress before it ends.
+pub(crate) const PRINTS_THEN_WAITS_FOR_SEEN: &str = "echo first line; timeout 20 sh -c 'while [ ! -f seen ]; do sleep 0.01; done'; echo second line";
+
+/// Waits for call `id`'s first `progress` event and checks that it carries `first line`.
+pub(crate) fn first_progress_line(server: &mut Server, id: &str) {
+    let progress = server.wait_for("progress", Duration::from_secs(20), |v| {
+        v["type"] == "event" && v["event"] == "progress"
+    });
+    assert_eq!(progress["tool_use_id"], id);
+    assert!(
+        (progress["data"]["output"].as_str()).is_some_and(|o| o.contains("first line")),
+        "{progress}"
+    );
+}
+
 pub(crate) fn is_result(v: &Value, id: &str) -> bool {
     v["type"] == "tool_result" && v["tool_use_id"] == id
 }
