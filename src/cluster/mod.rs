@@ -12,6 +12,7 @@
 //! the network is trusted (`insecure_network`).
 
 mod fetch;
+mod guard;
 mod link;
 mod place;
 mod relay;

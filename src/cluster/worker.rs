@@ -56,9 +56,13 @@ pub struct WorkerOptions {
 /// The calls running on this worker, by coordinator and id.
 type Running = Arc<Mutex<HashMap<(String, String), CancellationToken>>>;
 
+/// How long a kept output waits for its coordinator at most: one whose reply reached no one
+/// (the coordinator gave up on the call first) is deleted then, even while the link stays up.
+const KEPT_FOR: Duration = Duration::from_secs(3600);
+
 /// Complete outputs kept in files until their coordinator has fetched them, by coordinator
-/// and handle. A file goes when its last chunk is sent, when the coordinator lets it go, or
-/// when the coordinator's link has been closed for the grace period.
+/// and handle. A file goes when its last chunk is sent, when the coordinator lets it go, when
+/// the coordinator's link has been closed for the grace period, or after [`KEPT_FOR`].
 #[derive(Default)]
 struct KeptFiles {
     next: AtomicU64,
@@ -70,10 +74,17 @@ impl KeptFiles {
         self.files.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Keeps `path` for `coordinator`; its handle.
-    fn keep(&self, coordinator: &str, path: PathBuf) -> u64 {
+    /// Keeps `path` for `coordinator` (for [`KEPT_FOR`] at most); its handle.
+    fn keep(self: &Arc<Self>, coordinator: &str, path: PathBuf) -> u64 {
         let handle = self.next.fetch_add(1, Ordering::Relaxed);
         self.table().insert((coordinator.to_string(), handle), path);
+        let (kept, coordinator) = (Arc::downgrade(self), coordinator.to_string());
+        tokio::spawn(async move {
+            tokio::time::sleep(KEPT_FOR).await;
+            if let Some(kept) = kept.upgrade() {
+                kept.release(&coordinator, handle);
+            }
+        });
         handle
     }
 
@@ -452,7 +463,7 @@ impl WorkerActor {
         if read_deny.is_empty() {
             return Ok(self.session.clone());
         }
-        let guard = crate::permission::ReadDenies::new(read_deny)?;
+        let guard = super::guard::ReadDenies::new(read_deny)?;
         Ok(Arc::new(Session {
             guard: Arc::new(guard),
             ..(*self.session).clone()

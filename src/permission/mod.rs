@@ -32,7 +32,6 @@ pub use decision::{
     Behavior, DecidedBy, Decision, HookVerdict, Mode, RuleKind, SubcommandVerdict, UnknownMode,
 };
 pub(crate) use domain::DomainPattern;
-pub(crate) use path_rule::ReadDenies;
 pub(crate) use pattern::BashPattern;
 pub use policy::PolicyError;
 pub(crate) use policy::{DecisionRequest, Located, Policy, PolicyBuilder};

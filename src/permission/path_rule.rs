@@ -82,7 +82,7 @@ fn anchor_variants(anchor: &Path) -> Vec<PathBuf> {
 /// many `**/name` patterns degrades into running every regex in turn.
 #[derive(Debug, Default)]
 pub(crate) struct PathSet {
-    /// Every pattern built, as written (for [`ReadDenies`] on a worker node).
+    /// Every pattern built, as written (a worker node rebuilds the Read deny ones).
     patterns: Vec<String>,
     by_name: HashMap<String, Vec<(GlobMatcher, usize)>>,
     set: Option<GlobSet>,
@@ -431,46 +431,5 @@ mod tests {
         ] {
             assert_eq!(is_protected(Path::new(p)), want, "{p}");
         }
-    }
-}
-
-/// The coordinator's Read deny patterns, rebuilt on a worker node so that its Glob and Grep
-/// leave out what they cover, as the coordinator's own would; each path is checked with what
-/// it resolves to through the worker's symlinks. Only the Read question is answered: the
-/// call's permission decision was made on the coordinator.
-#[derive(Debug)]
-pub(crate) struct ReadDenies(PathSet);
-
-impl ReadDenies {
-    /// Builds `patterns` ([`crate::session::Guard::read_deny_patterns`]); why one does not
-    /// compile, naming it.
-    pub(crate) fn new(patterns: &[String]) -> Result<Self, String> {
-        let mut set = PathSet::default();
-        for (i, p) in patterns.iter().enumerate() {
-            set.add(vec![p.clone()], i);
-        }
-        set.build().map_err(|(i, why)| {
-            format!(
-                "the Read deny pattern {:?} does not compile: {why}",
-                patterns[i]
-            )
-        })?;
-        Ok(Self(set))
-    }
-}
-
-impl crate::session::Guard for ReadDenies {
-    fn read_denied(&self, path: &Path) -> bool {
-        crate::paths::candidates(path)
-            .iter()
-            .any(|c| self.0.first_match(c).is_some())
-    }
-
-    fn write_denied(&self, _path: &Path) -> bool {
-        false
-    }
-
-    fn fetch_allowed(&self, _url: &str) -> bool {
-        false
     }
 }
