@@ -50,6 +50,21 @@ pub(crate) fn create_private_dir(dir: &Path) -> std::io::Result<()> {
         .create(dir)
 }
 
+/// Creates a new output file `<prefix>-<random>.log` in `dir` (made private first) that stays
+/// after the handle is dropped: a kept output outlives the call that wrote it. Blocking.
+pub(crate) fn create_kept_log(
+    dir: &Path,
+    prefix: &str,
+) -> std::io::Result<(std::fs::File, PathBuf)> {
+    create_private_dir(dir)?;
+    tempfile::Builder::new()
+        .prefix(&format!("{prefix}-"))
+        .suffix(".log")
+        .tempfile_in(dir)?
+        .keep()
+        .map_err(|e| e.error)
+}
+
 /// `name` as part of a file name: its first 64 characters, each one that is not an ASCII
 /// letter, digit, `-` or `_` replaced by `_` (an id from a client may hold `/` or `..`).
 pub(crate) fn file_safe(name: &str) -> String {

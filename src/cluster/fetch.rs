@@ -86,39 +86,34 @@ async fn copy(
     let (file, path) = create(to)
         .await
         .map_err(|e| format!("cannot create a file for it in {}: {e}", to.dir.display()))?;
-    let copied = fill(file, kept, live, coordinator, cancel).await;
-    if let Err(why) = copied {
+    if let Err(why) = fill(file, kept, live, coordinator, cancel).await {
         let _ = tokio::fs::remove_file(&path).await;
-        return Err(why.unwrap_or_else(|| "its link was lost".into()));
+        return Err(why);
     }
     Ok(path)
 }
 
 /// A new private file in `to.dir` named after `to.name`.
 async fn create(to: &CopyTo) -> std::io::Result<(tokio::fs::File, PathBuf)> {
-    let (dir, prefix) = (to.dir.clone(), format!("{}-", to.name));
-    let (file, path) = tokio::task::spawn_blocking(move || {
-        crate::paths::create_private_dir(&dir)?;
-        tempfile::Builder::new()
-            .prefix(&prefix)
-            .suffix(".log")
-            .tempfile_in(&dir)?
-            .keep()
-            .map_err(|e| e.error)
-    })
-    .await
-    .map_err(std::io::Error::other)??;
+    let (dir, name) = (to.dir.clone(), to.name.clone());
+    let (file, path) =
+        tokio::task::spawn_blocking(move || crate::paths::create_kept_log(&dir, &name))
+            .await
+            .map_err(std::io::Error::other)??;
     Ok((tokio::fs::File::from_std(file), path))
 }
 
-/// Fetches every chunk of `kept` into `file`. `Err(None)`: the node's link was lost.
+/// Why a copy stopped when the node's link went.
+const LINK_LOST: &str = "its link was lost";
+
+/// Fetches every chunk of `kept` into `file`; why not, when it cannot.
 async fn fill(
     mut file: tokio::fs::File,
     kept: &KeptOutput,
     live: &Live,
     coordinator: &str,
     cancel: &CancellationToken,
-) -> Result<(), Option<String>> {
+) -> Result<(), String> {
     let mut offset = 0u64;
     loop {
         let req = FetchReq {
@@ -132,17 +127,17 @@ async fn fill(
         );
         let bytes = tokio::select! {
             biased;
-            _ = live.lost.cancelled() => return Err(None),
+            _ = live.lost.cancelled() => return Err(LINK_LOST.into()),
             _ = cancel.cancelled() => {
-                return Err(Some("the call was cancelled before all of it was copied".into()));
+                return Err("the call was cancelled before all of it was copied".into());
             }
             reply = ask => match reply {
                 Ok(CallResult::Success(Chunk(Ok(bytes)))) => bytes,
-                Ok(CallResult::Success(Chunk(Err(why)))) => return Err(Some(why)),
+                Ok(CallResult::Success(Chunk(Err(why)))) => return Err(why),
                 Ok(CallResult::Timeout) => {
-                    return Err(Some("the worker node sent no chunk in time".into()));
+                    return Err("the worker node sent no chunk in time".into());
                 }
-                Ok(CallResult::SenderError) | Err(_) => return Err(None),
+                Ok(CallResult::SenderError) | Err(_) => return Err(LINK_LOST.into()),
             },
         };
         if bytes.is_empty() {
@@ -150,24 +145,24 @@ async fn fill(
         }
         offset += bytes.len() as u64;
         if offset > kept.bytes {
-            return Err(Some(format!(
+            return Err(format!(
                 "the worker node sent more than the {} bytes it announced",
                 kept.bytes
-            )));
+            ));
         }
         file.write_all(&bytes)
             .await
-            .map_err(|e| Some(format!("writing the copy failed: {e}")))?;
+            .map_err(|e| format!("writing the copy failed: {e}"))?;
     }
     if offset != kept.bytes {
-        return Err(Some(format!(
+        return Err(format!(
             "the worker node sent {offset} of the {} bytes it announced",
             kept.bytes
-        )));
+        ));
     }
     file.flush()
         .await
-        .map_err(|e| Some(format!("writing the copy failed: {e}")))
+        .map_err(|e| format!("writing the copy failed: {e}"))
 }
 
 /// In a tool's `response`, each top-level string naming the worker's file `from` names `to`

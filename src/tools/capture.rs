@@ -134,16 +134,10 @@ impl Capture {
     /// the pipeline's thread never waits on a file).
     async fn open_file(&mut self) -> std::io::Result<()> {
         let dir = self.dir.clone();
-        let prefix = format!("{}-", self.prefix);
+        let prefix = self.prefix.clone();
         let early = std::mem::take(&mut self.early);
         let opened = tokio::task::spawn_blocking(move || {
-            crate::paths::create_private_dir(&dir)?;
-            let (mut file, path) = tempfile::Builder::new()
-                .prefix(&prefix)
-                .suffix(".log")
-                .tempfile_in(&dir)?
-                .keep()
-                .map_err(|e| e.error)?;
+            let (mut file, path) = crate::paths::create_kept_log(&dir, &prefix)?;
             std::io::Write::write_all(&mut file, &early)?;
             Ok::<_, std::io::Error>((file, path))
         })
