@@ -285,4 +285,9 @@ fn glob_and_grep_on_a_worker_leave_out_what_the_coordinators_read_deny_rules_cov
     for name in ["open.rs", "secret/key.rs", "alias.rs"] {
         assert!(content.contains(name), "{name}: {content}");
     }
+    // The worker keeps what it built for each coordinator apart: the first one's rule still holds.
+    server.tool_use("again", "Grep", json!({"pattern": "needle"}));
+    let again = server.result("again");
+    let content = again["content"].as_str().unwrap();
+    assert!(content.contains("open.rs") && !content.contains("key.rs"), "{content}");
 }

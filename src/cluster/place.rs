@@ -245,7 +245,13 @@ impl Lease for NodeLease {
         })
     }
 
-    fn run(self: Box<Self>, tool: &str, input: Input, ctx: ToolContext) -> RemoteRun {
+    fn run(
+        self: Box<Self>,
+        tool: &str,
+        searches: bool,
+        input: Input,
+        ctx: ToolContext,
+    ) -> RemoteRun {
         let NodeLease {
             coordinator,
             routes,
@@ -265,7 +271,11 @@ impl Lease for NodeLease {
             input,
             output_chars: ctx.output_chars as u64,
             hook_response: ctx.hook_response,
-            read_deny: ctx.session.guard.read_deny_patterns(),
+            read_deny: if searches {
+                ctx.session.guard.read_deny_patterns()
+            } else {
+                Vec::new()
+            },
         };
         Box::pin(run_remote(
             name,

@@ -152,8 +152,8 @@ pub(crate) struct RunReq {
     pub output_chars: u64,
     /// Whether PostToolUse hooks want the tool's `response`.
     pub hook_response: bool,
-    /// The coordinator's Read deny patterns: Glob and Grep on the worker leave out what they
-    /// cover.
+    /// The coordinator's Read deny patterns, sent with a search's call only: Glob and Grep on
+    /// the worker leave out what they cover.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub read_deny: Vec<String>,
 }

@@ -271,25 +271,34 @@ struct WorkerActor {
     kept: Arc<KeptFiles>,
 }
 
+/// The sessions a worker made for coordinators' Read deny patterns, by coordinator: a
+/// coordinator sends the same patterns with each search, and building their matcher costs more
+/// than the search of a small folder.
+#[derive(Default)]
+struct DenySessions(HashMap<String, (Vec<String>, Arc<Session>)>);
+
+/// More coordinators than this with deny rules at once and the sessions are made afresh.
+const DENY_SESSIONS_KEPT: usize = 64;
+
 impl Actor for WorkerActor {
     type Msg = WorkerMsg;
-    type State = ();
+    type State = DenySessions;
     type Arguments = ();
 
     async fn pre_start(
         &self,
         myself: ActorRef<WorkerMsg>,
         _: (),
-    ) -> Result<(), ActorProcessingErr> {
+    ) -> Result<DenySessions, ActorProcessingErr> {
         ractor::pg::join(WORKER_GROUP.to_string(), vec![myself.get_cell()]);
-        Ok(())
+        Ok(DenySessions::default())
     }
 
     async fn handle(
         &self,
         _myself: ActorRef<WorkerMsg>,
         message: WorkerMsg,
-        _state: &mut (),
+        denies: &mut DenySessions,
     ) -> Result<(), ActorProcessingErr> {
         match message {
             WorkerMsg::Hello(Wire(req), reply) => {
@@ -315,7 +324,7 @@ impl Actor for WorkerActor {
                 });
                 let _ = reply.send(Wire(paths.map(|paths| ResolveReply { paths })));
             }
-            WorkerMsg::Run(Wire(req), reply) => self.run(req, reply),
+            WorkerMsg::Run(Wire(req), reply) => self.run(req, reply, denies),
             WorkerMsg::Cancel(Wire(Ok(req))) => {
                 cancel_where(&self.running, |key| {
                     key.0 == req.coordinator && key.1 == req.id
@@ -335,7 +344,12 @@ impl Actor for WorkerActor {
 
 impl WorkerActor {
     /// Starts one call on a task of its own; its reply is sent from there.
-    fn run(&self, req: Result<RunReq, String>, reply: RpcReplyPort<Wire<RunReply>>) {
+    fn run(
+        &self,
+        req: Result<RunReq, String>,
+        reply: RpcReplyPort<Wire<RunReply>>,
+        denies: &mut DenySessions,
+    ) {
         let answer = |reply: RpcReplyPort<Wire<RunReply>>, out: ToolOutput| {
             let _ = reply.send(Wire::of(RunReply::from_output(out)));
         };
@@ -366,7 +380,7 @@ impl WorkerActor {
                 ),
             );
         }
-        let session = match self.session_for(&req.read_deny) {
+        let session = match self.session_for(&req.coordinator, &req.read_deny, denies) {
             Ok(session) => session,
             Err(why) => {
                 return answer(
@@ -459,15 +473,33 @@ impl WorkerActor {
 
     /// The session a call runs in: the worker's, with the coordinator's Read deny patterns as
     /// its guard when there are any (Glob and Grep leave out what they cover).
-    fn session_for(&self, read_deny: &[String]) -> Result<Arc<Session>, String> {
+    fn session_for(
+        &self,
+        coordinator: &str,
+        read_deny: &[String],
+        denies: &mut DenySessions,
+    ) -> Result<Arc<Session>, String> {
         if read_deny.is_empty() {
             return Ok(self.session.clone());
         }
+        if let Some((patterns, session)) = denies.0.get(coordinator)
+            && patterns == read_deny
+        {
+            return Ok(session.clone());
+        }
         let guard = super::guard::ReadDenies::new(read_deny)?;
-        Ok(Arc::new(Session {
+        let session = Arc::new(Session {
             guard: Arc::new(guard),
             ..(*self.session).clone()
-        }))
+        });
+        if denies.0.len() >= DENY_SESSIONS_KEPT && !denies.0.contains_key(coordinator) {
+            denies.0.clear();
+        }
+        (denies.0).insert(
+            coordinator.to_string(),
+            (read_deny.to_vec(), session.clone()),
+        );
+        Ok(session)
     }
 
     /// Sends the chunk of a kept output that `req` asks for, read on the blocking pool; the

@@ -30,8 +30,15 @@ pub(crate) trait Lease: Send + Sync {
     fn home(&self) -> &Path;
     /// Asks the node what the absolute `path` resolves to through its symlinks.
     fn resolve(&self, path: PathBuf) -> Resolving;
-    /// Runs the call's execute step on the node.
-    fn run(self: Box<Self>, tool: &str, input: Input, ctx: ToolContext) -> RemoteRun;
+    /// Runs the call's execute step on the node. `searches`: the tool walks folders, leaving
+    /// out what the session's Read deny rules hide, so the node must be told them.
+    fn run(
+        self: Box<Self>,
+        tool: &str,
+        searches: bool,
+        input: Input,
+        ctx: ToolContext,
+    ) -> RemoteRun;
 }
 
 /// Chooses the node for a call's execute step.

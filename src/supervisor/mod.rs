@@ -439,7 +439,15 @@ async fn execute(p: &Pipeline, c: &mut Call<'_>, prepared: Prepared) -> Result<R
     let run = match c.node.take() {
         Some(on) => {
             node = Some(on.lease.node().clone());
-            let remote = on.lease.run(&name, prepared.input, ctx);
+            // Only a search consults Read deny rules where it runs (it leaves out what they hide).
+            let searches = matches!(
+                tool.access().subject,
+                crate::tool::Subject::Path {
+                    default_cwd: true,
+                    ..
+                }
+            );
+            let remote = on.lease.run(&name, searches, prepared.input, ctx);
             Either::Right(futures::FutureExt::map(remote, Ok))
         }
         None if tool.awaits_io_only() => {
