@@ -268,6 +268,8 @@ impl<R: AsyncRead + Unpin> AsyncRead for LineCap<R> {
             if since > self.cap {
                 let why = format!("it wrote a message over {} MiB", self.cap >> 20);
                 *self.overflow.lock().unwrap_or_else(|e| e.into_inner()) = Some(why.clone());
+                // A read that fails hands over nothing (AsyncRead's contract; tokio checks it).
+                buf.set_filled(before);
                 return Poll::Ready(Err(std::io::Error::new(
                     std::io::ErrorKind::InvalidData,
                     why,
