@@ -147,6 +147,52 @@ fn a_symlink_on_the_worker_into_a_denied_folder_is_denied() {
     );
 }
 
+/// The coordinator keeps what a worker said a path resolves to and decides the next call on
+/// that path without asking again; the worker checks it before it runs the call. A symlink
+/// swapped in between must not let the call past a deny rule, and a harmless swap must not fail
+/// the call.
+#[test]
+fn a_symlink_swapped_on_the_worker_after_an_allowed_call_is_judged_afresh() {
+    let sb = Sandbox::new();
+    let cookie = cookie(&sb, "cookie", "s3cret");
+    let workers = workers(&sb, &cookie, 1);
+    let root = std::fs::canonicalize(&workers[0].cwd).unwrap();
+    std::fs::create_dir_all(root.join("secret")).unwrap();
+    std::fs::write(root.join("plain.txt"), "plain words\n").unwrap();
+    std::fs::write(root.join("other.txt"), "other words\n").unwrap();
+    std::fs::write(root.join("secret/key.txt"), "SECRET KEY\n").unwrap();
+    let link = root.join("link.txt");
+    std::os::unix::fs::symlink(root.join("plain.txt"), &link).unwrap();
+    let deny = format!("Read(/{}/secret/**)", root.display());
+    let mut server = coordinator(&sb, &cookie, &workers, &["--disallowed-tools", &deny]);
+    let read = |server: &mut Server, id: &str| {
+        server.tool_use(id, "Read", json!({"file_path": "link.txt"}));
+        server.result(id)
+    };
+    let first = read(&mut server, "first");
+    assert_eq!(first["outcome"], "success", "{first}");
+    assert!(first["content"].as_str().unwrap().contains("plain words"));
+    // Into the denied folder: decided afresh, denied, nothing of the file shown.
+    std::fs::remove_file(&link).unwrap();
+    std::os::unix::fs::symlink(root.join("secret/key.txt"), &link).unwrap();
+    let swapped = read(&mut server, "swapped");
+    assert_eq!(swapped["outcome"], "denied", "{swapped}");
+    assert!(!swapped.to_string().contains("SECRET KEY"), "{swapped}");
+    // To another allowed file: the call runs, on the new target.
+    std::fs::remove_file(&link).unwrap();
+    std::os::unix::fs::symlink(root.join("other.txt"), &link).unwrap();
+    let harmless = read(&mut server, "harmless");
+    assert_eq!(harmless["outcome"], "success", "{harmless}");
+    assert!(
+        harmless["content"]
+            .as_str()
+            .unwrap()
+            .contains("other words"),
+        "{harmless}"
+    );
+    server.finish();
+}
+
 #[test]
 fn a_bash_command_on_a_worker_is_judged_against_the_workers_files() {
     let sb = Sandbox::new();
@@ -289,5 +335,8 @@ fn glob_and_grep_on_a_worker_leave_out_what_the_coordinators_read_deny_rules_cov
     server.tool_use("again", "Grep", json!({"pattern": "needle"}));
     let again = server.result("again");
     let content = again["content"].as_str().unwrap();
-    assert!(content.contains("open.rs") && !content.contains("key.rs"), "{content}");
+    assert!(
+        content.contains("open.rs") && !content.contains("key.rs"),
+        "{content}"
+    );
 }

@@ -357,6 +357,7 @@ impl Links {
                 lost: lost.clone(),
                 root: Arc::from(hello.root.as_path()),
                 home: Arc::from(hello.home.as_path()),
+                resolved: hello.checks_expect.then(Arc::default),
             });
         }
         let link = &mut self.links[i];

@@ -16,6 +16,7 @@ mod guard;
 mod link;
 mod place;
 mod relay;
+mod resolved;
 mod tls;
 mod wire;
 mod worker;

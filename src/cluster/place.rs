@@ -18,9 +18,10 @@ use tokio_util::sync::CancellationToken;
 
 use super::fetch::{CopyTo, attach_full_output};
 use super::relay::{Route, Routes};
+use super::resolved::Resolved;
 use super::wire::{CancelReq, ResolveReq, RunReq, Wire, WorkerMsg};
 use crate::call::Input;
-use crate::execute::{Lease, Placement, RemoteRun, Resolving};
+use crate::execute::{Lease, Placement, RemoteEnd, RemoteRun, Resolving, RunTerms};
 use crate::tool::{ToolContext, ToolOutput};
 
 /// How long a worker gets to say what a path resolves to (one `lstat` per component there).
@@ -34,6 +35,9 @@ pub(crate) struct Live {
     /// The worker's workspace folder and home, from its hello.
     pub root: Arc<Path>,
     pub home: Arc<Path>,
+    /// What paths resolve to there, from its earlier answers on this link; None when the
+    /// worker does not check kept answers before running a call (then none is kept).
+    pub resolved: Option<Arc<Resolved>>,
 }
 
 /// One configured worker, as placement sees it.
@@ -214,6 +218,10 @@ impl Lease for NodeLease {
         &self.live.home
     }
 
+    fn kept(&self, path: &Path) -> Option<Vec<PathBuf>> {
+        self.live.resolved.as_ref()?.get(path)
+    }
+
     fn resolve(&self, path: PathBuf) -> Resolving {
         let (name, live) = (self.name.clone(), self.live.clone());
         Box::pin(async move {
@@ -233,6 +241,9 @@ impl Lease for NodeLease {
                 biased;
                 reply = ask => match reply {
                     Ok(CallResult::Success(Wire(Ok(reply)))) if reply.paths.first() == Some(&path) => {
+                        if let Some(kept) = &live.resolved {
+                            kept.keep(path, reply.paths.clone());
+                        }
                         Ok(reply.paths)
                     }
                     Ok(CallResult::Success(Wire(Ok(_)))) => Err(unknown("its answer was not about that path")),
@@ -248,9 +259,9 @@ impl Lease for NodeLease {
     fn run(
         self: Box<Self>,
         tool: &str,
-        searches: bool,
         input: Input,
         ctx: ToolContext,
+        terms: RunTerms,
     ) -> RemoteRun {
         let NodeLease {
             coordinator,
@@ -271,11 +282,12 @@ impl Lease for NodeLease {
             input,
             output_chars: ctx.output_chars as u64,
             hook_response: ctx.hook_response,
-            read_deny: if searches {
+            read_deny: if terms.searches {
                 ctx.session.guard.read_deny_patterns()
             } else {
                 Vec::new()
             },
+            expect: terms.expect,
         };
         Box::pin(run_remote(
             name,
@@ -309,14 +321,14 @@ async fn run_remote(
     cancel: CancellationToken,
     copy_to: CopyTo,
     _held: (LoadGuard, Route),
-) -> ToolOutput {
+) -> RemoteEnd {
     let coordinator = req.coordinator.clone();
     let stop = CancelReq {
         coordinator: req.coordinator.clone(),
         id: req.id.clone(),
     };
     if live.lost.is_cancelled() {
-        return not_sent(&node);
+        return RemoteEnd::Ran(not_sent(&node));
     }
     let actor = live.actor.clone();
     let call = actor.call(|port| WorkerMsg::Run(Wire::of(req), port), None);
@@ -327,14 +339,14 @@ async fn run_remote(
             biased;
             reply = &mut call => match reply {
                 Ok(CallResult::Success(Wire(Ok(reply)))) => break reply,
-                Ok(CallResult::Success(Wire(Err(e)))) => return ToolOutput::failed(format!(
+                Ok(CallResult::Success(Wire(Err(e)))) => return RemoteEnd::Ran(ToolOutput::failed(format!(
                     "Worker node {node} sent a reply toolrt could not read: {e}"
-                )),
-                Ok(_) => return lost(&node),
+                ))),
+                Ok(_) => return RemoteEnd::Ran(lost(&node)),
                 // The request could not be handed to the link at all.
-                Err(_) => return not_sent(&node),
+                Err(_) => return RemoteEnd::Ran(not_sent(&node)),
             },
-            _ = live.lost.cancelled() => return lost(&node),
+            _ = live.lost.cancelled() => return RemoteEnd::Ran(lost(&node)),
             _ = cancel.cancelled(), if stop.is_some() => {
                 if let Some(stop) = stop.take() {
                     // The worker kills the call's process group; its reply follows.
@@ -343,12 +355,18 @@ async fn run_remote(
             }
         }
     };
+    if let Some(path) = reply.stale.take() {
+        if let Some(kept) = &live.resolved {
+            kept.forget(&path);
+        }
+        return RemoteEnd::Stale(path);
+    }
     let full = reply.full.take();
     let mut out = reply.into_output();
     if let Some(kept) = full {
         attach_full_output(&mut out, kept, &node, &live, &coordinator, copy_to, &cancel).await;
     }
-    out
+    RemoteEnd::Ran(out)
 }
 
 /// The output of a call whose node was lost before the call was sent to it.
@@ -420,6 +438,7 @@ mod tests {
                 lost: CancellationToken::new(),
                 root: Arc::from(Path::new("/")),
                 home: Arc::from(Path::new("/")),
+                resolved: None,
             });
             node.load
                 .store(if i == 1 { 5 } else { 0 }, Ordering::Relaxed);

@@ -120,6 +120,10 @@ pub(crate) struct HelloReply {
     pub root: PathBuf,
     /// Its home folder (`~` in a path).
     pub home: PathBuf,
+    /// It checks a run's [`RunReq::expect`] before running it, so its answers about paths may
+    /// be kept for later decisions (a worker that does not say so is asked every time).
+    #[serde(default)]
+    pub checks_expect: bool,
 }
 
 /// A path to resolve on the worker.
@@ -156,6 +160,11 @@ pub(crate) struct RunReq {
     /// the worker leave out what they cover.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub read_deny: Vec<String>,
+    /// Each path the permission decision looked at, with what it resolved to on this worker
+    /// then: the worker runs the call only if each still resolves the same way (else the
+    /// decision, perhaps made on an answer kept from an earlier call, is about other files).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub expect: Vec<(PathBuf, Vec<PathBuf>)>,
 }
 
 /// A call to stop.
@@ -180,6 +189,9 @@ pub(crate) struct RunReply {
     /// file on the worker (Bash's long output); the coordinator fetches it in chunks.
     #[serde(default)]
     pub full: Option<KeptOutput>,
+    /// The call did not run: this path of [`RunReq::expect`] resolves differently now.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stale: Option<PathBuf>,
 }
 
 /// A complete output a worker keeps in a file until its coordinator has fetched it.
@@ -262,6 +274,7 @@ impl RunReply {
             content,
             response: out.response,
             full: None,
+            stale: None,
         }
     }
 
@@ -313,6 +326,7 @@ mod tests {
             content: "x".into(),
             response: None,
             full: None,
+            stale: None,
         };
         assert_eq!(odd.into_output().status, ToolStatus::Failed);
     }

@@ -261,6 +261,16 @@ fn cancel_where(running: &Running, which: impl Fn(&(String, String)) -> bool) {
     }
 }
 
+/// The first expected path that no longer resolves as the decision saw it (symlinks are
+/// resolved again here, just before the call runs).
+fn changed_resolution(expect: &[(PathBuf, Vec<PathBuf>)]) -> Option<PathBuf> {
+    expect
+        .iter()
+        .find(|(path, paths)| path.is_absolute() && crate::paths::candidates(path) != *paths)
+        .or_else(|| expect.iter().find(|(path, _)| !path.is_absolute()))
+        .map(|(path, _)| path.clone())
+}
+
 /// The worker's remote actor.
 struct WorkerActor {
     name: String,
@@ -312,6 +322,7 @@ impl Actor for WorkerActor {
                     tools,
                     root: self.session.cwd.clone(),
                     home: crate::paths::home_dir(),
+                    checks_expect: true,
                 }));
             }
             WorkerMsg::Resolve(Wire(req), reply) => {
@@ -424,6 +435,20 @@ impl WorkerActor {
             self.kept.clone(),
         );
         tokio::spawn(async move {
+            // The decision was about these resolutions; another one means other files.
+            if let Some(stale) = changed_resolution(&req.expect) {
+                running
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .remove(&key);
+                let mut answer = RunReply::from_output(ToolOutput::failed(format!(
+                    "{} resolves differently on the worker node now; nothing ran.",
+                    stale.display()
+                )));
+                answer.stale = Some(stale);
+                let _ = reply.send(Wire::of(answer));
+                return;
+            }
             // The tool's own validation looks at the files, so it is made here, where they are.
             let checked = tool
                 .validate(&req.input, &session, StateKey::SESSION)

@@ -10,7 +10,7 @@ use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
 
 mod placement;
 
-pub(crate) use placement::{Lease, Placement, RemoteRun, Resolving};
+pub(crate) use placement::{Lease, Placement, RemoteEnd, RemoteRun, Resolving, RunTerms};
 
 use crate::call::Input;
 use crate::stage::{StageFault, request};

@@ -11,9 +11,28 @@ use std::sync::Arc;
 use crate::call::Input;
 use crate::tool::{ToolContext, ToolOutput};
 
-/// A remote run: the output it ends with, whatever becomes of the node (a lost node is a
-/// `failed` output naming it).
-pub(crate) type RemoteRun = Pin<Box<dyn Future<Output = ToolOutput> + Send>>;
+/// A remote run: how it ends, whatever becomes of the node (a lost node is a `failed` output
+/// naming it).
+pub(crate) type RemoteRun = Pin<Box<dyn Future<Output = RemoteEnd> + Send>>;
+
+/// How a remote run ends.
+pub(crate) enum RemoteEnd {
+    /// With the tool's output (or one saying why it could not run there).
+    Ran(ToolOutput),
+    /// Without running: this path, which the permission decision looked at, resolves
+    /// differently on the node now, so the decision must be made again.
+    Stale(PathBuf),
+}
+
+/// What the node is told besides the tool and its input.
+pub(crate) struct RunTerms {
+    /// The tool walks folders, leaving out what the session's Read deny rules hide, so the
+    /// node must be told them.
+    pub searches: bool,
+    /// Each path the decision looked at and what the node said it resolves to
+    /// ([`Lease::resolve`]): the node runs the call only if each still resolves so.
+    pub expect: Vec<(PathBuf, Vec<PathBuf>)>,
+}
 
 /// What a path resolves to on a node: the path itself first, then each path it reaches through
 /// symlinks there; or why the node could not say.
@@ -30,14 +49,17 @@ pub(crate) trait Lease: Send + Sync {
     fn home(&self) -> &Path;
     /// Asks the node what the absolute `path` resolves to through its symlinks.
     fn resolve(&self, path: PathBuf) -> Resolving;
-    /// Runs the call's execute step on the node. `searches`: the tool walks folders, leaving
-    /// out what the session's Read deny rules hide, so the node must be told them.
+    /// What the node answered for `path` when last asked on this link, if it was. Only an
+    /// *allow* may rest on it: the node checks it again before it runs the call ([`RunTerms`]),
+    /// but a call denied or asked about never reaches the node.
+    fn kept(&self, path: &Path) -> Option<Vec<PathBuf>>;
+    /// Runs the call's execute step on the node.
     fn run(
         self: Box<Self>,
         tool: &str,
-        searches: bool,
         input: Input,
         ctx: ToolContext,
+        terms: RunTerms,
     ) -> RemoteRun;
 }
 

@@ -7,6 +7,7 @@ use serde_json::Value;
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
+use super::place::Answers;
 use super::{Call, Pipeline, Stage, recheck_input, stopped};
 use crate::call::{Outcome, Rejection};
 use crate::hooks::PermissionRequestDecision;
@@ -37,7 +38,13 @@ pub(super) async fn decide(
     c: &mut Call<'_>,
     prepared: &mut Prepared,
 ) -> Result<(), Rejection> {
-    let decision = decision(p, c, prepared, false).await?;
+    let mut decision = decision(p, c, prepared, false).await?;
+    if decision.behavior != Behavior::Allow && c.node.as_ref().is_some_and(|n| n.kept) {
+        // Only an allow is checked by the node before the call runs: anything else rests on
+        // what the node says now.
+        Box::pin(super::place::locate(c, prepared, Answers::Fresh)).await?;
+        decision = Box::pin(self::decision(p, c, prepared, false)).await?;
+    }
     if decision.behavior != Behavior::Allow {
         Box::pin(not_allowed(p, c, prepared, decision)).await?;
     }
@@ -114,7 +121,7 @@ async fn not_allowed(
             }
         }
         // An approved input may name another path: located on the call's node again.
-        super::place::locate(c, prepared).await?;
+        super::place::locate(c, prepared, Answers::Fresh).await?;
         decision = self::decision(p, c, prepared, true).await?;
     }
 }

@@ -33,6 +33,7 @@ mod pipeline;
 mod place;
 
 use std::future::Future;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
@@ -49,6 +50,7 @@ pub use pipeline::AskPolicy;
 pub(crate) use pipeline::{Pipeline, PipelineOptions, Stages};
 
 use crate::call::{Input, Outcome, Rejection, ToolCall, ToolResult};
+use crate::execute::{RemoteEnd, RunTerms};
 use crate::hooks::stage::About;
 use crate::hooks::{BatchCallRecord, HookEvent, HookPermission};
 use crate::inflight::ResultSlot;
@@ -233,7 +235,11 @@ async fn drive(p: &Pipeline, c: &mut Call<'_>, call: ToolCall) -> Result<ToolRes
         Box::pin(place::place(p, c, &mut prepared)).await?;
     }
     ask::decide(p, c, &mut prepared).await?;
-    let mut ran = execute(p, c, prepared).await?;
+    let mut ran = match execute(p, c, prepared).await? {
+        Executed::Ran(ran) => ran,
+        // Its node found a path the decision looked at resolving differently now.
+        Executed::Stale(prepared, path) => Box::pin(again(p, c, *prepared, path)).await?,
+    };
     post_hooks(p, c, &mut ran).await?;
     shape_output(p, c, ran).await
 }
@@ -413,7 +419,11 @@ struct Ran {
 
 /// Runs the tool. A cancel gives the tool a moment to stop and report; after that the call is
 /// answered `cancelled` without it.
-async fn execute(p: &Pipeline, c: &mut Call<'_>, prepared: Prepared) -> Result<Ran, Rejection> {
+async fn execute(
+    p: &Pipeline,
+    c: &mut Call<'_>,
+    prepared: Prepared,
+) -> Result<Executed, Rejection> {
     let post_hooks =
         p.hooks.has(HookEvent::PostToolUse) || p.hooks.has(HookEvent::PostToolUseFailure);
     let batch_hooks = c.batch.is_some_and(|b| b.records.is_some());
@@ -436,6 +446,7 @@ async fn execute(p: &Pipeline, c: &mut Call<'_>, prepared: Prepared) -> Result<R
     let started = post_hooks.then(Instant::now);
     // With worker nodes, the execute step (and it alone) runs on the node `place` chose.
     let mut node = None;
+    let mut back = None;
     let run = match c.node.take() {
         Some(on) => {
             node = Some(on.lease.node().clone());
@@ -447,23 +458,30 @@ async fn execute(p: &Pipeline, c: &mut Call<'_>, prepared: Prepared) -> Result<R
                     ..
                 }
             );
-            let remote = on.lease.run(&name, searches, prepared.input, ctx);
+            let expect = on.at.as_ref().map_or_else(Vec::new, |at| at.named.clone());
+            if !expect.is_empty() {
+                // Kept to decide again, should the node find its answers out of date.
+                back = Some(Box::new(prepared.clone()));
+            }
+            let terms = RunTerms { searches, expect };
+            let remote = on.lease.run(&name, prepared.input, ctx, terms);
             Either::Right(futures::FutureExt::map(remote, Ok))
         }
         None if tool.awaits_io_only() => {
             let here = crate::execute::run_here(tool.clone(), prepared.input, ctx);
             Either::Left(Either::Left(async move {
-                Ok::<_, crate::stage::StageFault>(here.await)
+                Ok::<_, crate::stage::StageFault>(RemoteEnd::Ran(here.await))
             }))
         }
-        None => Either::Left(Either::Right(p.executor.run(
-            tool.clone(),
-            prepared.input,
-            ctx,
-        ))),
+        None => {
+            let here = p.executor.run(tool.clone(), prepared.input, ctx);
+            Either::Left(Either::Right(futures::FutureExt::map(here, |out| {
+                out.map(RemoteEnd::Ran)
+            })))
+        }
     };
     tokio::pin!(run);
-    let mut output = tokio::select! {
+    let ended = tokio::select! {
         biased;
         out = &mut run => out?,
         _ = c.cancel.cancelled() => match Box::pin(tokio::time::timeout(CANCEL_GRACE, &mut run)).await {
@@ -471,12 +489,21 @@ async fn execute(p: &Pipeline, c: &mut Call<'_>, prepared: Prepared) -> Result<R
             Err(_) => return Err(Rejection::new(Outcome::Cancelled, "The call was cancelled while it ran; the tool did not stop in time and its output was discarded.")),
         },
     };
+    let mut output = match (ended, back) {
+        (RemoteEnd::Ran(output), _) => output,
+        (RemoteEnd::Stale(path), Some(prepared)) => return Ok(Executed::Stale(prepared, path)),
+        // The node expected nothing, so it has nothing to find out of date.
+        (RemoteEnd::Stale(path), None) => ToolOutput::failed(format!(
+            "The node found what {} resolves to changed; nothing ran.",
+            path.display()
+        )),
+    };
     c.lap.mark(Stage::Execute);
     c.slot = None;
     if c.cancel.is_cancelled() && output.status != ToolStatus::Success {
         output.status = ToolStatus::Cancelled;
     }
-    Ok(Ran {
+    Ok(Executed::Ran(Ran {
         tool,
         name,
         class,
@@ -484,7 +511,44 @@ async fn execute(p: &Pipeline, c: &mut Call<'_>, prepared: Prepared) -> Result<R
         input,
         duration_ms: started.map_or(0, |t| t.elapsed().as_millis() as u64),
         node,
-    })
+    }))
+}
+
+/// How the execute step ends.
+#[expect(
+    clippy::large_enum_variant,
+    reason = "every call ends `Ran`; boxing it would cost each an allocation for a rare other way"
+)]
+enum Executed {
+    /// The tool ran (or could not, as its output says).
+    Ran(Ran),
+    /// Nothing ran: the call's worker node found that this path, which the permission decision
+    /// looked at, resolves differently now. The call, to be placed and decided again.
+    Stale(Box<Prepared>, PathBuf),
+}
+
+/// The call placed, decided and run again after its node found `path` resolving differently
+/// (a symlink changed since the node said what it resolves to); a second time fails it.
+async fn again(
+    p: &Pipeline,
+    c: &mut Call<'_>,
+    mut prepared: Prepared,
+    path: PathBuf,
+) -> Result<Ran, Rejection> {
+    tracing::debug!(path = %path.display(), "the node's answer was out of date: deciding again");
+    place::place(p, c, &mut prepared).await?;
+    ask::decide(p, c, &mut prepared).await?;
+    match execute(p, c, prepared).await? {
+        Executed::Ran(ran) => Ok(ran),
+        Executed::Stale(_, path) => Err(Rejection::new(
+            Outcome::Failed,
+            format!(
+                "What {} resolves to on the worker node changed twice while the call was being \
+                 decided (a symlink on the way is being changed); nothing ran.",
+                path.display()
+            ),
+        )),
+    }
 }
 
 /// PostToolUse hooks after a success, PostToolUseFailure hooks after a failure (none after a
@@ -656,8 +720,10 @@ mod tests {
             // name kept for the result, one more way to run a tool); 3,088 since the `place`
             // step runs before the decision and the decision's query carries the call's path
             // as its worker resolved it (measured with that step, the client-wait counter and
-            // mcp-serve's direct reply together; the 40 bytes are not yet split among them).
-            ("run's future", future_size(run), 3_088),
+            // mcp-serve's direct reply together; the 40 bytes are not yet split among them);
+            // 3,096 since a remote run may end without running (its node found a path the
+            // decision looked at resolving differently): the call kept to decide again, boxed.
+            ("run's future", future_size(run), 3_096),
             // 224: the worker node the call is placed on (one boxed pointer).
             ("Call", std::mem::size_of::<Call<'static>>(), 224),
         ];

@@ -4,6 +4,7 @@
 //! what it resolves to through symlinks is asked of the node, and the decision then looks at
 //! those paths, with the node's folder as the workspace. The call later runs on that node.
 
+use std::path::Path;
 use std::sync::Arc;
 
 use serde_json::Value;
@@ -22,6 +23,9 @@ pub(super) struct OnNode {
     pub lease: Box<dyn Lease>,
     /// The call's path on the node (None: the tool acts on no path).
     pub at: Option<Arc<Located>>,
+    /// Some of `at` is the node's answer to an earlier call ([`Lease::kept`]): a decision
+    /// other than *allow* is made again on fresh answers.
+    pub kept: bool,
 }
 
 /// Chooses the node for a call whose tool runs on worker nodes, and locates its path there;
@@ -40,20 +44,48 @@ pub(super) async fn place(
     let on = c.scope.as_ref().and_then(|s| s.node.as_deref());
     let lease = (placement.place(&prepared.entry.name, on))
         .map_err(|why| Rejection::new(Outcome::Failed, why))?;
-    c.node = Some(Box::new(OnNode { lease, at: None }));
-    locate(c, prepared).await
+    c.node = Some(Box::new(OnNode {
+        lease,
+        at: None,
+        kept: false,
+    }));
+    locate(c, prepared, Answers::Kept).await
 }
 
 /// The most paths of one command that its node is asked to resolve; a command naming more asks.
 const MAX_COMMAND_PATHS: usize = 64;
 
+/// Which answers of the node about paths a decision may use.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Answers {
+    /// Those it gave earlier calls on this link, where there are any.
+    Kept,
+    /// Only new ones.
+    Fresh,
+}
+
 /// Locates the call's paths on its node: again whenever its input changed (an input approved
-/// with changes after an ask).
-pub(super) async fn locate(c: &mut Call<'_>, prepared: &mut Prepared) -> Result<(), Rejection> {
+/// with changes after an ask), and on fresh answers when a decision on kept ones did not allow
+/// the call.
+pub(super) async fn locate(
+    c: &mut Call<'_>,
+    prepared: &mut Prepared,
+    answers: Answers,
+) -> Result<(), Rejection> {
     let Some(node) = c.node.as_deref_mut() else {
         return Ok(());
     };
     node.at = None;
+    node.kept = false;
+    let lease = &node.lease;
+    let mut kept = false;
+    let mut kept_answer = |path: &Path| {
+        let paths = (answers == Answers::Kept)
+            .then(|| lease.kept(path))
+            .flatten();
+        kept |= paths.is_some();
+        paths
+    };
     let root = node.lease.root().to_path_buf();
     let home = node.lease.home().to_path_buf();
     let name = node.lease.node().clone();
@@ -80,8 +112,11 @@ pub(super) async fn locate(c: &mut Call<'_>, prepared: &mut Prepared) -> Result<
                 // No path (the schema requires one where the tool needs it): nothing to locate.
                 _ => return Ok(()),
             };
-            let paths = (node.lease.resolve(path.clone()).await)
-                .map_err(|why| Rejection::new(Outcome::Failed, why))?;
+            let paths = match kept_answer(&path) {
+                Some(paths) => paths,
+                None => (lease.resolve(path.clone()).await)
+                    .map_err(|why| Rejection::new(Outcome::Failed, why))?,
+            };
             node.at = at(vec![(path, paths)]);
         }
         Subject::Command { field } => {
@@ -90,15 +125,25 @@ pub(super) async fn locate(c: &mut Call<'_>, prepared: &mut Prepared) -> Result<
             // then asks (the decision cannot place it).
             let command = prepared.input.get(field).and_then(Value::as_str);
             let wanted = paths_named_by(command.unwrap_or(""), &root, &home, MAX_COMMAND_PATHS);
-            let asks = wanted.iter().map(|path| node.lease.resolve(path.clone()));
+            let mut named = Vec::with_capacity(wanted.len());
+            let mut unknown = Vec::new();
+            for path in wanted {
+                match kept_answer(&path) {
+                    Some(paths) => named.push((path, paths)),
+                    None => unknown.push(path),
+                }
+            }
+            let asks = unknown.iter().map(|path| lease.resolve(path.clone()));
             let answers = futures::future::join_all(asks).await;
-            let named = (wanted.into_iter().zip(answers))
-                .filter_map(|(path, answer)| Some((path, answer.ok()?)))
-                .collect();
+            named.extend(
+                (unknown.into_iter().zip(answers))
+                    .filter_map(|(path, answer)| Some((path, answer.ok()?))),
+            );
             node.at = at(named);
         }
         // Judged by name, host or agent type: the same on every node.
         Subject::Name | Subject::Url { .. } | Subject::Subagent { .. } => {}
     }
+    node.kept = kept;
     c.check_cancelled()
 }
