@@ -63,6 +63,10 @@ fn cluster_run_writes_its_figures_and_leaves_no_process() {
     // The difference may be of either sign on a busy machine, but it is a number, and the
     // top-level keys repeat the object's.
     assert!(c["remote_extra_us"].as_f64().is_some_and(f64::is_finite));
+    // Paths read once each: measured beside the repeated one.
+    for key in ["first_path_local_p50_us", "first_path_remote_p50_us"] {
+        assert!(c[key].as_f64().is_some_and(|v| v > 0.0), "{key}: {c}");
+    }
     assert_eq!(v["cluster_remote_extra_us"], c["remote_extra_us"]);
     assert_eq!(v["cluster_throughput_ratio"], c["throughput_ratio"]);
     // Pinned or not, the report says which.

@@ -25,6 +25,8 @@ use super::stats::{Dist, ratio};
 const FILE: &str = "bench.txt";
 const FILE_TEXT: &str = "a small file\n";
 const READ_INPUT: &str = r#"{"file_path":"bench.txt"}"#;
+/// The folder of files each read once, for the first-path figure.
+const FIRST_DIR: &str = "first";
 const SLEEP_INPUT: &str = r#"{"command":"sleep 0.05"}"#;
 
 /// Calls kept in flight by the throughput figure.
@@ -86,8 +88,12 @@ pub(super) struct ClusterFigures {
     pub local: Dist,
     /// Read through a coordinator with one worker, one in flight.
     pub remote: Dist,
+    /// Reads of paths not read before, each once: through the coordinator without workers,
+    /// and with one (whose answer about the path is not kept yet: two round trips).
+    pub first_local: Dist,
+    pub first_remote: Dist,
     /// A bare loopback TCP round trip between two threads (`nodes::loopback_round_trips`),
-    /// in the same rounds: the floor under each of the remote Read's two round trips.
+    /// in the same rounds: the floor under each round trip of a remote Read.
     pub loopback: Dist,
     /// Each round's remote p50 minus its local p50 (µs).
     pub rounds: Vec<f64>,
@@ -132,7 +138,11 @@ impl ClusterFigures {
             "remote_p99_us": self.remote.p99_us(),
             "remote_extra_us": self.remote_extra_us(),
             "remote_extra_round_median_us": median(&self.rounds),
-            "remote_round_trips": 2,
+            "remote_round_trips": 1,
+            "first_path_local_p50_us": self.first_local.p50_us(),
+            "first_path_remote_p50_us": self.first_remote.p50_us(),
+            "first_path_remote_extra_us": self.first_remote.p50_us() - self.first_local.p50_us(),
+            "first_path_remote_round_trips": 2,
             "loopback_round_trip_p50_us": self.loopback.p50_us(),
             "latency_calls": self.local.len(),
             "sleep_in_flight": SLEEP_IN_FLIGHT,
@@ -154,11 +164,14 @@ pub(super) async fn measure(workers: usize, sizes: ClusterSizes) -> Result<Clust
     let place = Place::new(&dir_path)?;
     let pinned = pins(workers);
     let load_average = nodes::load_average();
+    let firsts = first_paths(sizes.latency_calls);
+    let mut files: Vec<(&str, &str)> = vec![(FILE, FILE_TEXT)];
+    files.extend(firsts.iter().map(|f| (f.as_str(), FILE_TEXT)));
     let mut started = Vec::with_capacity(workers);
     for i in 0..workers {
         let pin = pinned.as_ref().ok().map(|cpus| cpus[i]);
         let name = format!("w{}", i + 1);
-        match Worker::start(&place, &name, "Bash,Read", &[(FILE, FILE_TEXT)], pin).await {
+        match Worker::start(&place, &name, "Bash,Read", &files, pin).await {
             Ok(w) => started.push(w),
             Err(e) => {
                 stop_workers(started).await;
@@ -175,12 +188,19 @@ pub(super) async fn measure(workers: usize, sizes: ClusterSizes) -> Result<Clust
         load_average,
         local: m.local,
         remote: m.remote,
+        first_local: m.first_local,
+        first_remote: m.first_remote,
         loopback: m.loopback,
         rounds: m.rounds,
         sleep_local: m.sleep_local,
         one: m.one,
         all: m.all,
     })
+}
+
+/// The relative paths of the first-path figure's files.
+fn first_paths(calls: usize) -> Vec<String> {
+    (0..calls).map(|i| format!("{FIRST_DIR}/{i}.txt")).collect()
 }
 
 async fn stop_workers(workers: Vec<Worker>) {
@@ -206,6 +226,8 @@ fn pins(workers: usize) -> Result<Vec<usize>, String> {
 struct Measured {
     local: Dist,
     remote: Dist,
+    first_local: Dist,
+    first_remote: Dist,
     loopback: Dist,
     rounds: Vec<f64>,
     sleep_local: Throughput,
@@ -223,6 +245,10 @@ async fn with_workers(
     let local_cwd = place.dir.join("coordinator");
     std::fs::create_dir_all(&local_cwd).map_err(|e| e.to_string())?;
     std::fs::write(local_cwd.join(FILE), FILE_TEXT).map_err(|e| e.to_string())?;
+    std::fs::create_dir_all(local_cwd.join(FIRST_DIR)).map_err(|e| e.to_string())?;
+    for path in first_paths(sizes.latency_calls) {
+        std::fs::write(local_cwd.join(path), FILE_TEXT).map_err(|e| e.to_string())?;
+    }
     // Asks are denied (nothing waits for an answer), the two calls allowed by rule; room for
     // more than the figure keeps in flight, so the coordinator's limit is never what is
     // measured. Output files go to a temporary folder removed at exit.
@@ -290,6 +316,20 @@ async fn run(
         extra.push(p50[1] - p50[0]);
         loopback.extend(nodes::loopback_round_trips(block).await?);
     }
+    // Each path read once per side, in the same turns: what a path costs the first time.
+    let firsts = first_paths(sizes.latency_calls);
+    let inputs: Vec<String> = (firsts.iter())
+        .map(|f| json!({ "file_path": f }).to_string())
+        .collect();
+    let (mut fl, mut fr) = (Vec::new(), Vec::new());
+    for (round, chunk) in inputs.chunks(block).enumerate() {
+        let chunk: Vec<&str> = chunk.iter().map(String::as_str).collect();
+        for remote_turn in turns(round) {
+            let side = if remote_turn { &mut *one } else { &mut *local };
+            let samples = side.latency_each("Read", &chunk, remote_turn).await?;
+            if remote_turn { &mut fr } else { &mut fl }.extend(samples);
+        }
+    }
 
     let sleep_block = sizes.sleep_calls.min(5 * SLEEP_IN_FLIGHT);
     let sleep_rounds = sizes.sleep_calls.div_ceil(sleep_block);
@@ -341,6 +381,8 @@ async fn run(
     Ok(Measured {
         local: Dist::new(l),
         remote: Dist::new(r),
+        first_local: Dist::new(fl),
+        first_remote: Dist::new(fr),
         loopback: Dist::new(loopback),
         rounds: extra,
         sleep_local: side(0, local),

@@ -159,7 +159,11 @@ impl Worker {
         let cwd = place.dir.join(name);
         std::fs::create_dir_all(&cwd).map_err(|e| format!("{}: {e}", cwd.display()))?;
         for (file, text) in files {
-            std::fs::write(cwd.join(file), text).map_err(|e| format!("{file}: {e}"))?;
+            let path = cwd.join(file);
+            if let Some(parent) = path.parent() {
+                std::fs::create_dir_all(parent).map_err(|e| format!("{file}: {e}"))?;
+            }
+            std::fs::write(path, text).map_err(|e| format!("{file}: {e}"))?;
         }
         let mut last = String::new();
         for _ in 0..3 {
@@ -380,8 +384,20 @@ impl Serve {
         calls: usize,
         remote: bool,
     ) -> Result<Vec<u64>, String> {
-        let mut samples = Vec::with_capacity(calls);
-        for _ in 0..calls {
+        let inputs = vec![input; calls];
+        self.latency_each(tool, &inputs, remote).await
+    }
+
+    /// One call per input, one in flight: each call's time from its line written to its
+    /// result read.
+    pub(super) async fn latency_each(
+        &mut self,
+        tool: &str,
+        inputs: &[&str],
+        remote: bool,
+    ) -> Result<Vec<u64>, String> {
+        let mut samples = Vec::with_capacity(inputs.len());
+        for input in inputs {
             let start = Instant::now();
             let id = self.call(tool, input).await?;
             let got = self.result(remote).await?;

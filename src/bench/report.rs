@@ -354,10 +354,19 @@ impl Report {
             "cluster remote extra, p50",
             us(c.remote_extra_us()),
             &format!(
-                "goal ≤ 100 µs; median of {} rounds {:.2} µs; 2 round trips, bare loopback TCP {:.2} µs each",
+                "goal ≤ 100 µs; a path read before: median of {} rounds {:.2} µs; 1 round trip, bare loopback TCP {:.2} µs",
                 c.rounds.len(),
                 super::mcp::median(&c.rounds),
                 c.loopback.p50_us()
+            ),
+        );
+        t.row(
+            "cluster remote extra, first path, p50",
+            us(c.first_remote.p50_us() - c.first_local.p50_us()),
+            &format!(
+                "a path not read before on the link: 2 round trips (the worker resolves it for the decision); local {} / remote {}",
+                us(c.first_local.p50_us()),
+                us(c.first_remote.p50_us())
             ),
         );
         let busy = |b: Option<f64>| b.map_or("?".into(), |b| format!("{:.0} %", b * 100.0));
