@@ -196,3 +196,35 @@ fn a_call_whose_worker_is_lost_while_it_waits_for_an_answer_runs_nowhere_and_say
     assert_eq!(done.results("t").len(), 1);
     assert!(!marker.exists());
 }
+
+#[test]
+fn a_call_whose_worker_is_lost_before_it_is_sent_is_placed_on_another_and_decided_there() {
+    let sb = Sandbox::new();
+    let cookie = cookie(&sb, "cookie", "s3cret");
+    let mut workers = workers(&sb, &cookie, 2);
+    let mut server = coordinator(&sb, &cookie, &workers, &[]);
+    // The first call goes to w1 (equal loads: the turn starts at the first node); its decision
+    // asks, so it waits there, placed but not sent.
+    server.tool_use("t", "Bash", json!({"command": "touch ran"}));
+    let first = server.take_for("the ask", Duration::from_secs(10), |v| {
+        v["type"] == "permission_request" && v["tool_use_id"] == "t"
+    });
+    workers[0].kill9();
+    wait_node(&mut server, "w1", "lost", Duration::from_secs(10));
+    server.send(json!({"type": "permission_response", "request_id": first["request_id"], "behavior": "allow"}));
+    // Placed on w2, it is decided again about w2's files: a new ask.
+    let second = server.take_for("the second ask", Duration::from_secs(10), |v| {
+        v["type"] == "permission_request" && v["tool_use_id"] == "t"
+    });
+    assert_ne!(second["request_id"], first["request_id"]);
+    server.send(json!({"type": "permission_response", "request_id": second["request_id"], "behavior": "allow"}));
+    let t = server.result("t");
+    assert_eq!(
+        (t["outcome"].as_str(), t["node"].as_str()),
+        (Some("success"), Some("w2")),
+        "{t}"
+    );
+    let done = server.finish();
+    assert_eq!(done.results("t").len(), 1);
+    assert!(workers[1].cwd.join("ran").exists() && !workers[0].cwd.join("ran").exists());
+}

@@ -328,7 +328,7 @@ async fn run_remote(
         id: req.id.clone(),
     };
     if live.lost.is_cancelled() {
-        return RemoteEnd::Ran(not_sent(&node));
+        return RemoteEnd::NotSent(not_sent(&node));
     }
     let actor = live.actor.clone();
     let call = actor.call(|port| WorkerMsg::Run(Wire::of(req), port), None);
@@ -344,7 +344,7 @@ async fn run_remote(
                 ))),
                 Ok(_) => return RemoteEnd::Ran(lost(&node)),
                 // The request could not be handed to the link at all.
-                Err(_) => return RemoteEnd::Ran(not_sent(&node)),
+                Err(_) => return RemoteEnd::NotSent(not_sent(&node)),
             },
             _ = live.lost.cancelled() => return RemoteEnd::Ran(lost(&node)),
             _ = cancel.cancelled(), if stop.is_some() => {
@@ -369,13 +369,12 @@ async fn run_remote(
     RemoteEnd::Ran(out)
 }
 
-/// The output of a call whose node was lost before the call was sent to it.
-fn not_sent(node: &str) -> ToolOutput {
-    ToolOutput::failed(format!(
+/// Why a call did not run when its node was lost before the call was sent to it.
+fn not_sent(node: &str) -> String {
+    format!(
         "Worker node {node} was lost before the call was sent to it (its connection closed or \
-         it stopped answering heartbeats); nothing ran. The call's permission decision was \
-         about that node's files, so it is not moved to another node: send it again."
-    ))
+         it stopped answering heartbeats); nothing ran there."
+    )
 }
 
 /// The output of a call whose node was lost while it ran.

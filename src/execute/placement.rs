@@ -22,6 +22,8 @@ pub(crate) enum RemoteEnd {
     /// Without running: this path, which the permission decision looked at, resolves
     /// differently on the node now, so the decision must be made again.
     Stale(PathBuf),
+    /// Without running: the node was lost before the call could be sent to it (why, in words).
+    NotSent(String),
 }
 
 /// What the node is told besides the tool and its input.

@@ -237,8 +237,8 @@ async fn drive(p: &Pipeline, c: &mut Call<'_>, call: ToolCall) -> Result<ToolRes
     ask::decide(p, c, &mut prepared).await?;
     let mut ran = match execute(p, c, prepared).await? {
         Executed::Ran(ran) => ran,
-        // Its node found a path the decision looked at resolving differently now.
-        Executed::Stale(prepared, path) => Box::pin(again(p, c, *prepared, path)).await?,
+        // It did not run on its worker node: once more, placed and decided afresh.
+        Executed::Again(prepared, redo) => Box::pin(again(p, c, *prepared, redo)).await?,
     };
     post_hooks(p, c, &mut ran).await?;
     shape_output(p, c, ran).await
@@ -459,10 +459,9 @@ async fn execute(
                 }
             );
             let expect = on.at.as_ref().map_or_else(Vec::new, |at| at.named.clone());
-            if !expect.is_empty() {
-                // Kept to decide again, should the node find its answers out of date.
-                back = Some(Box::new(prepared.clone()));
-            }
+            // Kept to place and decide again, should the node find its answers out of date or
+            // be lost before the call reaches it.
+            back = Some(Box::new(prepared.clone()));
             let terms = RunTerms { searches, expect };
             let remote = on.lease.run(&name, prepared.input, ctx, terms);
             Either::Right(futures::FutureExt::map(remote, Ok))
@@ -491,12 +490,16 @@ async fn execute(
     };
     let mut output = match (ended, back) {
         (RemoteEnd::Ran(output), _) => output,
-        (RemoteEnd::Stale(path), Some(prepared)) => return Ok(Executed::Stale(prepared, path)),
-        // The node expected nothing, so it has nothing to find out of date.
-        (RemoteEnd::Stale(path), None) => ToolOutput::failed(format!(
-            "The node found what {} resolves to changed; nothing ran.",
-            path.display()
-        )),
+        (RemoteEnd::Stale(path), Some(prepared)) => {
+            return Ok(Executed::Again(prepared, Redo::Stale(path)));
+        }
+        (RemoteEnd::NotSent(why), Some(prepared)) => {
+            return Ok(Executed::Again(prepared, Redo::NodeLost(why)));
+        }
+        // Only a remote run ends without running, and its call is always kept.
+        (RemoteEnd::Stale(_) | RemoteEnd::NotSent(_), None) => {
+            ToolOutput::failed("The call's node did not run it.")
+        }
     };
     c.lap.mark(Stage::Execute);
     c.slot = None;
@@ -522,25 +525,45 @@ async fn execute(
 enum Executed {
     /// The tool ran (or could not, as its output says).
     Ran(Ran),
-    /// Nothing ran: the call's worker node found that this path, which the permission decision
-    /// looked at, resolves differently now. The call, to be placed and decided again.
-    Stale(Box<Prepared>, PathBuf),
+    /// Nothing ran, and the call (kept here) is to be placed and decided again.
+    Again(Box<Prepared>, Redo),
 }
 
-/// The call placed, decided and run again after its node found `path` resolving differently
-/// (a symlink changed since the node said what it resolves to); a second time fails it.
+/// Why a call that did not run on its worker node is placed and decided again.
+enum Redo {
+    /// The node found that this path, which the permission decision looked at, resolves
+    /// differently now (a symlink changed since the node said what it resolves to).
+    Stale(PathBuf),
+    /// The node was lost before the call was sent to it (why, in words): another node that
+    /// offers the tool may take it, decided about that node's files.
+    NodeLost(String),
+}
+
+/// The call placed, decided and run again after it did not run on its node (`redo` says why);
+/// a second time fails it.
 async fn again(
     p: &Pipeline,
     c: &mut Call<'_>,
     mut prepared: Prepared,
-    path: PathBuf,
+    redo: Redo,
 ) -> Result<Ran, Rejection> {
-    tracing::debug!(path = %path.display(), "the node's answer was out of date: deciding again");
-    place::place(p, c, &mut prepared).await?;
+    if let Redo::NodeLost(lost) = &redo {
+        tracing::debug!(%lost, "placing the call again");
+        place::place(p, c, &mut prepared)
+            .await
+            .map_err(|mut none| {
+                none.content =
+                    format!("{lost} No other node could take the call: {}", none.content);
+                none
+            })?;
+    } else {
+        tracing::debug!("the node's answer was out of date: deciding again");
+        place::place(p, c, &mut prepared).await?;
+    }
     ask::decide(p, c, &mut prepared).await?;
     match execute(p, c, prepared).await? {
         Executed::Ran(ran) => Ok(ran),
-        Executed::Stale(_, path) => Err(Rejection::new(
+        Executed::Again(_, Redo::Stale(path)) => Err(Rejection::new(
             Outcome::Failed,
             format!(
                 "What {} resolves to on the worker node changed twice while the call was being \
@@ -548,6 +571,7 @@ async fn again(
                 path.display()
             ),
         )),
+        Executed::Again(_, Redo::NodeLost(why)) => Err(Rejection::new(Outcome::Failed, why)),
     }
 }
 
