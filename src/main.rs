@@ -1,6 +1,7 @@
 //! The `toolrt` binary: parse flags, run the chosen command, exit with its code.
 
 mod cli;
+mod stdio;
 
 use std::process::ExitCode;
 
@@ -114,13 +115,13 @@ fn main() -> ExitCode {
                 }
                 Command::Serve(args) => (
                     args,
-                    Box::new(BufReader::new(tokio::io::stdin())),
+                    Box::new(BufReader::new(stdio::stdin())),
                     AskPolicy::Client,
                 ),
                 Command::Run { file, args } => {
                     let input: Box<dyn tokio::io::AsyncBufRead + Unpin + Send> =
                         if file.as_os_str() == "-" {
-                            Box::new(BufReader::new(tokio::io::stdin()))
+                            Box::new(BufReader::new(stdio::stdin()))
                         } else {
                             match tokio::fs::File::open(&file).await {
                                 Ok(f) => Box::new(BufReader::new(f)),
@@ -143,7 +144,7 @@ fn main() -> ExitCode {
         let signals = watch_signals();
         let mut abort = signals.clone();
         tokio::select! {
-            served = serve(config, input, tokio::io::stdout(), signals) => match served {
+            served = serve(config, input, stdio::stdout(), signals) => match served {
                 Ok(code) => ExitCode::from(code as u8),
                 Err(e) => {
                     eprintln!("toolrt: {e}");
@@ -189,15 +190,11 @@ fn mcp_serve(
         let stop = mcp_stop(signals);
         let served = async move {
             match http {
-                None => toolrt::mcp_serve_until(
-                    config,
-                    options,
-                    tokio::io::stdin(),
-                    tokio::io::stdout(),
-                    stop,
-                )
-                .await
-                .map_err(|e| e.to_string()),
+                None => {
+                    toolrt::mcp_serve_until(config, options, stdio::stdin(), stdio::stdout(), stop)
+                        .await
+                        .map_err(|e| e.to_string())
+                }
                 Some(http) => {
                     let server = toolrt::McpHttpServer::bind(http)
                         .await

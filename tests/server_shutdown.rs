@@ -161,3 +161,26 @@ fn after_shutdown_only_permission_answers_and_cancels_are_read() {
     assert!(sb.path("one.txt").exists());
     assert!(!sb.path("two.txt").exists() && !sb.path("late.txt").exists());
 }
+
+/// serve reads and writes its pipes without blocking, and leaves them as it found them for
+/// whoever shares them after it (here the shell's next command), on stdin and on stdout.
+#[test]
+fn serve_leaves_its_pipes_blocking_when_it_exits() {
+    let check = r#"import os, fcntl, sys
+fd = int(sys.argv[1])
+print("nonblocking" if fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_NONBLOCK else "blocking", file=sys.stderr)"#;
+    let line = r#"{"type":"tool_use","id":"a","name":"Noop","input":{}}"#;
+    let script = format!(
+        "printf '%s\\n' '{line}' | ( \"$0\" serve --allowed-tools Noop 2>/dev/null; python3 -c \"$1\" 0; python3 -c \"$1\" 1 ) | cat"
+    );
+    let sb = Sandbox::new();
+    let out = std::process::Command::new("sh")
+        .args(["-c", &script, bin(), check])
+        .env("HOME", sb.dir.path())
+        .current_dir(sb.dir.path())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains(r#""tool_use_id":"a""#), "{stdout}");
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "blocking\nblocking\n");
+}

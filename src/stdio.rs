@@ -1,0 +1,127 @@
+//! Standard input and output of the commands that serve a client over them.
+//!
+//! tokio's `stdin()` and `stdout()` hand every read and every write to a thread of the blocking
+//! pool and back, so each line a client sends and each line toolrt answers costs two hand-overs
+//! between threads (on a virtual machine, waking an idle CPU for each). When the standard input
+//! or output is a pipe — as it is for any program that drives toolrt — it is made non-blocking
+//! and read or written from the runtime's own event loop instead. Anything else (a file, a
+//! terminal, a socket) keeps tokio's handles, and so does a standard output that is the very pipe
+//! standard error writes to (`2>&1`): non-blocking, a full pipe would fail a log line. The
+//! flags are put back when the handle is dropped, for whoever shares the pipe after toolrt.
+
+use std::fs::File;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use nix::fcntl::{FcntlArg, OFlag, fcntl};
+use nix::sys::stat::{SFlag, fstat};
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::net::unix::pipe;
+
+/// Standard input, read from the event loop when it is a pipe.
+pub(crate) fn stdin() -> Box<dyn AsyncRead + Send + Unpin> {
+    let own = || -> Option<(OwnedFd, OFlag)> {
+        let fd = std::io::stdin().as_fd().try_clone_to_owned().ok()?;
+        let flags = flags_of_pipe(fd.as_fd())?;
+        Some((fd, flags))
+    };
+    match own().and_then(|(fd, flags)| {
+        let end = pipe::Receiver::from_file(File::from(fd)).ok()?;
+        Some(Restoring { end, flags })
+    }) {
+        Some(end) => Box::new(end),
+        None => Box::new(tokio::io::stdin()),
+    }
+}
+
+/// Standard output, written from the event loop when it is a pipe of its own.
+pub(crate) fn stdout() -> Box<dyn AsyncWrite + Send + Unpin> {
+    let own = || -> Option<(OwnedFd, OFlag)> {
+        let fd = std::io::stdout().as_fd().try_clone_to_owned().ok()?;
+        let flags = flags_of_pipe(fd.as_fd())?;
+        if same_pipe(fd.as_fd(), std::io::stderr().as_fd()) {
+            return None;
+        }
+        Some((fd, flags))
+    };
+    match own().and_then(|(fd, flags)| {
+        let end = pipe::Sender::from_file(File::from(fd)).ok()?;
+        Some(Restoring { end, flags })
+    }) {
+        Some(end) => Box::new(end),
+        None => Box::new(tokio::io::stdout()),
+    }
+}
+
+/// The status flags of `fd` when it is a pipe (a FIFO); None otherwise.
+fn flags_of_pipe(fd: BorrowedFd<'_>) -> Option<OFlag> {
+    let stat = fstat(fd).ok()?;
+    if SFlag::from_bits_truncate(stat.st_mode) & SFlag::S_IFMT != SFlag::S_IFIFO {
+        return None;
+    }
+    fcntl(fd, FcntlArg::F_GETFL)
+        .ok()
+        .map(OFlag::from_bits_truncate)
+}
+
+/// Whether `a` and `b` are the same pipe (the same FIFO inode).
+fn same_pipe(a: BorrowedFd<'_>, b: BorrowedFd<'_>) -> bool {
+    match (fstat(a), fstat(b)) {
+        (Ok(a), Ok(b)) => a.st_dev == b.st_dev && a.st_ino == b.st_ino,
+        // Not known: as if shared, so nothing else is made non-blocking.
+        _ => true,
+    }
+}
+
+/// A pipe end that puts back the file status flags it found when dropped.
+struct Restoring<E: AsFd> {
+    end: E,
+    flags: OFlag,
+}
+
+impl<E: AsFd> Drop for Restoring<E> {
+    fn drop(&mut self) {
+        let _ = fcntl(self.end.as_fd(), FcntlArg::F_SETFL(self.flags));
+    }
+}
+
+impl AsyncRead for Restoring<pipe::Receiver> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.end).poll_read(cx, buf)
+    }
+}
+
+impl AsyncWrite for Restoring<pipe::Sender> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.end).poll_write(cx, buf)
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.end).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.end).poll_shutdown(cx)
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.end).poll_write_vectored(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.end.is_write_vectored()
+    }
+}
