@@ -8,6 +8,7 @@
 //! terminal, a socket) keeps tokio's handles, and so does a standard output that is the very pipe
 //! standard error writes to (`2>&1`): non-blocking, a full pipe would fail a log line. The
 //! flags are put back when the handle is dropped, for whoever shares the pipe after toolrt.
+//! `TOOLRT_STDIO=blocking` keeps tokio's handles in every case.
 
 use std::fs::File;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
@@ -19,9 +20,21 @@ use nix::sys::stat::{SFlag, fstat};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::unix::pipe;
 
+/// Set to `blocking`, toolrt keeps tokio's handles whatever its stdin and stdout are (for a
+/// pipe that another program must keep blocking while toolrt runs).
+const ENV: &str = "TOOLRT_STDIO";
+
+/// Whether the environment asks for tokio's handles.
+fn blocking_asked() -> bool {
+    std::env::var_os(ENV).is_some_and(|v| v == "blocking")
+}
+
 /// Standard input, read from the event loop when it is a pipe.
 pub(crate) fn stdin() -> Box<dyn AsyncRead + Send + Unpin> {
     let own = || -> Option<(OwnedFd, OFlag)> {
+        if blocking_asked() {
+            return None;
+        }
         let fd = std::io::stdin().as_fd().try_clone_to_owned().ok()?;
         let flags = flags_of_pipe(fd.as_fd())?;
         Some((fd, flags))
@@ -38,6 +51,9 @@ pub(crate) fn stdin() -> Box<dyn AsyncRead + Send + Unpin> {
 /// Standard output, written from the event loop when it is a pipe of its own.
 pub(crate) fn stdout() -> Box<dyn AsyncWrite + Send + Unpin> {
     let own = || -> Option<(OwnedFd, OFlag)> {
+        if blocking_asked() {
+            return None;
+        }
         let fd = std::io::stdout().as_fd().try_clone_to_owned().ok()?;
         let flags = flags_of_pipe(fd.as_fd())?;
         if same_pipe(fd.as_fd(), std::io::stderr().as_fd()) {

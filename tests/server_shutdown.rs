@@ -184,3 +184,49 @@ print("nonblocking" if fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_NONBLOCK else "bloc
     assert!(stdout.contains(r#""tool_use_id":"a""#), "{stdout}");
     assert_eq!(String::from_utf8_lossy(&out.stderr), "blocking\nblocking\n");
 }
+
+/// The pipes are non-blocking while serve runs (seen through /proc), and stay blocking with
+/// TOOLRT_STDIO=blocking.
+#[test]
+fn serve_makes_its_pipes_non_blocking_unless_told_not_to() {
+    let sb = Sandbox::new();
+    let flags = |env: Option<&str>| {
+        let mut cmd = command();
+        cmd.args(["serve", "--allowed-tools", "Noop"])
+            .env("HOME", sb.dir.path())
+            .current_dir(sb.dir.path())
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null());
+        if let Some(v) = env {
+            cmd.env("TOOLRT_STDIO", v);
+        }
+        let mut child = cmd.spawn().unwrap();
+        let pid = child.id();
+        // It answers a line once it reads: by then both handles are made.
+        let mut stdin = child.stdin.take().unwrap();
+        std::io::Write::write_all(
+            &mut stdin,
+            b"{\"type\":\"tool_use\",\"id\":\"a\",\"name\":\"Noop\",\"input\":{}}\n",
+        )
+        .unwrap();
+        let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
+        let mut line = String::new();
+        std::io::BufRead::read_line(&mut out, &mut line).unwrap();
+        let nonblocking = |fd: u32| {
+            let info = std::fs::read_to_string(format!("/proc/{pid}/fdinfo/{fd}")).unwrap();
+            let flags = info
+                .lines()
+                .find_map(|l| l.strip_prefix("flags:"))
+                .map(|f| u32::from_str_radix(f.trim(), 8).unwrap())
+                .unwrap();
+            flags & 0o4000 != 0
+        };
+        let both = (nonblocking(0), nonblocking(1));
+        drop(stdin);
+        child.wait().unwrap();
+        both
+    };
+    assert_eq!(flags(None), (true, true));
+    assert_eq!(flags(Some("blocking")), (false, false));
+}
