@@ -11,7 +11,7 @@
 //! `TOOLRT_STDIO=blocking` keeps tokio's handles in every case.
 
 use std::fs::File;
-use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::os::fd::{AsFd, BorrowedFd};
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
@@ -31,18 +31,12 @@ fn blocking_asked() -> bool {
 
 /// Standard input, read from the event loop when it is a pipe.
 pub(crate) fn stdin() -> Box<dyn AsyncRead + Send + Unpin> {
-    let own = || -> Option<(OwnedFd, OFlag)> {
-        if blocking_asked() {
-            return None;
-        }
-        let fd = std::io::stdin().as_fd().try_clone_to_owned().ok()?;
-        let flags = flags_of_pipe(fd.as_fd())?;
-        Some((fd, flags))
-    };
-    match own().and_then(|(fd, flags)| {
-        let end = pipe::Receiver::from_file(File::from(fd)).ok()?;
+    let stdin = std::io::stdin();
+    let end = own_pipe(stdin.as_fd()).and_then(|(file, flags)| {
+        let end = pipe::Receiver::from_file(file).ok()?;
         Some(Restoring { end, flags })
-    }) {
+    });
+    match end {
         Some(end) => Box::new(end),
         None => Box::new(tokio::io::stdin()),
     }
@@ -50,24 +44,28 @@ pub(crate) fn stdin() -> Box<dyn AsyncRead + Send + Unpin> {
 
 /// Standard output, written from the event loop when it is a pipe of its own.
 pub(crate) fn stdout() -> Box<dyn AsyncWrite + Send + Unpin> {
-    let own = || -> Option<(OwnedFd, OFlag)> {
-        if blocking_asked() {
-            return None;
-        }
-        let fd = std::io::stdout().as_fd().try_clone_to_owned().ok()?;
-        let flags = flags_of_pipe(fd.as_fd())?;
-        if same_pipe(fd.as_fd(), std::io::stderr().as_fd()) {
-            return None;
-        }
-        Some((fd, flags))
-    };
-    match own().and_then(|(fd, flags)| {
-        let end = pipe::Sender::from_file(File::from(fd)).ok()?;
-        Some(Restoring { end, flags })
-    }) {
+    let (stdout, stderr) = (std::io::stdout(), std::io::stderr());
+    let end = (!same_pipe(stdout.as_fd(), stderr.as_fd()))
+        .then(|| own_pipe(stdout.as_fd()))
+        .flatten()
+        .and_then(|(file, flags)| {
+            let end = pipe::Sender::from_file(file).ok()?;
+            Some(Restoring { end, flags })
+        });
+    match end {
         Some(end) => Box::new(end),
         None => Box::new(tokio::io::stdout()),
     }
+}
+
+/// A handle of its own on the pipe `fd` (a duplicate: they share the flags) and the flags it
+/// had; None when `fd` is not a pipe or the environment asks for tokio's handles.
+fn own_pipe(fd: BorrowedFd<'_>) -> Option<(File, OFlag)> {
+    if blocking_asked() {
+        return None;
+    }
+    let flags = flags_of_pipe(fd)?;
+    Some((File::from(fd.try_clone_to_owned().ok()?), flags))
 }
 
 /// The status flags of `fd` when it is a pipe (a FIFO); None otherwise.
