@@ -374,6 +374,11 @@ pub struct ToolContext {
     /// [`ToolOutput::response`]; tools build it only then, as it can cost a diff or a copy of
     /// the output.
     pub hook_response: bool,
+    /// For a path tool: the paths its permission decision judged (the call's path and each path
+    /// it resolved to then). A tool that opens the file checks that the file it opened is one
+    /// of them, so a symlink swapped after the decision cannot lead it to another file. None:
+    /// nothing to check against (no decision about a path, or a tool run without one).
+    pub decided_paths: Option<Arc<[PathBuf]>>,
 }
 
 impl ToolContext {

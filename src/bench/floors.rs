@@ -87,6 +87,7 @@ impl Inline {
             agent: None,
             state: crate::tool::StateKey::SESSION,
             hook_response: false,
+            decided_paths: None,
             output_chars: self.limits.tool_chars,
         };
         let class = prepared.entry.tool.budget_class();

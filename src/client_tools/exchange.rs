@@ -304,6 +304,7 @@ mod tests {
             state: crate::tool::StateKey::SESSION,
             output_chars: 1000,
             hook_response: false,
+            decided_paths: None,
         }
     }
 

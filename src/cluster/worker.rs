@@ -427,6 +427,14 @@ impl WorkerActor {
             agent: None,
             state: StateKey::SESSION,
             hook_response: req.hook_response,
+            // A path tool's one path, as the coordinator's decision saw it resolve here (checked
+            // again below before the call runs).
+            decided_paths: match (tool.access().subject, req.expect.as_slice()) {
+                (crate::tool::Subject::Path { .. }, [(_, paths)]) => {
+                    Some(Arc::from(paths.as_slice()))
+                }
+                _ => None,
+            },
             output_chars: usize::try_from(req.output_chars).unwrap_or(usize::MAX),
         };
         let (executor, running, kept) = (

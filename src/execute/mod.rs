@@ -216,6 +216,7 @@ mod tests {
             agent: None,
             state: crate::tool::StateKey::SESSION,
             hook_response: false,
+            decided_paths: None,
             output_chars: 50_000,
         }
     }

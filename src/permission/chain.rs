@@ -194,9 +194,21 @@ impl Chain {
     fn combine(&self, decide: impl Fn(&Level) -> Decision) -> Decision {
         let mut asked: Option<Decision> = None;
         let mut allowed: Option<Decision> = None;
+        // A path each level judged: a level that resolved it another way (a symlink swapped
+        // between two levels' looks) did not judge that way's file.
+        let mut paths: Option<Vec<std::path::PathBuf>> = None;
         for level in self.levels.iter() {
             let mut d = decide(level);
             d.level = Some(level.label.clone());
+            if let Some(seen) = &d.paths {
+                paths = Some(match paths {
+                    None => seen.to_vec(),
+                    Some(mut both) => {
+                        both.retain(|p| seen.contains(p));
+                        both
+                    }
+                });
+            }
             match d.behavior {
                 Behavior::Deny => return d,
                 Behavior::Ask => {
@@ -206,13 +218,15 @@ impl Chain {
             }
         }
         // `levels` is never empty, so one of the two is set.
-        asked.or(allowed).unwrap_or_else(|| {
+        let mut d = asked.or(allowed).unwrap_or_else(|| {
             Decision::new(
                 Behavior::Deny,
                 super::DecidedBy::NoRule,
                 self.innermost().mode,
             )
-        })
+        });
+        d.paths = paths.map(std::sync::Arc::from);
+        d
     }
 }
 

@@ -216,6 +216,9 @@ pub struct Decision {
     /// For Bash with a sandbox configured: how the command would run (sandboxed, under which
     /// policy, or unsandboxed and why).
     pub sandbox: Option<std::sync::Arc<str>>,
+    /// For a path tool: its path and each path it resolved to when decided. The tool must find
+    /// the file it opens among them, or a symlink swapped since would take it elsewhere.
+    pub(crate) paths: Option<std::sync::Arc<[std::path::PathBuf]>>,
 }
 
 impl Decision {
@@ -227,6 +230,7 @@ impl Decision {
             mode,
             level: None,
             sandbox: None,
+            paths: None,
         }
     }
 

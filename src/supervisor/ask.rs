@@ -75,6 +75,8 @@ async fn decision(
         p.permission.decide(query(input))
     })
     .await?;
+    // The call runs on the latest decision; its tool checks the file it opens against these.
+    prepared.decided_paths = decision.paths.clone();
     tracing::debug!(
         decision = decision.behavior.as_str(),
         by = %decision.reason(),

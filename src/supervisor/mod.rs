@@ -440,6 +440,7 @@ async fn execute(
         agent: c.scope.as_ref().map(|s| s.id.clone()),
         state: c.state(),
         hook_response: post_hooks,
+        decided_paths: prepared.decided_paths.clone(),
         output_chars: p.budget.success_limit(&name, class),
     };
     // Only PostToolUse hooks are told how long the tool took.
@@ -746,8 +747,10 @@ mod tests {
             // as its worker resolved it (measured with that step, the client-wait counter and
             // mcp-serve's direct reply together; the 40 bytes are not yet split among them);
             // 3,096 since a remote run may end without running (its node found a path the
-            // decision looked at resolving differently): the call kept to decide again, boxed.
-            ("run's future", future_size(run), 3_096),
+            // decision looked at resolving differently): the call kept to decide again, boxed;
+            // 3,208 since the paths a decision judged travel with the call to its tool (16
+            // bytes in the prepared call and in the tool's context, each held in several steps).
+            ("run's future", future_size(run), 3_208),
             // 224: the worker node the call is placed on (one boxed pointer).
             ("Call", std::mem::size_of::<Call<'static>>(), 224),
         ];

@@ -219,7 +219,12 @@ fn edit_file(files: &FileState, input: &Input, ctx: &ToolContext) -> ToolOutput 
         replace_all,
     };
     // Regular files only, bounded as Read is: the path may have changed since validation.
-    let bytes = match super::file_bytes::read_regular(&path, super::read::MAX_FILE_BYTES) {
+    let decided = ctx.decided_paths.as_deref();
+    let bytes = match super::file_bytes::read_regular_as_decided(
+        &path,
+        super::read::MAX_FILE_BYTES,
+        decided,
+    ) {
         Ok(b) => Some(b),
         Err(super::file_bytes::FileError::NotFound(_)) => None,
         Err(e) => return ToolOutput::failed(e.to_string()),
@@ -234,6 +239,7 @@ fn edit_file(files: &FileState, input: &Input, ctx: &ToolContext) -> ToolOutput 
             &path,
             new.as_bytes(),
             &ctx.session.output_dir,
+            ctx.decided_paths.as_deref(),
         ) {
             Ok(()) => ToolOutput::success(format!("Created {}.", path.display()))
                 .with_response(describe.then(|| change.response("", new))),
@@ -270,6 +276,7 @@ fn edit_file(files: &FileState, input: &Input, ctx: &ToolContext) -> ToolOutput 
             &path,
             out.as_bytes(),
             &ctx.session.output_dir,
+            ctx.decided_paths.as_deref(),
         ) {
             Ok(()) => ToolOutput::success(format!("Updated {}.", path.display()))
                 .with_response(describe.then(|| change.response(&whole, &out))),
@@ -301,6 +308,7 @@ fn edit_file(files: &FileState, input: &Input, ctx: &ToolContext) -> ToolOutput 
         &path,
         out.as_bytes(),
         &ctx.session.output_dir,
+        ctx.decided_paths.as_deref(),
     ) {
         return ToolOutput::failed(e);
     }

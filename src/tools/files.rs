@@ -81,6 +81,7 @@ impl FileState {
         path: &Path,
         bytes: &[u8],
         output_dir: &Path,
+        decided: Option<&[PathBuf]>,
     ) -> Result<(), String> {
         let fallback = output_dir.join("checkpoints");
         self.checkpoints.save(state, id, path, &fallback).map_err(|e| {
@@ -93,8 +94,12 @@ impl FileState {
             std::fs::create_dir_all(parent)
                 .map_err(|e| format!("could not create the folder {}: {e}", parent.display()))?;
         }
-        std::fs::write(path, bytes)
-            .map_err(|e| format!("could not write {}: {e}", path.display()))?;
+        super::file_bytes::write_as_decided(path, bytes, decided).map_err(|e| match e {
+            super::file_bytes::FileError::Io { source, .. } => {
+                format!("could not write {}: {source}", path.display())
+            }
+            other => other.to_string(),
+        })?;
         self.read_state.record(state, path, bytes);
         Ok(())
     }

@@ -243,7 +243,7 @@ mod tests {
         assert!(state.files.check_fresh(scope, &file).is_ok());
         state
             .files
-            .commit(scope, &id, &file, b"two", dir.path())
+            .commit(scope, &id, &file, b"two", dir.path(), None)
             .unwrap();
         assert_eq!(std::fs::read_dir(&cp).unwrap().count(), 1);
         // Outside a tokio runtime the files go at once.

@@ -1,7 +1,7 @@
 //! `Read`: a text file as numbered lines (`cat -n` style), a window at a time.
 
 use super::limits;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use std::sync::Arc;
 
@@ -24,8 +24,8 @@ pub(crate) const MAX_FILE_BYTES: u64 = 256 * 1024 * 1024;
 
 /// The bytes of the regular file `path`, at most [`MAX_FILE_BYTES`]; the text on error is for
 /// the model. Blocking: called on the blocking pool.
-fn read_bounded(path: &Path) -> Result<Vec<u8>, String> {
-    match super::file_bytes::read_regular(path, MAX_FILE_BYTES) {
+fn read_bounded(path: &Path, decided: Option<&[PathBuf]>) -> Result<Vec<u8>, String> {
+    match super::file_bytes::read_regular_as_decided(path, MAX_FILE_BYTES, decided) {
         Ok(bytes) => Ok(bytes),
         Err(super::file_bytes::FileError::TooLarge { .. }) => Err(format!(
             "{} is larger than {MAX_FILE_BYTES} bytes, too large for Read. Use Grep to find the \
@@ -139,7 +139,7 @@ fn read_file(files: &FileState, input: &Input, ctx: &ToolContext) -> ToolOutput 
         ));
     }
     // Checked again on the open file: the path may have changed since.
-    let bytes = match read_bounded(&path) {
+    let bytes = match read_bounded(&path, ctx.decided_paths.as_deref()) {
         Ok(b) => b,
         Err(e) => return ToolOutput::failed(e),
     };

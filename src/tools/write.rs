@@ -115,6 +115,7 @@ fn write_file(files: &FileState, input: &Input, ctx: &ToolContext) -> ToolOutput
         &path,
         content.as_bytes(),
         &ctx.session.output_dir,
+        ctx.decided_paths.as_deref(),
     ) {
         return ToolOutput::failed(e);
     }

@@ -37,6 +37,10 @@ pub(crate) struct Prepared {
     /// Whose tool state the tool's own validation looks at (the call's scope's, else the
     /// session's).
     pub state: StateKey,
+    /// The paths the permission decision judged, once it is made ([`ToolContext::decided_paths`]).
+    ///
+    /// [`ToolContext::decided_paths`]: crate::tool::ToolContext::decided_paths
+    pub decided_paths: Option<Arc<[std::path::PathBuf]>>,
 }
 
 impl Prepared {
@@ -112,6 +116,7 @@ pub(crate) fn check(
         input,
         concurrency_safe,
         state: StateKey::SESSION,
+        decided_paths: None,
     })
 }
 
@@ -302,6 +307,7 @@ impl Actor for ValidatorActor {
                     input,
                     concurrency_safe,
                     state: tool_state,
+                    decided_paths: None,
                 };
                 let answer =
                     |verdict: Result<(), String>| verdict.map(|()| prepared).map_err(|m| vec![m]);

@@ -92,6 +92,7 @@ pub(crate) fn ctx(
         agent: None,
         state: StateKey::SESSION,
         hook_response: false,
+        decided_paths: None,
         output_chars: 50_000,
     }
 }

@@ -218,6 +218,8 @@ pub(super) struct Steps {
     pub(super) mode_allows: bool,
     pub(super) allow: Option<DecidedBy>,
     pub(super) fallback: Option<DecidedBy>,
+    /// The path tool's path and what it resolved to, as judged ([`Decision::paths`]).
+    pub(super) paths: Option<Vec<PathBuf>>,
 }
 
 /// The permission policy of one session: immutable, shared, built once at start-up.
@@ -336,8 +338,11 @@ impl Policy {
             });
             return d;
         }
-        let steps = self.steps(req.tool, req.access, req.input, mode, at);
-        resolve(steps, mode, req.hook.as_ref())
+        let mut steps = self.steps(req.tool, req.access, req.input, mode, at);
+        let paths = steps.paths.take();
+        let mut d = resolve(steps, mode, req.hook.as_ref());
+        d.paths = paths.map(std::sync::Arc::from);
+        d
     }
 
     /// Checks an input rewritten by the client or a PermissionRequest hook again against deny and
@@ -361,12 +366,13 @@ impl Policy {
         mode: Mode,
         at: Option<&Located>,
     ) -> Decision {
-        let (steps, subs) = if let Subject::Command { field } = access.subject {
+        let (mut steps, subs) = if let Subject::Command { field } = access.subject {
             let cmd = input.get(field).and_then(Value::as_str).unwrap_or("");
             self.bash_steps(tool, cmd, mode, at)
         } else {
             (self.steps(tool, access, input, mode, at), Vec::new())
         };
+        let paths = steps.paths.take();
         let mut d = if let Some(by) = steps.deny {
             Decision::new(Behavior::Deny, by, mode)
         } else if let Some(by) = steps.ask {
@@ -380,6 +386,7 @@ impl Policy {
             Decision::new(Behavior::Allow, DecidedBy::Rechecked, mode)
         };
         d.subcommands = subs;
+        d.paths = paths.map(std::sync::Arc::from);
         d
     }
 
@@ -640,6 +647,7 @@ impl Policy {
                 }
                 s.mode_allows = mode == Mode::AcceptEdits && in_ws;
             }
+            s.paths = Some(cands);
         }
     }
 }
