@@ -262,12 +262,11 @@ fn cancel_where(running: &Running, which: impl Fn(&(String, String)) -> bool) {
 }
 
 /// The first expected path that no longer resolves as the decision saw it (symlinks are
-/// resolved again here, just before the call runs).
+/// resolved again here, just before the call runs); a relative one never does.
 fn changed_resolution(expect: &[(PathBuf, Vec<PathBuf>)]) -> Option<PathBuf> {
     expect
         .iter()
-        .find(|(path, paths)| path.is_absolute() && crate::paths::candidates(path) != *paths)
-        .or_else(|| expect.iter().find(|(path, _)| !path.is_absolute()))
+        .find(|(path, paths)| !path.is_absolute() || crate::paths::candidates(path) != *paths)
         .map(|(path, _)| path.clone())
 }
 

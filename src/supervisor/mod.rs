@@ -548,19 +548,15 @@ async fn again(
     mut prepared: Prepared,
     redo: Redo,
 ) -> Result<Ran, Rejection> {
-    if let Redo::NodeLost(lost) = &redo {
-        tracing::debug!(%lost, "placing the call again");
-        place::place(p, c, &mut prepared)
-            .await
-            .map_err(|mut none| {
+    place::place(p, c, &mut prepared)
+        .await
+        .map_err(|mut none| {
+            if let Redo::NodeLost(lost) = &redo {
                 none.content =
                     format!("{lost} No other node could take the call: {}", none.content);
-                none
-            })?;
-    } else {
-        tracing::debug!("the node's answer was out of date: deciding again");
-        place::place(p, c, &mut prepared).await?;
-    }
+            }
+            none
+        })?;
     ask::decide(p, c, &mut prepared).await?;
     match execute(p, c, prepared).await? {
         Executed::Ran(ran) => Ok(ran),
