@@ -216,7 +216,7 @@ pub(crate) struct WorkerArgs {
     /// Its name in results and `node` events (default: the listen address).
     #[arg(long, value_name = "NAME", value_parser = non_empty)]
     pub name: Option<String>,
-    /// The tools it offers, a comma list (default: Bash,Read,Write,Edit,Glob,Grep).
+    /// The tools it offers, a comma list (default: Bash,Read,Write,Edit,Glob,Grep,WebFetch).
     #[arg(long, value_name = "LIST", value_delimiter = ',')]
     pub tools: Option<Vec<String>>,
     /// Listen on an address other than loopback without TLS (the link is then not encrypted).

@@ -15,6 +15,12 @@ pub trait Guard: Send + Sync + std::fmt::Debug {
     fn write_denied(&self, path: &Path) -> bool;
     /// Whether fetching this URL (e.g. a redirect target) is allowed without asking.
     fn fetch_allowed(&self, url: &str) -> bool;
+    /// Whether [`Guard::fetch_allowed`] answers from permission rules here. On a worker node,
+    /// where the rules are the coordinator's, it does not: WebFetch there follows no redirect
+    /// and reports where it leads instead, so that a new call is decided on the coordinator.
+    fn judges_fetches(&self) -> bool {
+        true
+    }
     /// The glob patterns behind [`Guard::read_denied`] (absolute, their anchors resolved),
     /// for a worker node that answers it for its own files; none by default.
     fn read_deny_patterns(&self) -> Vec<String> {

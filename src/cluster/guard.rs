@@ -5,6 +5,7 @@
 //! their anchors resolved) with each call and the worker answers the question for its own
 //! files, each path judged with what it resolves to through the worker's symlinks. Only that
 //! question is answered here: the call's permission decision was made on the coordinator.
+//! No fetch is allowed by it (a WebFetch redirect is reported, never followed, on a worker).
 
 use std::path::Path;
 
@@ -47,6 +48,10 @@ impl Guard for ReadDenies {
     }
 
     fn fetch_allowed(&self, _url: &str) -> bool {
+        false
+    }
+
+    fn judges_fetches(&self) -> bool {
         false
     }
 }

@@ -29,8 +29,9 @@ use crate::tool::{ProgressSink, ProgressTarget, StateKey, Tool, ToolContext, Too
 
 /// The tools a worker offers unless told otherwise: those whose work is all on the worker's
 /// own files and processes (Glob and Grep leave out what the coordinator's Read deny rules
-/// cover, sent with each call). WebFetch and the background-task tools are not offered yet.
-pub const WORKER_TOOLS: &[&str] = &["Bash", "Read", "Write", "Edit", "Glob", "Grep"];
+/// cover, sent with each call) and WebFetch (which follows no redirect there: the rules that
+/// judge a hop are the coordinator's). The background-task tools are not offered yet.
+pub const WORKER_TOOLS: &[&str] = &["Bash", "Read", "Write", "Edit", "Glob", "Grep", "WebFetch"];
 
 /// How `toolrt worker` runs.
 #[derive(Debug, Clone)]
@@ -173,7 +174,12 @@ pub async fn run_worker(options: WorkerOptions, stop: CancellationToken) -> Resu
         .map_err(|e| format!("--cwd {}: {e}", options.cwd.display()))?;
     let outputs = std::env::temp_dir().join(format!("toolrt-worker-{}", std::process::id()));
     sweep_dead_workers_outputs(&std::env::temp_dir());
-    let session = Arc::new(Session::new(cwd, outputs.clone()));
+    // No rules live here: nothing is Read-denied until a coordinator sends its patterns, and
+    // no fetch is allowed beyond what a call's decision covered (a redirect is not followed).
+    let session = Arc::new(Session {
+        guard: Arc::new(super::guard::ReadDenies::new(&[])?),
+        ..Session::new(cwd, outputs.clone())
+    });
     let (executor, _) = Executor::spawn()
         .await
         .map_err(|e| format!("cannot start the execute stage: {e}"))?;
@@ -679,14 +685,14 @@ mod tests {
         };
         assert_eq!(
             names(&offered_tools(None).unwrap()),
-            ["Bash", "Edit", "Glob", "Grep", "Read", "Write"]
+            ["Bash", "Edit", "Glob", "Grep", "Read", "WebFetch", "Write"]
         );
         let some = vec!["Bash".to_string(), "Noop".to_string()];
         assert_eq!(
             names(&offered_tools(Some(&some)).unwrap()),
             ["Bash", "Noop"]
         );
-        for bad in ["WebFetch", "TaskOutput", "TaskStop", "Nope"] {
+        for bad in ["TaskOutput", "TaskStop", "Nope"] {
             let err = offered_tools(Some(&[bad.to_string()])).err().unwrap();
             assert!(err.contains(bad), "{err}");
         }

@@ -254,6 +254,14 @@ async fn follow(
                 )));
             }
         };
+        if !ctx.session.guard.judges_fetches() {
+            return Err(ToolOutput::failed(format!(
+                "{url} redirects ({}) to {next}, which was not followed: on a worker node the \
+                 permission rules that judge a redirect are the coordinator's. Call WebFetch \
+                 again with {next} if that is the page you want; that call is decided on its own",
+                response.status()
+            )));
+        }
         if let Err(e) = check_url(next.as_str()) {
             return Err(ToolOutput::failed(format!(
                 "{url} redirects to {next}, which cannot be followed: {e}"
