@@ -19,6 +19,7 @@ use tokio_util::sync::CancellationToken;
 use super::fetch::{CopyTo, attach_full_output};
 use super::relay::{Route, Routes};
 use super::resolved::Resolved;
+use super::tasks::{TaskHomes, is_task_call};
 use super::wire::{CancelReq, ResolveReq, RunReq, Wire, WorkerMsg};
 use crate::call::Input;
 use crate::execute::{Lease, Placement, RemoteEnd, RemoteRun, Resolving, RunTerms};
@@ -60,6 +61,8 @@ pub(crate) struct Nodes {
     pub(super) coordinator: String,
     /// Where progress of calls on workers goes.
     pub(super) routes: Arc<Routes>,
+    /// Which node runs each background task started in this session.
+    homes: Arc<TaskHomes>,
     turn: AtomicUsize,
 }
 
@@ -80,6 +83,7 @@ impl Nodes {
             table: Mutex::new(table),
             coordinator,
             routes: Arc::default(),
+            homes: Arc::default(),
             turn: AtomicUsize::new(0),
         }
     }
@@ -183,12 +187,27 @@ fn not_there(tool: &str, want: &str, table: &[Node]) -> String {
 }
 
 impl Placement for Nodes {
-    fn place(&self, tool: &str, on: Option<&str>) -> Result<Box<dyn Lease>, String> {
-        let (name, live, load) = self.choose(tool, on)?;
+    fn place(&self, tool: &str, input: &Input, on: Option<&str>) -> Result<Box<dyn Lease>, String> {
+        let task_home = task_home(&self.homes, tool, input, on)?;
+        let (name, live, load) = match &task_home {
+            None => self.choose(tool, on)?,
+            Some(home) => self.choose(tool, Some(home)).map_err(|_| {
+                let state = (self.lock().iter())
+                    .find(|n| n.is_named(home))
+                    .map_or_else(|| format!("{home} (unknown)"), |n| n.state(tool));
+                format!(
+                    "The background task runs on worker node {home}, which cannot take the call \
+                     now: {state}. A worker sets a coordinator's tasks aside when their link \
+                     closes and kills them after its grace period, so they are not reachable \
+                     again."
+                )
+            })?,
+        };
         load.fetch_add(1, Ordering::Relaxed);
         Ok(Box::new(NodeLease {
             coordinator: self.coordinator.clone(),
             routes: self.routes.clone(),
+            homes: self.homes.clone(),
             name,
             live,
             load: LoadGuard(load),
@@ -196,10 +215,38 @@ impl Placement for Nodes {
     }
 }
 
+/// For TaskOutput and TaskStop, the node that runs the task the input names (the call goes
+/// there or nowhere); None for any other call.
+fn task_home(
+    homes: &TaskHomes,
+    tool: &str,
+    input: &Input,
+    on: Option<&str>,
+) -> Result<Option<Arc<str>>, String> {
+    if !is_task_call(tool, input) || tool == "Bash" {
+        return Ok(None);
+    }
+    let id = input.get("task_id").and_then(|v| v.as_str()).unwrap_or("");
+    let Some(home) = homes.home(id) else {
+        return Err(format!(
+            "No background task with id {id:?} was started on a worker node in this session \
+             (Bash with run_in_background starts one; its result names the task)."
+        ));
+    };
+    match on {
+        Some(want) if want != &*home => Err(format!(
+            "Background task {id} runs on worker node {home}, but this agent's calls run only \
+             on {want} (its agent_start or agent type names it); the call did not run."
+        )),
+        _ => Ok(Some(home)),
+    }
+}
+
 /// One call's node, from its placement until its run ends.
 struct NodeLease {
     coordinator: String,
     routes: Arc<Routes>,
+    homes: Arc<TaskHomes>,
     name: Arc<str>,
     live: Live,
     load: LoadGuard,
@@ -266,6 +313,7 @@ impl Lease for NodeLease {
         let NodeLease {
             coordinator,
             routes,
+            homes,
             name,
             live,
             load,
@@ -294,7 +342,7 @@ impl Lease for NodeLease {
             live,
             req,
             ctx.cancel,
-            copy_to,
+            (copy_to, homes),
             (load, route),
         ))
     }
@@ -319,7 +367,7 @@ async fn run_remote(
     live: Live,
     req: RunReq,
     cancel: CancellationToken,
-    copy_to: CopyTo,
+    (copy_to, homes): (CopyTo, Arc<TaskHomes>),
     _held: (LoadGuard, Route),
 ) -> RemoteEnd {
     let coordinator = req.coordinator.clone();
@@ -360,6 +408,9 @@ async fn run_remote(
             kept.forget(&path);
         }
         return RemoteEnd::Stale(path);
+    }
+    if let Some(task) = reply.task.take() {
+        homes.record(task, node.clone());
     }
     let full = reply.full.take();
     let mut out = reply.into_output();

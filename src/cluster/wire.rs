@@ -192,6 +192,10 @@ pub(crate) struct RunReply {
     /// The call did not run: this path of [`RunReq::expect`] resolves differently now.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stale: Option<PathBuf>,
+    /// The background task a `run_in_background` Bash started (its id): the coordinator places
+    /// TaskOutput and TaskStop of it on this worker.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task: Option<String>,
 }
 
 /// A complete output a worker keeps in a file until its coordinator has fetched it.
@@ -275,6 +279,7 @@ impl RunReply {
             response: out.response,
             full: None,
             stale: None,
+            task: None,
         }
     }
 
@@ -327,6 +332,7 @@ mod tests {
             response: None,
             full: None,
             stale: None,
+            task: None,
         };
         assert_eq!(odd.into_output().status, ToolStatus::Failed);
     }

@@ -19,19 +19,33 @@ use ractor_cluster::node::NodeServerSessionInformation;
 use ractor_cluster::{NodeEventSubscription, NodeServer, NodeServerMessage};
 use tokio_util::sync::CancellationToken;
 
+use super::tasks::{WorkerTasks, is_task_call};
 use super::wire::{
     CHUNK_BYTES, Chunk, FetchReq, HelloReply, KeptOutput, ProgressNote, RelayMsg, ResolveReply,
     RunReply, RunReq, WORKER_GROUP, Wire, WorkerMsg, progress_group,
 };
 use crate::execute::Executor;
 use crate::session::Session;
-use crate::tool::{ProgressSink, ProgressTarget, StateKey, Tool, ToolContext, ToolOutput};
+use crate::tool::{
+    ProgressSink, ProgressTarget, StateKey, Tool, ToolContext, ToolOutput, ToolStatus,
+};
 
 /// The tools a worker offers unless told otherwise: those whose work is all on the worker's
 /// own files and processes (Glob and Grep leave out what the coordinator's Read deny rules
-/// cover, sent with each call) and WebFetch (which follows no redirect there: the rules that
-/// judge a hop are the coordinator's). The background-task tools are not offered yet.
-pub const WORKER_TOOLS: &[&str] = &["Bash", "Read", "Write", "Edit", "Glob", "Grep", "WebFetch"];
+/// cover, sent with each call), WebFetch (which follows no redirect there: the rules that
+/// judge a hop are the coordinator's), and TaskOutput and TaskStop over each coordinator's own
+/// background tasks.
+pub const WORKER_TOOLS: &[&str] = &[
+    "Bash",
+    "Read",
+    "Write",
+    "Edit",
+    "Glob",
+    "Grep",
+    "WebFetch",
+    "TaskOutput",
+    "TaskStop",
+];
 
 /// How `toolrt worker` runs.
 #[derive(Debug, Clone)]
@@ -185,6 +199,7 @@ pub async fn run_worker(options: WorkerOptions, stop: CancellationToken) -> Resu
         .map_err(|e| format!("cannot start the execute stage: {e}"))?;
     let running: Running = Arc::default();
     let kept: Arc<KeptFiles> = Arc::default();
+    let tasks = Arc::new(WorkerTasks::new(&name));
     let worker = WorkerActor {
         name: name.clone(),
         tools,
@@ -192,6 +207,7 @@ pub async fn run_worker(options: WorkerOptions, stop: CancellationToken) -> Resu
         executor: executor.clone(),
         running: running.clone(),
         kept: kept.clone(),
+        tasks: tasks.clone(),
     };
     let (actor, _) = Actor::spawn(None, worker, ())
         .await
@@ -211,6 +227,7 @@ pub async fn run_worker(options: WorkerOptions, stop: CancellationToken) -> Resu
     let events = Box::new(Coordinators {
         running: running.clone(),
         kept,
+        tasks,
         grace: options.orphan_grace,
         authenticated: Mutex::default(),
     });
@@ -284,6 +301,8 @@ struct WorkerActor {
     executor: Executor,
     running: Running,
     kept: Arc<KeptFiles>,
+    /// Each coordinator's background tasks.
+    tasks: Arc<WorkerTasks>,
 }
 
 /// The sessions a worker made for coordinators' Read deny patterns, by coordinator: a
@@ -378,7 +397,7 @@ impl WorkerActor {
                 );
             }
         };
-        let Some(tool) = self.tools.get(&req.tool).cloned() else {
+        let Some(mut tool) = self.tools.get(&req.tool).cloned() else {
             return answer(
                 reply,
                 ToolOutput::failed(format!(
@@ -387,14 +406,13 @@ impl WorkerActor {
                 )),
             );
         };
-        if req.input.get("run_in_background").and_then(|v| v.as_bool()) == Some(true) {
-            return answer(
-                reply,
-                ToolOutput::failed(
-                    "Background commands are not supported on worker nodes yet: run the command in \
-                 the foreground.",
-                ),
-            );
+        // A background start and the tools reading tasks act on the coordinator's own tasks.
+        let starts_task = is_task_call(&req.tool, &req.input) && req.tool == "Bash";
+        if is_task_call(&req.tool, &req.input) {
+            match self.tasks.tool(&req.coordinator, &req.tool) {
+                Ok(own) => tool = own,
+                Err(why) => return answer(reply, ToolOutput::failed(why)),
+            }
         }
         let session = match self.session_for(&req.coordinator, &req.read_deny, denies) {
             Ok(session) => session,
@@ -431,7 +449,8 @@ impl WorkerActor {
             session: session.clone(),
             agent: None,
             state: StateKey::SESSION,
-            hook_response: req.hook_response,
+            // A background start's response names its task, which the coordinator must learn.
+            hook_response: req.hook_response || starts_task,
             // A path tool's one path, as the coordinator's decision saw it resolve here (checked
             // again below before the call runs).
             decided_paths: match (tool.access().subject, req.expect.as_slice()) {
@@ -481,7 +500,15 @@ impl WorkerActor {
                 .unwrap_or_else(|e| e.into_inner())
                 .remove(&key);
             let full = out.full_output.take();
+            let task = (starts_task && out.status == ToolStatus::Success)
+                .then(|| out.response.as_ref()?.get("backgroundTaskId")?.as_str())
+                .flatten()
+                .map(str::to_string);
+            if !req.hook_response {
+                out.response = None;
+            }
             let mut answer = RunReply::from_output(out);
+            answer.task = task;
             if let Some(full) = full {
                 match tokio::fs::metadata(&full.path).await {
                     Ok(meta) => {
@@ -612,6 +639,7 @@ impl ProgressTarget for ToRelay {
 struct Coordinators {
     running: Running,
     kept: Arc<KeptFiles>,
+    tasks: Arc<WorkerTasks>,
     grace: Duration,
     /// The sessions that passed the cookie handshake, by ractor_cluster's node id: only their
     /// closing ends calls (a peer that never authenticated cannot stop anyone's).
@@ -642,10 +670,14 @@ impl NodeEventSubscription for Coordinators {
         let coordinator = peer.name;
         tracing::warn!(%coordinator, grace_ms = self.grace.as_millis() as u64, "coordinator link closed; its calls are killed after the grace period");
         let (running, kept, grace) = (self.running.clone(), self.kept.clone(), self.grace);
+        // Set aside now, so that a coordinator dialing again within the grace period starts
+        // tasks of its own that this kill does not reach.
+        let tasks = self.tasks.detach(&coordinator);
         tokio::spawn(async move {
             tokio::time::sleep(grace).await;
             cancel_where(&running, |key| key.0 == coordinator);
             kept.release_where(|key| key.0 == coordinator);
+            drop(tasks);
         });
     }
 }
@@ -685,14 +717,24 @@ mod tests {
         };
         assert_eq!(
             names(&offered_tools(None).unwrap()),
-            ["Bash", "Edit", "Glob", "Grep", "Read", "WebFetch", "Write"]
+            [
+                "Bash",
+                "Edit",
+                "Glob",
+                "Grep",
+                "Read",
+                "TaskOutput",
+                "TaskStop",
+                "WebFetch",
+                "Write"
+            ]
         );
         let some = vec!["Bash".to_string(), "Noop".to_string()];
         assert_eq!(
             names(&offered_tools(Some(&some)).unwrap()),
             ["Bash", "Noop"]
         );
-        for bad in ["TaskOutput", "TaskStop", "Nope"] {
+        for bad in ["Agent", "Nope"] {
             let err = offered_tools(Some(&[bad.to_string()])).err().unwrap();
             assert!(err.contains(bad), "{err}");
         }

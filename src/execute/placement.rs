@@ -67,8 +67,9 @@ pub(crate) trait Lease: Send + Sync {
 
 /// Chooses the node for a call's execute step.
 pub(crate) trait Placement: Send + Sync {
-    /// A node for a call of tool `tool` (its registry name), on the node named `on` (a
-    /// worker's name or address: the call's agent runs there) or else any; when none can take
-    /// it now, the words for the model.
-    fn place(&self, tool: &str, on: Option<&str>) -> Result<Box<dyn Lease>, String>;
+    /// A node for a call of tool `tool` (its registry name) with `input`, on the node named
+    /// `on` (a worker's name or address: the call's agent runs there) or else any (a call
+    /// about a background task goes where the task runs); when none can take it now, the
+    /// words for the model.
+    fn place(&self, tool: &str, input: &Input, on: Option<&str>) -> Result<Box<dyn Lease>, String>;
 }

@@ -42,7 +42,7 @@ pub(super) async fn place(
         return Ok(());
     }
     let on = c.scope.as_ref().and_then(|s| s.node.as_deref());
-    let lease = (placement.place(&prepared.entry.name, on))
+    let lease = (placement.place(&prepared.entry.name, &prepared.input, on))
         .map_err(|why| Rejection::new(Outcome::Failed, why))?;
     c.node = Some(Box::new(OnNode {
         lease,

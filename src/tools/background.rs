@@ -52,7 +52,7 @@ impl std::fmt::Display for TaskStatus {
 /// One background task.
 #[derive(Debug)]
 pub(crate) struct Task {
-    /// Its id (`bg-1`, `bg-2`, …).
+    /// Its id (`bg-1`, `bg-2`, …; on a worker node `bg-<node>-1`, …).
     pub id: String,
     /// The command it runs.
     pub command: String,
@@ -97,6 +97,8 @@ impl Task {
 pub(crate) struct Tasks {
     tasks: Mutex<BTreeMap<String, Arc<Task>>>,
     next: AtomicU64,
+    /// What every id starts with, before its number.
+    prefix: String,
     /// One permit per task starting or running, held until it ends: a start takes one before
     /// it spawns (an await), so concurrent starts cannot pass [`MAX_RUNNING`] and no lock is
     /// held across the spawn.
@@ -105,15 +107,26 @@ pub(crate) struct Tasks {
 
 impl Default for Tasks {
     fn default() -> Self {
-        Self {
-            tasks: Mutex::default(),
-            next: AtomicU64::default(),
-            running: Arc::new(Semaphore::new(MAX_RUNNING)),
-        }
+        Self::with_prefix("bg-".into())
     }
 }
 
 impl Tasks {
+    /// No tasks yet; their ids will be `bg-<name>-1`, `bg-<name>-2`, … (a worker node's, so
+    /// that a coordinator with several workers can tell where each task runs).
+    pub(crate) fn named(name: &str) -> Self {
+        Self::with_prefix(format!("bg-{name}-"))
+    }
+
+    fn with_prefix(prefix: String) -> Self {
+        Self {
+            tasks: Mutex::default(),
+            next: AtomicU64::default(),
+            prefix,
+            running: Arc::new(Semaphore::new(MAX_RUNNING)),
+        }
+    }
+
     /// The task with this id.
     pub(crate) fn get(&self, id: &str) -> Option<Arc<Task>> {
         self.lock().get(id).cloned()
@@ -163,9 +176,10 @@ impl Tasks {
     }
 }
 
-/// The number in a task id (`bg-12` → 12), for age order.
+/// The number in a task id (`bg-12`, `bg-w1-12` → 12), for age order.
 fn seq(id: &str) -> u64 {
-    id.strip_prefix("bg-")
+    id.rsplit('-')
+        .next()
         .and_then(|n| n.parse().ok())
         .unwrap_or(0)
 }
@@ -208,7 +222,11 @@ pub(crate) async fn start(
     sandbox: Option<&crate::session::ShellLaunch>,
 ) -> Result<Arc<Task>, String> {
     let permit = tasks.room()?;
-    let id = format!("bg-{}", tasks.next.fetch_add(1, Ordering::Relaxed) + 1);
+    let id = format!(
+        "{}{}",
+        tasks.prefix,
+        tasks.next.fetch_add(1, Ordering::Relaxed) + 1
+    );
     let capture = Capture::create(&session.output_dir, &format!("task-{id}"))
         .await
         .map_err(|err| {

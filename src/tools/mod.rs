@@ -115,6 +115,19 @@ impl ToolState {
         ]
     }
 
+    /// Bash, TaskOutput and TaskStop over background tasks of their own, named after `name`
+    /// (`bg-<name>-1`, …): a worker node keeps one set per coordinator. When the last holder
+    /// of the returned tasks drops them, every task still running is killed.
+    pub(crate) fn task_tools(name: &str) -> (Arc<Tasks>, [Arc<dyn Tool>; 3]) {
+        let tasks = Arc::new(Tasks::named(name));
+        let tools: [Arc<dyn Tool>; 3] = [
+            Arc::new(bash::Bash::new(tasks.clone())),
+            Arc::new(task_output::TaskOutput::new(tasks.clone())),
+            Arc::new(task_stop::TaskStop::new(tasks.clone())),
+        ];
+        (tasks, tools)
+    }
+
     /// Kills every background task still running (its whole process group). Called at
     /// shutdown; also runs when the last holder of the tasks is dropped. Idempotent.
     pub fn shutdown(&self) {
