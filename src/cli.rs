@@ -229,6 +229,10 @@ pub(crate) struct WorkerArgs {
     /// The private key of --tls-cert (PEM).
     #[arg(long = "tls-key", value_name = "FILE", requires = "tls_cert")]
     pub tls_key: Option<PathBuf>,
+    /// Ask each coordinator for a certificate of its own, signed by a CA of this PEM file
+    /// (serve --tls-cert): one without is refused before the cookie is asked for.
+    #[arg(long = "tls-client-ca", value_name = "FILE", requires = "tls_cert")]
+    pub tls_client_ca: Option<PathBuf>,
     /// How long calls of a coordinator whose link closed keep running before their process
     /// groups are killed, in milliseconds.
     #[arg(long = "orphan-grace-ms", value_name = "MS", default_value_t = 5000)]
@@ -252,6 +256,7 @@ impl WorkerArgs {
             insecure_network: self.insecure_network,
             tls: (self.tls_cert.zip(self.tls_key))
                 .map(|(cert, key)| toolrt::TlsIdentity { cert, key }),
+            tls_client_ca: self.tls_client_ca,
             orphan_grace: std::time::Duration::from_millis(self.orphan_grace_ms),
         })
     }
@@ -280,6 +285,13 @@ pub(crate) struct ClusterArgs {
     /// The name a worker's certificate must hold (default: the IP address it is dialed at).
     #[arg(long = "tls-server-name", value_name = "NAME", requires = "tls_ca")]
     pub tls_server_name: Option<String>,
+    /// This coordinator's own TLS certificate chain (PEM; with --tls-key and --tls-ca), for
+    /// workers that ask for one (toolrt worker --tls-client-ca).
+    #[arg(long = "tls-cert", value_name = "FILE", requires_all = ["tls_key", "tls_ca"])]
+    pub tls_cert: Option<PathBuf>,
+    /// The private key of --tls-cert (PEM).
+    #[arg(long = "tls-key", value_name = "FILE", requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
 }
 
 impl ClusterArgs {
@@ -303,6 +315,8 @@ impl ClusterArgs {
                 tls: self.tls_ca.map(|ca| toolrt::TlsTrust {
                     ca,
                     server_name: self.tls_server_name,
+                    client: (self.tls_cert.zip(self.tls_key))
+                        .map(|(cert, key)| toolrt::TlsIdentity { cert, key }),
                 }),
             })),
         }

@@ -180,3 +180,81 @@ fn a_peer_that_never_answers_the_handshake_holds_up_no_other_worker() {
     assert_eq!(server.finish().status.code(), Some(0));
     drop(silent);
 }
+
+/// A worker `w1` over TLS that asks coordinators for a certificate the client CA signed.
+fn worker_asking_for_certificates(sb: &Sandbox, cookie: &std::path::Path) -> Worker {
+    let (cert, key, client_ca) = (tls("worker.pem"), tls("worker.key"), tls("client-ca.pem"));
+    Worker::start_at(
+        "w1",
+        cookie,
+        &sb.dir.path().join("w1"),
+        &free_addr(),
+        &[
+            "--tls-cert",
+            &cert,
+            "--tls-key",
+            &key,
+            "--tls-client-ca",
+            &client_ca,
+        ],
+    )
+}
+
+#[test]
+fn a_worker_asking_for_client_certificates_takes_only_a_coordinator_with_one() {
+    let sb = Sandbox::new();
+    let cookie = cookie(&sb, "cookie", "s3cret");
+    let worker = worker_asking_for_certificates(&sb, &cookie);
+    let (ca, cert, key) = (
+        tls("ca.pem"),
+        tls("coordinator.pem"),
+        tls("coordinator.key"),
+    );
+    let mut server = coordinator(
+        &sb,
+        &cookie,
+        std::slice::from_ref(&worker),
+        &[
+            "--tls-ca",
+            &ca,
+            "--tls-cert",
+            &cert,
+            "--tls-key",
+            &key,
+            "--allowed-tools",
+            "Bash(echo:*)",
+        ],
+    );
+    server.tool_use("t", "Bash", json!({"command": "echo mutual"}));
+    let t = server.result("t");
+    assert_eq!(
+        (t["outcome"].as_str(), t["node"].as_str()),
+        (Some("success"), Some("w1")),
+        "{t}"
+    );
+    assert_eq!(server.finish().status.code(), Some(0));
+
+    // No certificate, and one the client CA did not sign (the worker's own, by the other CA).
+    refused(
+        &sb,
+        &cookie,
+        &worker,
+        &["--tls-ca", &ca],
+        "client certificate",
+    );
+    let (wrong_cert, wrong_key) = (tls("worker.pem"), tls("worker.key"));
+    refused(
+        &sb,
+        &cookie,
+        &worker,
+        &[
+            "--tls-ca",
+            &ca,
+            "--tls-cert",
+            &wrong_cert,
+            "--tls-key",
+            &wrong_key,
+        ],
+        "client certificate",
+    );
+}

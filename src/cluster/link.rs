@@ -393,11 +393,23 @@ impl Links {
             tracing::warn!(node = %name, "worker node lost");
             (self.events)(&name, NodeStatus::Lost);
         } else if !authenticated {
-            let why = format!(
-                "{} closed the connection during the handshake: the cookie does not match \
-                 (or it is not a toolrt worker, or it expects TLS: serve --tls-ca)",
-                self.links[i].addr
-            );
+            // Over TLS a worker that asks for a client certificate closes the link the same
+            // way when it gets none or one it does not accept; its alert is not passed on.
+            let why = if self.tls.is_some() {
+                format!(
+                    "{} closed the connection during the handshake: the cookie does not match, \
+                     or the worker asks for a client certificate (toolrt worker \
+                     --tls-client-ca) and this coordinator showed none or one that CA did not \
+                     sign (serve --tls-cert, --tls-key), or it is not a toolrt worker",
+                    self.links[i].addr
+                )
+            } else {
+                format!(
+                    "{} closed the connection during the handshake: the cookie does not match \
+                     (or it is not a toolrt worker, or it expects TLS: serve --tls-ca)",
+                    self.links[i].addr
+                )
+            };
             tracing::warn!("{why}");
             self.set_first(i, First::Refused(why));
         }

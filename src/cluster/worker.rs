@@ -64,6 +64,8 @@ pub struct WorkerOptions {
     pub insecure_network: bool,
     /// Its certificate and key: coordinators then reach it over TLS only.
     pub tls: Option<super::TlsIdentity>,
+    /// With `tls`: coordinators must present a certificate this CA file (PEM) signed.
+    pub tls_client_ca: Option<PathBuf>,
     /// How long calls of a coordinator whose link closed keep running before they are killed.
     pub orphan_grace: Duration,
 }
@@ -177,7 +179,7 @@ pub async fn run_worker(options: WorkerOptions, stop: CancellationToken) -> Resu
     )?;
     let tls = match &options.tls {
         Some(identity) => Some(ractor_cluster::IncomingEncryptionMode::Tls(
-            identity.acceptor()?,
+            identity.acceptor(options.tls_client_ca.as_deref())?,
         )),
         None => None,
     };
