@@ -19,7 +19,7 @@ use tokio_util::sync::CancellationToken;
 use super::fetch::{CopyTo, attach_full_output};
 use super::relay::{Route, Routes};
 use super::resolved::Resolved;
-use super::tasks::{TaskHomes, is_task_call};
+use super::tasks::{TaskHomes, reads_a_task};
 use super::wire::{CancelReq, ResolveReq, RunReq, Wire, WorkerMsg};
 use crate::call::Input;
 use crate::execute::{Lease, Placement, RemoteEnd, RemoteRun, Resolving, RunTerms};
@@ -188,7 +188,18 @@ fn not_there(tool: &str, want: &str, table: &[Node]) -> String {
 
 impl Placement for Nodes {
     fn place(&self, tool: &str, input: &Input, on: Option<&str>) -> Result<Box<dyn Lease>, String> {
-        let task_home = task_home(&self.homes, tool, input, on)?;
+        let task_home = task_home(&self.homes, tool, input)?;
+        if let (Some(home), Some(want)) = (&task_home, on)
+            && (self.lock().iter())
+                .find(|n| n.is_named(want))
+                .map(|n| &*n.name)
+                != Some(&**home)
+        {
+            return Err(format!(
+                "The background task runs on worker node {home}, but this agent's calls run \
+                 only on {want} (its agent_start or agent type names it); the call did not run."
+            ));
+        }
         let (name, live, load) = match &task_home {
             None => self.choose(tool, on)?,
             Some(home) => self.choose(tool, Some(home)).map_err(|_| {
@@ -217,28 +228,17 @@ impl Placement for Nodes {
 
 /// For TaskOutput and TaskStop, the node that runs the task the input names (the call goes
 /// there or nowhere); None for any other call.
-fn task_home(
-    homes: &TaskHomes,
-    tool: &str,
-    input: &Input,
-    on: Option<&str>,
-) -> Result<Option<Arc<str>>, String> {
-    if !is_task_call(tool, input) || tool == "Bash" {
+fn task_home(homes: &TaskHomes, tool: &str, input: &Input) -> Result<Option<Arc<str>>, String> {
+    if !reads_a_task(tool) {
         return Ok(None);
     }
     let id = input.get("task_id").and_then(|v| v.as_str()).unwrap_or("");
-    let Some(home) = homes.home(id) else {
-        return Err(format!(
+    match homes.home(id) {
+        Some(home) => Ok(Some(home)),
+        None => Err(format!(
             "No background task with id {id:?} was started on a worker node in this session \
              (Bash with run_in_background starts one; its result names the task)."
-        ));
-    };
-    match on {
-        Some(want) if want != &*home => Err(format!(
-            "Background task {id} runs on worker node {home}, but this agent's calls run only \
-             on {want} (its agent_start or agent type names it); the call did not run."
         )),
-        _ => Ok(Some(home)),
     }
 }
 

@@ -19,12 +19,21 @@ use crate::tools::{Tasks, ToolState};
 /// The tools that act on background tasks.
 const TASK_TOOLS: [&str; 2] = ["TaskOutput", "TaskStop"];
 
-/// Whether a call of `tool` with `input` starts or reads background tasks (so runs on the
-/// coordinator's own tasks on a worker, or on the node that holds its task).
-pub(crate) fn is_task_call(tool: &str, input: &Input) -> bool {
+/// Whether `tool` acts on a background task named in its input (so runs on the node that
+/// holds that task).
+pub(crate) fn reads_a_task(tool: &str) -> bool {
     TASK_TOOLS.contains(&tool)
-        || (tool == "Bash"
-            && input.get("run_in_background").and_then(|v| v.as_bool()) == Some(true))
+}
+
+/// Whether a call of `tool` with `input` starts a background task.
+pub(crate) fn starts_a_task(tool: &str, input: &Input) -> bool {
+    tool == "Bash" && input.get("run_in_background").and_then(|v| v.as_bool()) == Some(true)
+}
+
+/// Whether a call of `tool` with `input` starts or reads background tasks (so runs on the
+/// coordinator's own tasks on a worker).
+pub(crate) fn is_task_call(tool: &str, input: &Input) -> bool {
+    reads_a_task(tool) || starts_a_task(tool, input)
 }
 
 /// Coordinators with background tasks on one worker at most; a new one's start is refused

@@ -19,7 +19,7 @@ use ractor_cluster::node::NodeServerSessionInformation;
 use ractor_cluster::{NodeEventSubscription, NodeServer, NodeServerMessage};
 use tokio_util::sync::CancellationToken;
 
-use super::tasks::{WorkerTasks, is_task_call};
+use super::tasks::{WorkerTasks, is_task_call, starts_a_task};
 use super::wire::{
     CHUNK_BYTES, Chunk, FetchReq, HelloReply, KeptOutput, ProgressNote, RelayMsg, ResolveReply,
     RunReply, RunReq, WORKER_GROUP, Wire, WorkerMsg, progress_group,
@@ -409,7 +409,7 @@ impl WorkerActor {
             );
         };
         // A background start and the tools reading tasks act on the coordinator's own tasks.
-        let starts_task = is_task_call(&req.tool, &req.input) && req.tool == "Bash";
+        let starts_task = starts_a_task(&req.tool, &req.input);
         if is_task_call(&req.tool, &req.input) {
             match self.tasks.tool(&req.coordinator, &req.tool) {
                 Ok(own) => tool = own,
