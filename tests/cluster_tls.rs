@@ -19,16 +19,17 @@ fn tls(name: &str) -> String {
         .to_string()
 }
 
+/// A worker `w1` that coordinators reach over TLS only, with `extra` flags.
+fn tls_worker_with(sb: &Sandbox, cookie: &std::path::Path, extra: &[&str]) -> Worker {
+    let (cert, key) = (tls("worker.pem"), tls("worker.key"));
+    let mut args = vec!["--tls-cert", &cert, "--tls-key", &key];
+    args.extend_from_slice(extra);
+    Worker::start_at("w1", cookie, &sb.dir.path().join("w1"), &free_addr(), &args)
+}
+
 /// A worker `w1` that coordinators reach over TLS only.
 fn tls_worker(sb: &Sandbox, cookie: &std::path::Path) -> Worker {
-    let (cert, key) = (tls("worker.pem"), tls("worker.key"));
-    Worker::start_at(
-        "w1",
-        cookie,
-        &sb.dir.path().join("w1"),
-        &free_addr(),
-        &["--tls-cert", &cert, "--tls-key", &key],
-    )
+    tls_worker_with(sb, cookie, &[])
 }
 
 /// Starts `serve` against `worker` with `args`; it must stop at start-up with exit status 2,
@@ -183,21 +184,8 @@ fn a_peer_that_never_answers_the_handshake_holds_up_no_other_worker() {
 
 /// A worker `w1` over TLS that asks coordinators for a certificate the client CA signed.
 fn worker_asking_for_certificates(sb: &Sandbox, cookie: &std::path::Path) -> Worker {
-    let (cert, key, client_ca) = (tls("worker.pem"), tls("worker.key"), tls("client-ca.pem"));
-    Worker::start_at(
-        "w1",
-        cookie,
-        &sb.dir.path().join("w1"),
-        &free_addr(),
-        &[
-            "--tls-cert",
-            &cert,
-            "--tls-key",
-            &key,
-            "--tls-client-ca",
-            &client_ca,
-        ],
-    )
+    let client_ca = tls("client-ca.pem");
+    tls_worker_with(sb, cookie, &["--tls-client-ca", &client_ca])
 }
 
 #[test]

@@ -30,22 +30,12 @@ use crate::tool::{
     ProgressSink, ProgressTarget, StateKey, Tool, ToolContext, ToolOutput, ToolStatus,
 };
 
-/// The tools a worker offers unless told otherwise: those whose work is all on the worker's
-/// own files and processes (Glob and Grep leave out what the coordinator's Read deny rules
-/// cover, sent with each call), WebFetch (which follows no redirect there: the rules that
-/// judge a hop are the coordinator's), and TaskOutput and TaskStop over each coordinator's own
-/// background tasks.
-pub const WORKER_TOOLS: &[&str] = &[
-    "Bash",
-    "Read",
-    "Write",
-    "Edit",
-    "Glob",
-    "Grep",
-    "WebFetch",
-    "TaskOutput",
-    "TaskStop",
-];
+/// The tools a worker offers unless told otherwise: every built-in tool. Their work is all on
+/// the worker's own files, processes and network (Glob and Grep leave out what the
+/// coordinator's Read deny rules cover, sent with each call; WebFetch follows no redirect
+/// there, since the rules that judge a hop are the coordinator's; TaskOutput and TaskStop act
+/// on each coordinator's own background tasks).
+pub const WORKER_TOOLS: &[&str] = crate::tools::DEFAULT_TOOLS;
 
 /// How `toolrt worker` runs.
 #[derive(Debug, Clone)]
