@@ -208,7 +208,9 @@ impl Runtime {
             None => None,
             Some(cluster) => {
                 let events = node_event_sink(emitter.clone());
-                let started = crate::cluster::Coordinator::start(cluster, events).await;
+                let started =
+                    crate::cluster::Coordinator::start(cluster, events, sandbox.sandbox.clone())
+                        .await;
                 Some(started.map_err(StartError::Cluster)?)
             }
         };

@@ -25,8 +25,9 @@ use super::{NodeEvents, NodeStatus};
 /// lost within `HEARTBEAT_EVERY + HEARTBEAT_WAIT`.
 pub(crate) const HEARTBEAT_EVERY: Duration = Duration::from_millis(1000);
 pub(crate) const HEARTBEAT_WAIT: Duration = Duration::from_millis(2000);
-/// How long the hello after a session is ready may take.
-const HELLO_WAIT: Duration = Duration::from_secs(5);
+/// How long the hello after a session is ready may take: with a sandbox, the worker sets one
+/// up and probes it first (each step bounded at 10 s there).
+const HELLO_WAIT: Duration = Duration::from_secs(30);
 /// How long one dial may take (the TCP connection, and the TLS handshake with TLS): a peer that
 /// accepts and then says nothing must not hold up that worker's re-dials.
 const DIAL_WAIT: Duration = Duration::from_secs(5);
@@ -118,6 +119,8 @@ pub(super) struct Links {
     pub(super) first: watch::Sender<Vec<First>>,
     links: Vec<Link>,
     tls: Option<Tls>,
+    /// The session's Bash sandbox: each worker sets one up from its settings.
+    sandbox: Option<Arc<crate::sandbox::Sandbox>>,
 }
 
 impl Links {
@@ -128,6 +131,7 @@ impl Links {
         tx: mpsc::UnboundedSender<Event>,
         addrs: &[SocketAddr],
         tls: Option<Tls>,
+        sandbox: Option<Arc<crate::sandbox::Sandbox>>,
     ) -> (Self, watch::Receiver<Vec<First>>) {
         let (first, first_rx) = watch::channel(vec![First::Pending; addrs.len()]);
         let links = addrs
@@ -148,6 +152,7 @@ impl Links {
             first,
             links,
             tls,
+            sandbox,
         };
         (links, first_rx)
     }
@@ -294,13 +299,17 @@ impl Links {
             .map(ActorRef::<WorkerMsg>::from);
         let tx = self.tx.clone();
         let coordinator = self.nodes.coordinator.clone();
+        let sandbox = self.sandbox.as_ref().map(|s| s.for_workers());
         tokio::spawn(async move {
             let result = match worker {
                 None => {
                     Err("the peer has no toolrt worker actor: it is not a toolrt worker".into())
                 }
                 Some(worker) => {
-                    let req = HelloReq { coordinator };
+                    let req = HelloReq {
+                        coordinator,
+                        sandbox,
+                    };
                     let reply = worker
                         .call(
                             |port| WorkerMsg::Hello(Wire::of(req), port),
@@ -358,6 +367,7 @@ impl Links {
                 root: Arc::from(hello.root.as_path()),
                 home: Arc::from(hello.home.as_path()),
                 resolved: hello.checks_expect.then(Arc::default),
+                sandbox: (self.sandbox.as_ref()).map(|s| s.on_node(&name, hello.sandbox.clone())),
             });
         }
         let link = &mut self.links[i];
@@ -370,7 +380,8 @@ impl Links {
         link.attempts = 0;
         tracing::info!(node = %name, addr = %link.addr, "worker node joined");
         self.set_first(i, First::Joined);
-        (self.events)(&name, status);
+        let sandbox = (self.sandbox.as_ref()).map(|s| s.node_event(hello.sandbox.as_ref()));
+        (self.events)(&name, status, sandbox);
         heartbeat(actor, lost, self.tx.clone(), i, node_id);
     }
 
@@ -391,7 +402,7 @@ impl Links {
         };
         if let Some(name) = was_live {
             tracing::warn!(node = %name, "worker node lost");
-            (self.events)(&name, NodeStatus::Lost);
+            (self.events)(&name, NodeStatus::Lost, None);
         } else if !authenticated {
             // Over TLS a worker that asks for a client certificate closes the link the same
             // way when it gets none or one it does not accept; its alert is not passed on.

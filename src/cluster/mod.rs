@@ -76,8 +76,9 @@ impl NodeStatus {
     }
 }
 
-/// Where node events go: the node's name and its new state.
-pub(crate) type NodeEvents = Arc<dyn Fn(&str, NodeStatus) + Send + Sync>;
+/// Where node events go: the node's name, its new state and, when it joins a session with a
+/// Bash sandbox, the sandbox it set up (the `sandbox` event's fields).
+pub(crate) type NodeEvents = Arc<dyn Fn(&str, NodeStatus, Option<serde_json::Value>) + Send + Sync>;
 
 /// A running coordinator side: the placement table and what stops it.
 pub(crate) struct Coordinator {
@@ -93,7 +94,13 @@ impl Coordinator {
     /// returns once each has joined or failed its first attempt (at most a few seconds). A
     /// worker that refused the cookie is an error; one that cannot be reached yet is dialed
     /// again in the background.
-    pub(crate) async fn start(config: &ClusterConfig, events: NodeEvents) -> Result<Self, String> {
+    /// With a Bash `sandbox`, each worker runs this session's commands in one it sets up from
+    /// the same settings.
+    pub(crate) async fn start(
+        config: &ClusterConfig,
+        events: NodeEvents,
+        sandbox: Option<Arc<crate::sandbox::Sandbox>>,
+    ) -> Result<Self, String> {
         let cookie = read_cookie(&config.cookie_file)?;
         let encrypted = config.tls.is_some();
         let addrs = (config.workers.iter())
@@ -123,15 +130,25 @@ impl Coordinator {
         // The name workers know this node by: ractor_cluster's `name@hostname`.
         let nodes = Arc::new(Nodes::new(format!("{name}@localhost"), &names));
         // Before any link opens: a session shares the process groups that exist when it opens.
-        let relay = match relay::Relay::start(&nodes.coordinator, nodes.routes.clone()).await {
-            Ok(relay) => relay,
-            Err(e) => {
-                server.stop(None);
-                return Err(e);
-            }
-        };
-        let (links, mut first) =
-            link::Links::new(server.clone(), nodes.clone(), events, tx, &addrs, tls);
+        let relay =
+            match relay::Relay::start(&nodes.coordinator, nodes.routes.clone(), sandbox.clone())
+                .await
+            {
+                Ok(relay) => relay,
+                Err(e) => {
+                    server.stop(None);
+                    return Err(e);
+                }
+            };
+        let (links, mut first) = link::Links::new(
+            server.clone(),
+            nodes.clone(),
+            events,
+            tx,
+            &addrs,
+            tls,
+            sandbox,
+        );
         let stop = CancellationToken::new();
         tokio::spawn(links.run(rx, stop.clone()));
         let settled = first.wait_for(|all| all.iter().all(|f| *f != link::First::Pending));

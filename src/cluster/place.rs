@@ -39,6 +39,9 @@ pub(crate) struct Live {
     /// What paths resolve to there, from its earlier answers on this link; None when the
     /// worker does not check kept answers before running a call (then none is kept).
     pub resolved: Option<Arc<Resolved>>,
+    /// The coordinator's Bash sandbox as it holds for commands run there (None: the
+    /// coordinator has none).
+    pub sandbox: Option<Arc<dyn crate::session::ShellSandbox>>,
 }
 
 /// One configured worker, as placement sees it.
@@ -269,6 +272,10 @@ impl Lease for NodeLease {
         self.live.resolved.as_ref()?.get(path)
     }
 
+    fn sandbox(&self) -> Option<Arc<dyn crate::session::ShellSandbox>> {
+        self.live.sandbox.clone()
+    }
+
     fn resolve(&self, path: PathBuf) -> Resolving {
         let (name, live) = (self.name.clone(), self.live.clone());
         Box::pin(async move {
@@ -336,6 +343,7 @@ impl Lease for NodeLease {
                 Vec::new()
             },
             expect: terms.expect,
+            sandbox: live.sandbox.is_some(),
         };
         Box::pin(run_remote(
             name,
@@ -489,6 +497,7 @@ mod tests {
                 root: Arc::from(Path::new("/")),
                 home: Arc::from(Path::new("/")),
                 resolved: None,
+                sandbox: None,
             });
             node.load
                 .store(if i == 1 { 5 } else { 0 }, Ordering::Relaxed);

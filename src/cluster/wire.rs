@@ -65,6 +65,21 @@ pub(crate) fn progress_group(coordinator: &str) -> String {
 pub(crate) enum RelayMsg {
     /// An update of a call running on the worker, for the client's `progress` event.
     Progress(Wire<ProgressNote>),
+    /// A sandboxed command of a call running on the worker connects to a host its sandbox's
+    /// settings neither allow nor deny: whether it may (asked as for a command run here).
+    #[rpc]
+    AskNetwork(Wire<NetworkNote>, RpcReplyPort<bool>),
+}
+
+/// A host a sandboxed command on a worker connects to.
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct NetworkNote {
+    /// The call's id.
+    pub id: String,
+    /// The host, as the command named it.
+    pub host: String,
+    /// The port.
+    pub port: u16,
 }
 
 /// One progress update of a call.
@@ -107,6 +122,10 @@ impl<T: Serialize + DeserializeOwned> BytesConvertable for Wire<T> {
 pub(crate) struct HelloReq {
     /// The coordinator's node name (its calls are known by it on the worker).
     pub coordinator: String,
+    /// Its Bash sandbox settings ([`crate::sandbox::Sandbox::for_workers`]), when it has a
+    /// sandbox: the worker runs this coordinator's commands in one made from them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<Value>,
 }
 
 /// A worker's answer to [`HelloReq`].
@@ -124,6 +143,10 @@ pub(crate) struct HelloReply {
     /// be kept for later decisions (a worker that does not say so is asked every time).
     #[serde(default)]
     pub checks_expect: bool,
+    /// The sandbox it set up for the coordinator's commands, when [`HelloReq::sandbox`] asked
+    /// for one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<crate::sandbox::NodeReport>,
 }
 
 /// A path to resolve on the worker.
@@ -165,6 +188,10 @@ pub(crate) struct RunReq {
     /// decision, perhaps made on an answer kept from an earlier call, is about other files).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub expect: Vec<(PathBuf, Vec<PathBuf>)>,
+    /// The coordinator has a Bash sandbox, which the decision counted on: the worker runs the
+    /// call only in a session with the sandbox it set up from the coordinator's settings.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub sandbox: bool,
 }
 
 /// A call to stop.
@@ -304,6 +331,7 @@ mod tests {
     fn wire_values_round_trip_and_bad_bytes_become_errors() {
         let req = HelloReq {
             coordinator: "c".into(),
+            sandbox: None,
         };
         let back = Wire::<HelloReq>::from_bytes(Wire::of(req).into_bytes());
         assert_eq!(back.0.map(|r| r.coordinator).as_deref(), Ok("c"));

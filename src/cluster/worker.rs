@@ -21,8 +21,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::tasks::{WorkerTasks, is_task_call, starts_a_task};
 use super::wire::{
-    CHUNK_BYTES, Chunk, FetchReq, HelloReply, KeptOutput, ProgressNote, RelayMsg, ResolveReply,
-    RunReply, RunReq, WORKER_GROUP, Wire, WorkerMsg, progress_group,
+    CHUNK_BYTES, Chunk, FetchReq, HelloReply, HelloReq, KeptOutput, NetworkNote, ProgressNote,
+    RelayMsg, ResolveReply, RunReply, RunReq, WORKER_GROUP, Wire, WorkerMsg, progress_group,
 };
 use crate::execute::Executor;
 use crate::session::Session;
@@ -62,6 +62,95 @@ pub struct WorkerOptions {
 
 /// The calls running on this worker, by coordinator and id.
 type Running = Arc<Mutex<HashMap<(String, String), CancellationToken>>>;
+
+/// More coordinators than this with a sandbox at once and the next one's commands are refused
+/// (each sandbox keeps a namespace holder process and a proxy).
+const SANDBOXES_KEPT: usize = 64;
+
+/// The sessions with a Bash sandbox that the worker set up for coordinators that have one,
+/// by coordinator (with the settings each was made from).
+#[derive(Default)]
+struct Sandboxed(Mutex<HashMap<String, SandboxedSession>>);
+
+/// A coordinator's sandboxed session: the settings it was made from, and what it is.
+#[derive(Clone)]
+struct SandboxedSession {
+    settings: serde_json::Value,
+    session: Arc<Session>,
+    report: crate::sandbox::NodeReport,
+}
+
+impl Sandboxed {
+    fn table(&self) -> std::sync::MutexGuard<'_, HashMap<String, SandboxedSession>> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn session(&self, coordinator: &str) -> Option<Arc<Session>> {
+        self.table().get(coordinator).map(|s| s.session.clone())
+    }
+
+    /// Sets up `coordinator`'s sandbox from its `settings` (kept if they are the ones it has),
+    /// in a session of its own made from `base`; what it is, for the hello's reply.
+    async fn set_up(
+        &self,
+        coordinator: &str,
+        settings: serde_json::Value,
+        base: &Session,
+    ) -> crate::sandbox::NodeReport {
+        let known = self.table().get(coordinator).cloned();
+        if let Some(same) = known.filter(|k| k.settings == settings) {
+            return same.report;
+        }
+        let full = {
+            let table = self.table();
+            table.len() >= SANDBOXES_KEPT && !table.contains_key(coordinator)
+        };
+        let made = if full {
+            Err(format!(
+                "this worker node keeps sandboxes for {SANDBOXES_KEPT} coordinators already"
+            ))
+        } else {
+            let home = crate::paths::home_dir();
+            match crate::sandbox::Sandbox::for_coordinator(&settings, &base.cwd, &home).await {
+                Ok(Some(sandbox)) => Ok(sandbox),
+                Ok(None) => Err("the coordinator's settings do not enable it".to_string()),
+                Err(why) => Err(why),
+            }
+        };
+        let (sandbox, report): (Arc<dyn crate::session::ShellSandbox>, _) = match made {
+            Ok(sandbox) => {
+                sandbox.set_network_asker(ask_through_relay(coordinator));
+                let report = sandbox.node_report();
+                (sandbox, report)
+            }
+            Err(why) => {
+                let report = crate::sandbox::NodeReport {
+                    ready: Err(why.clone()),
+                    policy: String::new(),
+                };
+                (Arc::new(crate::sandbox::Refusing(why)), report)
+            }
+        };
+        let session = Arc::new(Session {
+            sandbox: Some(sandbox),
+            ..base.clone()
+        });
+        if !full {
+            let kept = SandboxedSession {
+                settings,
+                session,
+                report: report.clone(),
+            };
+            self.table().insert(coordinator.to_string(), kept);
+        }
+        report
+    }
+
+    /// Forgets `coordinator`'s sandbox; it ends when the last call using it does.
+    fn detach(&self, coordinator: &str) -> Option<SandboxedSession> {
+        self.table().remove(coordinator)
+    }
+}
 
 /// How long a kept output waits for its coordinator at most: one whose reply reached no one
 /// (the coordinator gave up on the call first) is deleted then, even while the link stays up.
@@ -192,7 +281,9 @@ pub async fn run_worker(options: WorkerOptions, stop: CancellationToken) -> Resu
     let running: Running = Arc::default();
     let kept: Arc<KeptFiles> = Arc::default();
     let tasks = Arc::new(WorkerTasks::new(&name));
+    let sandboxed: Arc<Sandboxed> = Arc::default();
     let worker = WorkerActor {
+        sandboxed: sandboxed.clone(),
         name: name.clone(),
         tools,
         session,
@@ -220,6 +311,7 @@ pub async fn run_worker(options: WorkerOptions, stop: CancellationToken) -> Resu
         running: running.clone(),
         kept,
         tasks,
+        sandboxed,
         grace: options.orphan_grace,
         authenticated: Mutex::default(),
     });
@@ -266,6 +358,15 @@ fn offered_tools(wanted: Option<&[String]>) -> Result<HashMap<String, Arc<dyn To
     Ok(offered)
 }
 
+/// Whether two sessions have the same sandbox (or none).
+fn same_sandbox(a: &Session, b: &Session) -> bool {
+    match (&a.sandbox, &b.sandbox) {
+        (None, None) => true,
+        (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+        _ => false,
+    }
+}
+
 /// Cancels the running calls whose key `which` picks.
 fn cancel_where(running: &Running, which: impl Fn(&(String, String)) -> bool) {
     let table = running.lock().unwrap_or_else(|e| e.into_inner());
@@ -295,6 +396,8 @@ struct WorkerActor {
     kept: Arc<KeptFiles>,
     /// Each coordinator's background tasks.
     tasks: Arc<WorkerTasks>,
+    /// The sandboxes set up for coordinators that have one.
+    sandboxed: Arc<Sandboxed>,
 }
 
 /// The sessions a worker made for coordinators' Read deny patterns, by coordinator: a
@@ -327,20 +430,7 @@ impl Actor for WorkerActor {
         denies: &mut DenySessions,
     ) -> Result<(), ActorProcessingErr> {
         match message {
-            WorkerMsg::Hello(Wire(req), reply) => {
-                if let Ok(req) = req {
-                    tracing::info!(coordinator = %req.coordinator, "coordinator said hello");
-                }
-                let mut tools: Vec<String> = self.tools.keys().cloned().collect();
-                tools.sort();
-                let _ = reply.send(Wire::of(HelloReply {
-                    name: self.name.clone(),
-                    tools,
-                    root: self.session.cwd.clone(),
-                    home: crate::paths::home_dir(),
-                    checks_expect: true,
-                }));
-            }
+            WorkerMsg::Hello(Wire(req), reply) => self.hello(req, reply),
             WorkerMsg::Resolve(Wire(req), reply) => {
                 let paths = req.and_then(|req| {
                     if req.path.is_absolute() {
@@ -370,6 +460,37 @@ impl Actor for WorkerActor {
 }
 
 impl WorkerActor {
+    /// Answers a coordinator's hello, on a task of its own: setting a sandbox up may take a
+    /// while.
+    fn hello(&self, req: Result<HelloReq, String>, reply: RpcReplyPort<Wire<HelloReply>>) {
+        let mut tools: Vec<String> = self.tools.keys().cloned().collect();
+        tools.sort();
+        let mut answer = HelloReply {
+            name: self.name.clone(),
+            tools,
+            root: self.session.cwd.clone(),
+            home: crate::paths::home_dir(),
+            checks_expect: true,
+            sandbox: None,
+        };
+        let Ok(req) = req else {
+            let _ = reply.send(Wire::of(answer));
+            return;
+        };
+        tracing::info!(coordinator = %req.coordinator, "coordinator said hello");
+        let (sandboxed, base) = (self.sandboxed.clone(), self.session.clone());
+        tokio::spawn(async move {
+            match req.sandbox {
+                Some(settings) => {
+                    let report = sandboxed.set_up(&req.coordinator, settings, &base).await;
+                    answer.sandbox = Some(report);
+                }
+                None => drop(sandboxed.detach(&req.coordinator)),
+            }
+            let _ = reply.send(Wire::of(answer));
+        });
+    }
+
     /// Starts one call on a task of its own; its reply is sent from there.
     fn run(
         &self,
@@ -406,7 +527,22 @@ impl WorkerActor {
                 Err(why) => return answer(reply, ToolOutput::failed(why)),
             }
         }
-        let session = match self.session_for(&req.coordinator, &req.read_deny, denies) {
+        let base = match self.sandboxed.session(&req.coordinator) {
+            Some(sandboxed) => sandboxed,
+            // The decision counted on the sandbox: never run without it.
+            None if req.sandbox => {
+                return answer(
+                    reply,
+                    ToolOutput::failed(format!(
+                        "Worker node {} has no sandbox set up for this coordinator, whose \
+                         settings have one; the call did not run.",
+                        self.name
+                    )),
+                );
+            }
+            None => self.session.clone(),
+        };
+        let session = match self.session_for(&req.coordinator, base, &req.read_deny, denies) {
             Ok(session) => session,
             Err(why) => {
                 return answer(
@@ -528,26 +664,29 @@ impl WorkerActor {
         });
     }
 
-    /// The session a call runs in: the worker's, with the coordinator's Read deny patterns as
-    /// its guard when there are any (Glob and Grep leave out what they cover).
+    /// The session a call runs in: `base` (the worker's, or the one with the coordinator's
+    /// sandbox), with the coordinator's Read deny patterns as its guard when there are any
+    /// (Glob and Grep leave out what they cover).
     fn session_for(
         &self,
         coordinator: &str,
+        base: Arc<Session>,
         read_deny: &[String],
         denies: &mut DenySessions,
     ) -> Result<Arc<Session>, String> {
         if read_deny.is_empty() {
-            return Ok(self.session.clone());
+            return Ok(base);
         }
         if let Some((patterns, session)) = denies.0.get(coordinator)
             && patterns == read_deny
+            && same_sandbox(session, &base)
         {
             return Ok(session.clone());
         }
         let guard = super::guard::ReadDenies::new(read_deny)?;
         let session = Arc::new(Session {
             guard: Arc::new(guard),
-            ..(*self.session).clone()
+            ..(*base).clone()
         });
         if denies.0.len() >= DENY_SESSIONS_KEPT && !denies.0.contains_key(coordinator) {
             denies.0.clear();
@@ -607,6 +746,32 @@ fn progress_to(coordinator: &str, id: &str) -> ProgressSink {
     }
 }
 
+/// How the sandbox of `coordinator`'s commands asks about a host its settings neither allow
+/// nor deny: through the coordinator's relay, which asks as for a command run there (no relay,
+/// a lost link or the call's end: refused).
+fn ask_through_relay(coordinator: &str) -> crate::sandbox::proxy::NetworkAsker {
+    let group = progress_group(coordinator);
+    Arc::new(move |ask| {
+        let relay =
+            (ractor::pg::get_members(&group).into_iter().next()).map(ActorRef::<RelayMsg>::from);
+        Box::pin(async move {
+            let Some(relay) = relay else {
+                return false;
+            };
+            let note = NetworkNote {
+                id: ask.tool_use_id,
+                host: ask.host,
+                port: ask.port,
+            };
+            let asked = relay.call(|port| RelayMsg::AskNetwork(Wire::of(note), port), None);
+            tokio::select! {
+                answer = asked => matches!(answer, Ok(ractor::rpc::CallResult::Success(true))),
+                _ = ask.cancel.cancelled() => false,
+            }
+        })
+    })
+}
+
 /// A coordinator's relay as a progress target. Updates are not held back for a slow client
 /// here (the relay's sink drops them on the coordinator); a tool sends few (Bash: one per
 /// 200 ms at most, each at most 16,000 characters).
@@ -632,6 +797,7 @@ struct Coordinators {
     running: Running,
     kept: Arc<KeptFiles>,
     tasks: Arc<WorkerTasks>,
+    sandboxed: Arc<Sandboxed>,
     grace: Duration,
     /// The sessions that passed the cookie handshake, by ractor_cluster's node id: only their
     /// closing ends calls (a peer that never authenticated cannot stop anyone's).
@@ -665,11 +831,13 @@ impl NodeEventSubscription for Coordinators {
         // Set aside now, so that a coordinator dialing again within the grace period starts
         // tasks of its own that this kill does not reach.
         let tasks = self.tasks.detach(&coordinator);
+        let sandboxed = self.sandboxed.detach(&coordinator);
         tokio::spawn(async move {
             tokio::time::sleep(grace).await;
             cancel_where(&running, |key| key.0 == coordinator);
             kept.release_where(|key| key.0 == coordinator);
             drop(tasks);
+            drop(sandboxed);
         });
     }
 }

@@ -55,6 +55,11 @@ pub(crate) trait Lease: Send + Sync {
     /// *allow* may rest on it: the node checks it again before it runs the call ([`RunTerms`]),
     /// but a call denied or asked about never reaches the node.
     fn kept(&self, path: &Path) -> Option<Vec<PathBuf>>;
+    /// The session's Bash sandbox as it holds for commands run on the node (None: the
+    /// session has no sandbox).
+    fn sandbox(&self) -> Option<Arc<dyn crate::session::ShellSandbox>> {
+        None
+    }
     /// Runs the call's execute step on the node.
     fn run(
         self: Box<Self>,

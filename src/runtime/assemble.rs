@@ -131,12 +131,17 @@ pub(super) fn mcp_event_sink(events: Emitter) -> crate::mcp::EventSink {
 /// servers.
 pub(super) fn node_event_sink(events: Emitter) -> crate::cluster::NodeEvents {
     let send = latest_event_sender(events, "node");
-    Arc::new(move |node: &str, status: crate::cluster::NodeStatus| {
-        let mut body = serde_json::Map::new();
-        body.insert("node".into(), node.into());
-        body.insert("status".into(), status.as_str().into());
-        send(node.to_string(), body);
-    })
+    Arc::new(
+        move |node: &str, status: crate::cluster::NodeStatus, sandbox| {
+            let mut body = serde_json::Map::new();
+            body.insert("node".into(), node.into());
+            body.insert("status".into(), status.as_str().into());
+            if let Some(sandbox) = sandbox {
+                body.insert("sandbox".into(), sandbox);
+            }
+            send(node.to_string(), body);
+        },
+    )
 }
 
 /// Sends `event` events whose body is keyed by a name, through an `emit::Latest` per name.

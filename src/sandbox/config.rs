@@ -59,7 +59,7 @@ pub(crate) struct SandboxSettings {
 
 impl SandboxSettings {
     /// The defaults, before any file.
-    fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self {
             auto_allow: true,
             allow_unsandboxed: true,

@@ -89,12 +89,14 @@ pub(super) async fn locate(
     let root = node.lease.root().to_path_buf();
     let home = node.lease.home().to_path_buf();
     let name = node.lease.node().clone();
+    let sandbox = node.lease.sandbox();
     let at = |named| {
         Some(Arc::new(Located {
             node: name.clone(),
             root: root.clone(),
             home: home.clone(),
             named,
+            sandbox: sandbox.clone(),
         }))
     };
     match prepared.entry.tool.access().subject {

@@ -34,10 +34,23 @@ impl Worker {
         addr: &str,
         extra: &[&str],
     ) -> Self {
+        Self::start_with_env(name, cookie, cwd, addr, extra, &[])
+    }
+
+    /// Starts a worker at `addr` with `extra` flags and `env` added to its environment.
+    pub(crate) fn start_with_env(
+        name: &str,
+        cookie: &Path,
+        cwd: &Path,
+        addr: &str,
+        extra: &[&str],
+        env: &[(&str, &str)],
+    ) -> Self {
         std::fs::create_dir_all(cwd).unwrap();
         let tmp = cwd.with_extension("tmp");
         std::fs::create_dir_all(&tmp).unwrap();
         let mut child = Command::new(bin())
+            .envs(env.iter().copied())
             .env("TMPDIR", &tmp)
             .args(["worker", "--listen", addr, "--name", name, "--cookie-file"])
             .arg(cookie)

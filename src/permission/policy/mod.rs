@@ -57,6 +57,9 @@ pub(crate) struct Located {
     /// [`crate::permission::paths_named_by`]), each with every path it resolves to through
     /// symlinks on that node, itself first. A path missing here is one toolrt cannot place.
     pub named: Vec<(PathBuf, Vec<PathBuf>)>,
+    /// The session's Bash sandbox as it holds for commands run on the node (None: the session
+    /// has no sandbox).
+    pub sandbox: Option<std::sync::Arc<dyn crate::session::ShellSandbox>>,
 }
 
 impl Located {
@@ -316,9 +319,13 @@ impl Policy {
             let (mut steps, subs) = self.bash_steps(req.tool, cmd, mode, at);
             let unsandboxed =
                 req.input.get(crate::session::UNSANDBOXED_FIELD) == Some(&Value::Bool(true));
-            // Worker nodes run commands without the sandbox: nothing placed on one is allowed
-            // for it.
-            if let (Some(sandbox), None) = (&self.sandbox, at) {
+            // A command placed on a worker node runs in the sandbox that node set up from this
+            // session's settings: its answer, not this node's.
+            let sandbox = match at {
+                Some(a) => a.sandbox.as_ref(),
+                None => self.sandbox.as_ref(),
+            };
+            if let Some(sandbox) = sandbox {
                 // Deny and ask rules, the never-auto-approved checks and plan mode still come
                 // first (`resolve`); only what nothing else allowed is allowed for running sandboxed.
                 if steps.allow.is_none() && sandbox.auto_allows(cmd, unsandboxed) {
@@ -327,15 +334,7 @@ impl Policy {
             }
             let mut d = resolve(steps, mode, req.hook.as_ref());
             d.subcommands = subs;
-            d.sandbox = self.sandbox.as_ref().map(|s| {
-                std::sync::Arc::from(match at {
-                    Some(a) => format!(
-                        "runs unsandboxed: on worker node {}, which has no sandbox",
-                        a.node
-                    ),
-                    None => s.describe(cmd, unsandboxed),
-                })
-            });
+            d.sandbox = sandbox.map(|s| std::sync::Arc::from(s.describe(cmd, unsandboxed)));
             return d;
         }
         let mut steps = self.steps(req.tool, req.access, req.input, mode, at);

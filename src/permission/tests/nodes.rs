@@ -18,6 +18,7 @@ fn on_node(command: &str, resolves: impl Fn(&Path) -> Option<Vec<PathBuf>>) -> L
         root,
         home,
         named,
+        sandbox: None,
     }
 }
 
@@ -106,3 +107,52 @@ fn the_paths_a_node_is_asked_for_are_bounded_and_absolute() {
     assert_eq!(named.len(), 8);
 }
 
+
+/// A node's sandbox that runs every command it is asked about sandboxed.
+#[derive(Debug)]
+struct NodeSandbox;
+
+impl crate::session::ShellSandbox for NodeSandbox {
+    fn plan(&self, _: &str, _: bool) -> crate::session::ShellPlan {
+        crate::session::ShellPlan::Refused("runs on the node".into())
+    }
+    fn auto_allows(&self, _: &str, _: bool) -> bool {
+        true
+    }
+    fn describe(&self, _: &str, _: bool) -> String {
+        "on worker node w1: runs sandboxed".into()
+    }
+}
+
+#[test]
+fn a_command_on_a_node_is_allowed_for_the_nodes_sandbox_never_past_a_rule() {
+    let p = build(&json!({"deny": ["Bash(rm *)"], "ask": ["Bash(git push*)"]}));
+    let with_sandbox = |command: &str| Located {
+        sandbox: Some(std::sync::Arc::new(NodeSandbox)),
+        ..on_node(command, plain)
+    };
+    // Not read-only, no rule allows it: it asks without the node's sandbox, and is allowed
+    // for running in it.
+    let command = "python3 build.py";
+    assert_eq!(decide_on(&p, DF, command, &on_node(command, plain)), Q);
+    assert_eq!(decide_on(&p, DF, command, &with_sandbox(command)), A);
+    // Deny and ask rules come first.
+    assert_eq!(decide_on(&p, DF, "rm x", &with_sandbox("rm x")), D);
+    assert_eq!(
+        decide_on(&p, DF, "git push origin", &with_sandbox("git push origin")),
+        Q
+    );
+    // The explanation is the node's.
+    let input = obj(json!({ "command": command }));
+    let d = p.decide_at(
+        &DecisionRequest {
+            tool: "Bash",
+            access: access("Bash"),
+            input: &input,
+            mode: DF,
+            hook: None,
+        },
+        Some(&with_sandbox(command)),
+    );
+    assert_eq!(d.sandbox.as_deref(), Some("on worker node w1: runs sandboxed"));
+}

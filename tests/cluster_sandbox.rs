@@ -1,0 +1,213 @@
+//! The Bash sandbox on worker nodes: a command placed on a worker runs in a sandbox that the
+//! worker sets up from the coordinator's settings (paths anchored in the worker's workspace),
+//! it is auto-allowed for running sandboxed as a local one is, the kernel there refuses what
+//! the settings refuse, and a host the settings neither allow nor deny is asked about through
+//! the coordinator, as for a local command.
+
+mod cluster_support;
+mod support;
+
+use std::io::{BufRead, BufReader, Write};
+use std::net::TcpListener;
+use std::sync::{Arc, Mutex};
+
+use cluster_support::*;
+use serde_json::{Value, json};
+use support::*;
+
+/// "The internet": answers every request with `hello <path>`.
+fn internet() -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for conn in listener.incoming() {
+            let Ok(mut conn) = conn else { return };
+            let mut reader = BufReader::new(conn.try_clone().unwrap());
+            let mut first = String::new();
+            if reader.read_line(&mut first).is_err() {
+                continue;
+            }
+            loop {
+                let mut line = String::new();
+                match reader.read_line(&mut line) {
+                    Ok(0) | Err(_) => break,
+                    Ok(_) if line == "\r\n" => break,
+                    Ok(_) => {}
+                }
+            }
+            let path = first.split(' ').nth(1).unwrap_or("").to_string();
+            let body = format!("hello {path}\n");
+            let _ = write!(
+                conn,
+                "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    port
+}
+
+/// The `sandbox` fields of the worker's `node joined` event.
+fn joined_sandbox(server: &mut Server) -> Value {
+    let joined = server.wait_for("w1 joined", std::time::Duration::from_secs(20), |v| {
+        v["type"] == "event" && v["event"] == "node" && v["status"] == "joined"
+    });
+    joined["sandbox"].clone()
+}
+
+fn bash(server: &mut Server, id: &str, command: &str) -> Value {
+    server.tool_use(id, "Bash", json!({ "command": command }));
+    server.result(id)
+}
+
+#[test]
+fn a_command_on_a_worker_runs_in_the_sandbox_its_coordinators_settings_describe() {
+    let port = internet();
+    let sb = Sandbox::new();
+    let cookie = cookie(&sb, "cookie", "s3cret");
+    let resolve = "www.allowed.test=127.0.0.1,yes.test=127.0.0.1,no.test=127.0.0.1";
+    let worker = Worker::start_with_env(
+        "w1",
+        &cookie,
+        &sb.dir.path().join("w1"),
+        &free_addr(),
+        &[],
+        &[("TOOLRT_SANDBOX_PROXY_RESOLVE", resolve)],
+    );
+    let cwd = std::fs::canonicalize(&worker.cwd).unwrap();
+    std::fs::write(cwd.join("secret.txt"), "TOPSECRET\n").unwrap();
+    let outside = sb.dir.path().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    // `./secret.txt` is the worker's: paths relative to the workspace are anchored there.
+    let settings = sb.settings_file(&json!({
+        "sandbox": {"enabled": true,
+            "filesystem": {"denyRead": ["./secret.txt"]},
+            "network": {"allowedDomains": ["*.allowed.test"]}},
+    }));
+    let mut server = coordinator(
+        &sb,
+        &cookie,
+        std::slice::from_ref(&worker),
+        &["--settings", &settings],
+    );
+    let sandbox = joined_sandbox(&mut server);
+    assert_eq!(sandbox["status"], "ready", "{sandbox}");
+    assert!(
+        sandbox["enforcement"]
+            .as_str()
+            .unwrap()
+            .contains("Landlock ABI"),
+        "{sandbox}"
+    );
+    let asked: Arc<Mutex<Vec<Value>>> = Arc::default();
+    let seen = asked.clone();
+    server.respond_with(Box::new(move |v| {
+        if v["type"] != "permission_request" {
+            return None;
+        }
+        seen.lock().unwrap().push(v.clone());
+        let allow = v["tool_name"] == "Network" && v["input"]["host"] == "yes.test";
+        let behavior = if allow { "allow" } else { "deny" };
+        Some(json!({"type": "permission_response", "request_id": v["request_id"], "behavior": behavior}))
+    }));
+
+    // Inside the worker's workspace: allowed for running sandboxed, and it ran there.
+    let r = bash(
+        &mut server,
+        "inside",
+        "echo hi > inside.txt && cat inside.txt",
+    );
+    assert_eq!(r["outcome"], "success", "{r}");
+    assert_eq!(r["node"], "w1", "{r}");
+    assert_eq!(
+        std::fs::read_to_string(cwd.join("inside.txt")).unwrap(),
+        "hi\n"
+    );
+
+    // Outside it, and a denied read: allowed for running sandboxed, refused by the kernel.
+    let escape = outside.join("escape.txt");
+    let r = bash(
+        &mut server,
+        "outside",
+        &format!("python3 -c \"open('{}','w')\"", escape.display()),
+    );
+    assert_ne!(r["outcome"], "success", "{r}");
+    assert_eq!(r["node"], "w1", "{r}");
+    assert!(
+        !escape.exists(),
+        "the command on the worker wrote {escape:?}"
+    );
+    let r = bash(&mut server, "secret", "cat secret.txt");
+    assert_ne!(r["outcome"], "success", "{r}");
+    assert!(!r["content"].as_str().unwrap().contains("TOPSECRET"), "{r}");
+
+    // The network: a listed host passes the worker's proxy; an unlisted one is asked about
+    // through the coordinator, on behalf of the call, and the answer holds.
+    let curl =
+        |host: &str, path: &str| format!("curl -sS -f --max-time 30 http://{host}:{port}/{path}");
+    let r = bash(&mut server, "listed", &curl("www.allowed.test", "a"));
+    assert_eq!(r["outcome"], "success", "{r}");
+    assert!(r["content"].as_str().unwrap().contains("hello /a"), "{r}");
+    let r = bash(&mut server, "approved", &curl("yes.test", "b"));
+    assert_eq!(r["outcome"], "success", "{r}");
+    assert!(r["content"].as_str().unwrap().contains("hello /b"), "{r}");
+    let r = bash(&mut server, "refused", &curl("no.test", "c"));
+    assert_ne!(r["outcome"], "success", "{r}");
+
+    let asked = asked.lock().unwrap().clone();
+    let hosts: Vec<(&str, &str)> = asked
+        .iter()
+        .map(|v| {
+            assert_eq!(v["tool_name"], "Network", "only hosts are asked about: {v}");
+            (
+                v["tool_use_id"].as_str().unwrap(),
+                v["input"]["host"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(hosts, [("approved", "yes.test"), ("refused", "no.test")]);
+    let _ = server.finish();
+}
+
+#[test]
+fn a_worker_that_cannot_set_the_sandbox_up_refuses_commands_when_it_is_required() {
+    let sb = Sandbox::new();
+    let cookie = cookie(&sb, "cookie", "s3cret");
+    // The helper the worker would start its sandbox with does not exist there.
+    let worker = Worker::start_with_env(
+        "w1",
+        &cookie,
+        &sb.dir.path().join("w1"),
+        &free_addr(),
+        &[],
+        &[("TOOLRT_SANDBOX_EXEC", "/nonexistent/toolrt")],
+    );
+    let settings = sb.settings_file(&json!({
+        "sandbox": {"enabled": true, "failIfUnavailable": true},
+        "permissions": {"allow": ["Bash(touch *)"]},
+    }));
+    let mut server = coordinator(
+        &sb,
+        &cookie,
+        std::slice::from_ref(&worker),
+        &["--settings", &settings],
+    );
+    let sandbox = joined_sandbox(&mut server);
+    assert_eq!(sandbox["status"], "unavailable", "{sandbox}");
+    assert_eq!(sandbox["bash"], "refused", "{sandbox}");
+    assert!(
+        sandbox["reason"]
+            .as_str()
+            .unwrap()
+            .contains("/nonexistent/toolrt"),
+        "{sandbox}"
+    );
+    let r = bash(&mut server, "t", "touch made.txt");
+    assert_ne!(r["outcome"], "success", "{r}");
+    assert!(
+        r["content"].as_str().unwrap().contains("sandbox"),
+        "says why: {r}"
+    );
+    assert!(!worker.cwd.join("made.txt").exists());
+    let _ = server.finish();
+}
