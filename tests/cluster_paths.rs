@@ -274,26 +274,6 @@ fn a_read_only_bash_command_on_a_worker_is_allowed_only_inside_its_folder() {
 }
 
 #[test]
-fn a_command_on_a_worker_is_not_allowed_for_a_sandbox_it_does_not_run_in() {
-    let sb = Sandbox::new();
-    // With the sandbox on, the coordinator alone would allow this write without asking
-    // (autoAllowBashIfSandboxed); on the worker it runs unsandboxed, so it asks.
-    let settings = sb.write(
-        "sandbox-settings.json",
-        &json!({"sandbox": {"enabled": true}}).to_string(),
-    );
-    let settings = settings.display().to_string();
-    let (_w, root, mut server) = one_worker(&sb, &["--settings", &settings]);
-    server.tool_use("t", "Bash", json!({"command": "touch made.txt"}));
-    let ask = server.wait_for("the ask for t", Duration::from_secs(30), |v| {
-        v["type"] == "permission_request" && v["tool_use_id"] == "t"
-    });
-    assert_eq!(ask["tool_name"], "Bash", "{ask}");
-    server.finish();
-    assert!(!root.join("made.txt").exists(), "ran without approval");
-}
-
-#[test]
 fn glob_and_grep_on_a_worker_leave_out_what_the_coordinators_read_deny_rules_cover() {
     let sb = Sandbox::new();
     let cookie = cookie(&sb, "cookie", "s3cret");

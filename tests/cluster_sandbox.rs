@@ -211,3 +211,42 @@ fn a_worker_that_cannot_set_the_sandbox_up_refuses_commands_when_it_is_required(
     assert!(!worker.cwd.join("made.txt").exists());
     let _ = server.finish();
 }
+
+#[test]
+fn a_command_on_a_worker_whose_sandbox_cannot_start_is_not_allowed_for_it() {
+    let sb = Sandbox::new();
+    let cookie = cookie(&sb, "cookie", "s3cret");
+    let worker = Worker::start_with_env(
+        "w1",
+        &cookie,
+        &sb.dir.path().join("w1"),
+        &free_addr(),
+        &[],
+        &[("TOOLRT_SANDBOX_EXEC", "/nonexistent/toolrt")],
+    );
+    // With the sandbox on, the coordinator alone would allow this write without asking
+    // (autoAllowBashIfSandboxed); the worker's sandbox cannot start, so there it asks.
+    let settings = sb.settings_file(&json!({"sandbox": {"enabled": true}}));
+    let mut server = coordinator(
+        &sb,
+        &cookie,
+        std::slice::from_ref(&worker),
+        &["--settings", &settings],
+    );
+    let sandbox = joined_sandbox(&mut server);
+    assert_eq!(
+        (sandbox["status"].as_str(), sandbox["bash"].as_str()),
+        (Some("unavailable"), Some("unsandboxed")),
+        "{sandbox}"
+    );
+    server.tool_use("t", "Bash", json!({"command": "touch made.txt"}));
+    let ask = server.wait_for("the ask for t", std::time::Duration::from_secs(30), |v| {
+        v["type"] == "permission_request" && v["tool_use_id"] == "t"
+    });
+    assert_eq!(ask["tool_name"], "Bash", "{ask}");
+    server.finish();
+    assert!(
+        !worker.cwd.join("made.txt").exists(),
+        "ran without approval"
+    );
+}

@@ -313,7 +313,7 @@ pub async fn run_worker(options: WorkerOptions, stop: CancellationToken) -> Resu
         tasks,
         sandboxed,
         grace: options.orphan_grace,
-        authenticated: Mutex::default(),
+        authenticated: Arc::default(),
     });
     let _ = server.cast(NodeServerMessage::SubscribeToEvents {
         id: "toolrt".into(),
@@ -800,8 +800,9 @@ struct Coordinators {
     sandboxed: Arc<Sandboxed>,
     grace: Duration,
     /// The sessions that passed the cookie handshake, by ractor_cluster's node id: only their
-    /// closing ends calls (a peer that never authenticated cannot stop anyone's).
-    authenticated: Mutex<std::collections::HashSet<u64>>,
+    /// closing ends calls (a peer that never authenticated cannot stop anyone's); with the
+    /// coordinator's name where it was known then.
+    authenticated: Arc<Mutex<HashMap<u64, Option<String>>>>,
 }
 
 impl NodeEventSubscription for Coordinators {
@@ -812,12 +813,13 @@ impl NodeEventSubscription for Coordinators {
     fn node_session_authenticated(&self, ses: NodeServerSessionInformation) {
         tracing::info!(peer = %ses.peer_addr, "coordinator authenticated");
         let mut authenticated = self.authenticated.lock().unwrap_or_else(|e| e.into_inner());
-        authenticated.insert(ses.node_id);
+        authenticated.insert(ses.node_id, ses.peer_name.map(|p| p.name));
     }
 
     fn node_session_disconnected(&self, ses: NodeServerSessionInformation) {
-        let was =
-            (self.authenticated.lock().unwrap_or_else(|e| e.into_inner())).remove(&ses.node_id);
+        let was = (self.authenticated.lock().unwrap_or_else(|e| e.into_inner()))
+            .remove(&ses.node_id)
+            .is_some();
         let Some(peer) = ses.peer_name.filter(|_| was) else {
             tracing::warn!(
                 peer = %ses.peer_addr,
@@ -831,13 +833,22 @@ impl NodeEventSubscription for Coordinators {
         // Set aside now, so that a coordinator dialing again within the grace period starts
         // tasks of its own that this kill does not reach.
         let tasks = self.tasks.detach(&coordinator);
-        let sandboxed = self.sandboxed.detach(&coordinator);
+        let (sandboxed, authenticated) = (self.sandboxed.clone(), self.authenticated.clone());
         tokio::spawn(async move {
             tokio::time::sleep(grace).await;
             cancel_where(&running, |key| key.0 == coordinator);
             kept.release_where(|key| key.0 == coordinator);
             drop(tasks);
-            drop(sandboxed);
+            // Kept for a coordinator that has dialed again (its new hello may have come
+            // before this link's end was heard), ended for one that has not.
+            let back = (authenticated
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .values())
+            .any(|name| name.as_deref() == Some(coordinator.as_str()));
+            if !back {
+                drop(sandboxed.detach(&coordinator));
+            }
         });
     }
 }
