@@ -3,6 +3,29 @@
 
 use std::path::{Component, Path, PathBuf};
 
+/// Deletes the folders in `tmp` named `<prefix><pid>` or `<prefix><pid>-…` that processes of
+/// this user left when they were killed outright: those whose process is gone. Another user's
+/// folders, and symlinks, are left alone.
+pub(crate) fn sweep_dead_owners(tmp: &Path, prefix: &str) {
+    use std::os::unix::fs::MetadataExt;
+    let me = nix::unistd::geteuid().as_raw();
+    for entry in std::fs::read_dir(tmp).into_iter().flatten().flatten() {
+        let name = entry.file_name();
+        let Some(pid) = (name.to_str())
+            .and_then(|n| n.strip_prefix(prefix))
+            .map(|rest| rest.split_once('-').map_or(rest, |(pid, _)| pid))
+            .filter(|pid| pid.parse::<u32>().is_ok())
+        else {
+            continue;
+        };
+        let ours = std::fs::symlink_metadata(entry.path())
+            .is_ok_and(|meta| meta.is_dir() && meta.uid() == me);
+        if ours && !Path::new("/proc").join(pid).exists() {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
+}
+
 /// Makes `raw` absolute and normal: relative paths are joined to `cwd`, a leading `~` or `~/` is
 /// the home directory, and `.`, `..` and repeated separators are folded away lexically (no file
 /// system access, so a path that does not exist yet normalises too).
@@ -199,6 +222,32 @@ pub(crate) use crate::session::home_dir;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_folders_of_dead_processes_of_this_user_are_swept() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = |name: &str| {
+            let path = tmp.path().join(name);
+            std::fs::create_dir_all(path.join("inner")).unwrap();
+            std::fs::write(path.join("inner/x.log"), "x").unwrap();
+            path
+        };
+        // No process has a pid this large (the kernel's limit is 2^22).
+        let dead = dir("toolrt-worker-4294967295");
+        let dead_suffixed = dir("toolrt-worker-4294967293-aB3xYz");
+        let alive = dir(&format!("toolrt-worker-{}", std::process::id()));
+        let alive_suffixed = dir(&format!("toolrt-worker-{}-aB3xYz", std::process::id()));
+        let other = dir("toolrt-worker-x");
+        let other_prefix = dir("toolrt-sandbox-4294967295");
+        let target = dir("elsewhere");
+        let link = tmp.path().join("toolrt-worker-4294967294");
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        sweep_dead_owners(tmp.path(), "toolrt-worker-");
+        assert!(!dead.exists() && !dead_suffixed.exists());
+        assert!(alive.exists() && alive_suffixed.exists());
+        assert!(other.exists() && other_prefix.exists());
+        assert!(target.join("inner/x.log").exists() && link.exists());
+    }
 
     #[test]
     fn absolutize_table() {

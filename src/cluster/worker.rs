@@ -214,28 +214,6 @@ impl KeptFiles {
     }
 }
 
-/// Deletes the output folders (`toolrt-worker-<pid>`) in `tmp` that workers of this user
-/// left when they were killed outright: those whose process is gone. Another user's folders,
-/// and symlinks, are left alone.
-fn sweep_dead_workers_outputs(tmp: &std::path::Path) {
-    use std::os::unix::fs::MetadataExt;
-    let me = nix::unistd::geteuid().as_raw();
-    for entry in std::fs::read_dir(tmp).into_iter().flatten().flatten() {
-        let name = entry.file_name();
-        let Some(pid) = (name.to_str())
-            .and_then(|n| n.strip_prefix("toolrt-worker-"))
-            .filter(|pid| pid.parse::<u32>().is_ok())
-        else {
-            continue;
-        };
-        let ours = std::fs::symlink_metadata(entry.path())
-            .is_ok_and(|meta| meta.is_dir() && meta.uid() == me);
-        if ours && !std::path::Path::new("/proc").join(pid).exists() {
-            let _ = std::fs::remove_dir_all(entry.path());
-        }
-    }
-}
-
 /// Up to [`CHUNK_BYTES`] of the file at `path` from `offset` (none at its end).
 fn read_chunk(path: &std::path::Path, offset: u64) -> std::io::Result<Vec<u8>> {
     use std::io::{Read, Seek, SeekFrom};
@@ -268,7 +246,8 @@ pub async fn run_worker(options: WorkerOptions, stop: CancellationToken) -> Resu
     let cwd = std::fs::canonicalize(&options.cwd)
         .map_err(|e| format!("--cwd {}: {e}", options.cwd.display()))?;
     let outputs = std::env::temp_dir().join(format!("toolrt-worker-{}", std::process::id()));
-    sweep_dead_workers_outputs(&std::env::temp_dir());
+    // Folders of workers killed outright (a worker started later deletes them).
+    crate::paths::sweep_dead_owners(&std::env::temp_dir(), "toolrt-worker-");
     // No rules live here: nothing is Read-denied until a coordinator sends its patterns, and
     // no fetch is allowed beyond what a call's decision covered (a redirect is not followed).
     let session = Arc::new(Session {
@@ -856,28 +835,6 @@ impl NodeEventSubscription for Coordinators {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn only_dead_workers_own_output_folders_are_swept() {
-        let tmp = tempfile::tempdir().unwrap();
-        let dir = |name: &str| {
-            let path = tmp.path().join(name);
-            std::fs::create_dir_all(path.join("inner")).unwrap();
-            std::fs::write(path.join("inner/x.log"), "x").unwrap();
-            path
-        };
-        // No process has a pid this large (the kernel's limit is 2^22).
-        let dead = dir("toolrt-worker-4294967295");
-        let alive = dir(&format!("toolrt-worker-{}", std::process::id()));
-        let other = dir("toolrt-worker-x");
-        let target = dir("elsewhere");
-        let link = tmp.path().join("toolrt-worker-4294967294");
-        std::os::unix::fs::symlink(&target, &link).unwrap();
-        sweep_dead_workers_outputs(tmp.path());
-        assert!(!dead.exists());
-        assert!(alive.exists() && other.exists());
-        assert!(target.join("inner/x.log").exists() && link.exists());
-    }
 
     #[test]
     fn a_worker_offers_only_tools_it_can_run_alone() {

@@ -602,6 +602,9 @@ fn proxy_env(user: Option<&str>) -> Vec<(String, String)> {
     env
 }
 
+/// The start of the name of a sandbox's folder in the system's temporary folder.
+const SANDBOX_DIR_PREFIX: &str = "toolrt-sandbox-";
+
 /// Makes the session's sandbox folder (TMPDIR and the stand-ins); returns the policy without
 /// its holder yet, and the helper.
 fn prepare(
@@ -610,9 +613,13 @@ fn prepare(
 ) -> Result<(ExecPolicy, Helper, tempfile::TempDir), String> {
     use std::os::unix::fs::PermissionsExt;
     let helper = Helper::find()?;
+    // Named after this process, so that a toolrt started later deletes the folder of one that
+    // was killed outright (its holder and commands die with it; the folder stays).
+    let tmp = std::env::temp_dir();
+    crate::paths::sweep_dead_owners(&tmp, SANDBOX_DIR_PREFIX);
     let dir = tempfile::Builder::new()
-        .prefix("toolrt-sandbox-")
-        .tempdir()
+        .prefix(&format!("{SANDBOX_DIR_PREFIX}{}-", std::process::id()))
+        .tempdir_in(&tmp)
         .map_err(|e| format!("cannot create the sandbox's folder: {e}"))?;
     let tmp = dir.path().join("tmp");
     let stand_in_file = dir.path().join("denied");
