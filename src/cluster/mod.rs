@@ -3,7 +3,7 @@
 //! The coordinator runs the whole pipeline; only a call's execute step may be placed on a
 //! worker (`place`, through `execute::Placement`), so validation, hooks and the permission
 //! decision stay in one place. `link` dials the workers and keeps their links; `worker` is
-//! `toolrt worker`, a node hosting an execute stage for the tools it offers; `wire` is what
+//! `toolrt worker`, a node running the execute step of calls of the tools it offers; `wire` is what
 //! crosses between them, as ractor_cluster actor messages.
 //!
 //! The link is authenticated by a shared cookie (ractor_cluster's challenge). With `tls`, the

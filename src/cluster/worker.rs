@@ -1,8 +1,9 @@
 //! `toolrt worker`: a node that runs calls' execute steps for a coordinator.
 //!
 //! Its one remote actor ([`WorkerActor`], in the `toolrt.worker` process group) answers
-//! hellos and heartbeats, and hands each call to an execute stage of its own, as the
-//! coordinator's supervisor would: the same tools, the same output capture and process groups.
+//! hellos and heartbeats, and runs each call's tool on a task of its own (a panic caught, as
+//! the coordinator's execute stage does): the same tools, the same output capture and process
+//! groups.
 //! Each call is known by its coordinator's name and its id, so a cancel reaches it; when a
 //! coordinator's link closes, its calls are cancelled after a grace period (their results
 //! could no longer be delivered), which kills their process groups.
@@ -24,7 +25,6 @@ use super::wire::{
     CHUNK_BYTES, Chunk, FetchReq, HelloReply, HelloReq, KeptOutput, NetworkNote, ProgressNote,
     RelayMsg, ResolveReply, RunReply, RunReq, WORKER_GROUP, Wire, WorkerMsg, progress_group,
 };
-use crate::execute::Executor;
 use crate::session::Session;
 use crate::tool::{
     ProgressSink, ProgressTarget, StateKey, Tool, ToolContext, ToolOutput, ToolStatus,
@@ -254,9 +254,6 @@ pub async fn run_worker(options: WorkerOptions, stop: CancellationToken) -> Resu
         guard: Arc::new(super::guard::ReadDenies::new(&[])?),
         ..Session::new(cwd, outputs.clone())
     });
-    let (executor, _) = Executor::spawn()
-        .await
-        .map_err(|e| format!("cannot start the execute stage: {e}"))?;
     let running: Running = Arc::default();
     let kept: Arc<KeptFiles> = Arc::default();
     let tasks = Arc::new(WorkerTasks::new(&name));
@@ -266,7 +263,6 @@ pub async fn run_worker(options: WorkerOptions, stop: CancellationToken) -> Resu
         name: name.clone(),
         tools,
         session,
-        executor: executor.clone(),
         running: running.clone(),
         kept: kept.clone(),
         tasks: tasks.clone(),
@@ -304,7 +300,6 @@ pub async fn run_worker(options: WorkerOptions, stop: CancellationToken) -> Resu
     cancel_where(&running, |_| true);
     server.stop(None);
     actor.stop(None);
-    executor.stop();
     // Outputs no coordinator fetched: nobody can any more.
     let _ = std::fs::remove_dir_all(&outputs);
     Ok(())
@@ -370,7 +365,6 @@ struct WorkerActor {
     name: String,
     tools: HashMap<String, Arc<dyn Tool>>,
     session: Arc<Session>,
-    executor: Executor,
     running: Running,
     kept: Arc<KeptFiles>,
     /// Each coordinator's background tasks.
@@ -568,11 +562,7 @@ impl WorkerActor {
             },
             output_chars: usize::try_from(req.output_chars).unwrap_or(usize::MAX),
         };
-        let (executor, running, kept) = (
-            self.executor.clone(),
-            self.running.clone(),
-            self.kept.clone(),
-        );
+        let (running, kept) = (self.running.clone(), self.kept.clone());
         tokio::spawn(async move {
             // The decision was about these resolutions; another one means other files.
             if let Some(stale) = changed_resolution(&req.expect) {
@@ -595,12 +585,8 @@ impl WorkerActor {
                 .await;
             let mut out = match checked {
                 Err(why) => ToolOutput::failed(why),
-                Ok(()) => match executor.run(tool, req.input, ctx).await {
-                    Ok(out) => out,
-                    Err(fault) => {
-                        ToolOutput::failed(format!("The worker's execute stage failed: {fault}"))
-                    }
-                },
+                // Already on a task of its own: the execute stage's hop would buy nothing.
+                Ok(()) => crate::execute::run_here(tool, req.input, ctx).await,
             };
             running
                 .lock()
