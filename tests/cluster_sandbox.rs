@@ -7,45 +7,12 @@
 mod cluster_support;
 mod support;
 
-use std::io::{BufRead, BufReader, Write};
-use std::net::TcpListener;
 use std::sync::{Arc, Mutex};
 
 use cluster_support::*;
 use serde_json::{Value, json};
+use support::internet::Internet;
 use support::*;
-
-/// "The internet": answers every request with `hello <path>`.
-fn internet() -> u16 {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    std::thread::spawn(move || {
-        for conn in listener.incoming() {
-            let Ok(mut conn) = conn else { return };
-            let mut reader = BufReader::new(conn.try_clone().unwrap());
-            let mut first = String::new();
-            if reader.read_line(&mut first).is_err() {
-                continue;
-            }
-            loop {
-                let mut line = String::new();
-                match reader.read_line(&mut line) {
-                    Ok(0) | Err(_) => break,
-                    Ok(_) if line == "\r\n" => break,
-                    Ok(_) => {}
-                }
-            }
-            let path = first.split(' ').nth(1).unwrap_or("").to_string();
-            let body = format!("hello {path}\n");
-            let _ = write!(
-                conn,
-                "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-                body.len()
-            );
-        }
-    });
-    port
-}
 
 /// The `sandbox` fields of the worker's `node joined` event.
 fn joined_sandbox(server: &mut Server) -> Value {
@@ -55,6 +22,42 @@ fn joined_sandbox(server: &mut Server) -> Value {
     joined["sandbox"].clone()
 }
 
+/// A worker with `env` added to its environment and a coordinator with `settings` that has
+/// seen it join; the `sandbox` fields of its `node joined` event.
+fn cluster(sb: &Sandbox, env: &[(&str, &str)], settings: Value) -> (Worker, Server, Value) {
+    let cookie = cookie(sb, "cookie", "s3cret");
+    let worker = Worker::start_with_env(
+        "w1",
+        &cookie,
+        &sb.dir.path().join("w1"),
+        &free_addr(),
+        &[],
+        env,
+    );
+    let settings = sb.settings_file(&settings);
+    let mut server = coordinator(
+        sb,
+        &cookie,
+        std::slice::from_ref(&worker),
+        &["--settings", &settings],
+    );
+    let sandbox = joined_sandbox(&mut server);
+    (worker, server, sandbox)
+}
+
+/// [`cluster`] with a worker whose sandbox cannot start: the helper it would start it with
+/// does not exist there.
+fn without_a_sandbox(sb: &Sandbox, settings: Value) -> (Worker, Server, Value) {
+    let broken = [("TOOLRT_SANDBOX_EXEC", "/nonexistent/toolrt")];
+    let (worker, server, sandbox) = cluster(sb, &broken, settings);
+    assert_eq!(sandbox["status"], "unavailable", "{sandbox}");
+    assert!(
+        (sandbox["reason"].as_str().unwrap()).contains("/nonexistent/toolrt"),
+        "{sandbox}"
+    );
+    (worker, server, sandbox)
+}
+
 fn bash(server: &mut Server, id: &str, command: &str) -> Value {
     server.tool_use(id, "Bash", json!({ "command": command }));
     server.result(id)
@@ -62,35 +65,24 @@ fn bash(server: &mut Server, id: &str, command: &str) -> Value {
 
 #[test]
 fn a_command_on_a_worker_runs_in_the_sandbox_its_coordinators_settings_describe() {
-    let port = internet();
+    let net = Internet::start();
+    let port = net.port;
     let sb = Sandbox::new();
-    let cookie = cookie(&sb, "cookie", "s3cret");
     let resolve = "www.allowed.test=127.0.0.1,yes.test=127.0.0.1,no.test=127.0.0.1";
-    let worker = Worker::start_with_env(
-        "w1",
-        &cookie,
-        &sb.dir.path().join("w1"),
-        &free_addr(),
-        &[],
+    // `./secret.txt` is the worker's: paths relative to the workspace are anchored there.
+    let (worker, mut server, sandbox) = cluster(
+        &sb,
         &[("TOOLRT_SANDBOX_PROXY_RESOLVE", resolve)],
+        json!({
+            "sandbox": {"enabled": true,
+                "filesystem": {"denyRead": ["./secret.txt"]},
+                "network": {"allowedDomains": ["*.allowed.test"]}},
+        }),
     );
     let cwd = std::fs::canonicalize(&worker.cwd).unwrap();
     std::fs::write(cwd.join("secret.txt"), "TOPSECRET\n").unwrap();
     let outside = sb.dir.path().join("outside");
     std::fs::create_dir_all(&outside).unwrap();
-    // `./secret.txt` is the worker's: paths relative to the workspace are anchored there.
-    let settings = sb.settings_file(&json!({
-        "sandbox": {"enabled": true,
-            "filesystem": {"denyRead": ["./secret.txt"]},
-            "network": {"allowedDomains": ["*.allowed.test"]}},
-    }));
-    let mut server = coordinator(
-        &sb,
-        &cookie,
-        std::slice::from_ref(&worker),
-        &["--settings", &settings],
-    );
-    let sandbox = joined_sandbox(&mut server);
     assert_eq!(sandbox["status"], "ready", "{sandbox}");
     assert!(
         sandbox["enforcement"]
@@ -172,36 +164,14 @@ fn a_command_on_a_worker_runs_in_the_sandbox_its_coordinators_settings_describe(
 #[test]
 fn a_worker_that_cannot_set_the_sandbox_up_refuses_commands_when_it_is_required() {
     let sb = Sandbox::new();
-    let cookie = cookie(&sb, "cookie", "s3cret");
-    // The helper the worker would start its sandbox with does not exist there.
-    let worker = Worker::start_with_env(
-        "w1",
-        &cookie,
-        &sb.dir.path().join("w1"),
-        &free_addr(),
-        &[],
-        &[("TOOLRT_SANDBOX_EXEC", "/nonexistent/toolrt")],
-    );
-    let settings = sb.settings_file(&json!({
-        "sandbox": {"enabled": true, "failIfUnavailable": true},
-        "permissions": {"allow": ["Bash(touch *)"]},
-    }));
-    let mut server = coordinator(
+    let (worker, mut server, sandbox) = without_a_sandbox(
         &sb,
-        &cookie,
-        std::slice::from_ref(&worker),
-        &["--settings", &settings],
+        json!({
+            "sandbox": {"enabled": true, "failIfUnavailable": true},
+            "permissions": {"allow": ["Bash(touch *)"]},
+        }),
     );
-    let sandbox = joined_sandbox(&mut server);
-    assert_eq!(sandbox["status"], "unavailable", "{sandbox}");
     assert_eq!(sandbox["bash"], "refused", "{sandbox}");
-    assert!(
-        sandbox["reason"]
-            .as_str()
-            .unwrap()
-            .contains("/nonexistent/toolrt"),
-        "{sandbox}"
-    );
     let r = bash(&mut server, "t", "touch made.txt");
     assert_ne!(r["outcome"], "success", "{r}");
     assert!(
@@ -215,30 +185,11 @@ fn a_worker_that_cannot_set_the_sandbox_up_refuses_commands_when_it_is_required(
 #[test]
 fn a_command_on_a_worker_whose_sandbox_cannot_start_is_not_allowed_for_it() {
     let sb = Sandbox::new();
-    let cookie = cookie(&sb, "cookie", "s3cret");
-    let worker = Worker::start_with_env(
-        "w1",
-        &cookie,
-        &sb.dir.path().join("w1"),
-        &free_addr(),
-        &[],
-        &[("TOOLRT_SANDBOX_EXEC", "/nonexistent/toolrt")],
-    );
     // With the sandbox on, the coordinator alone would allow this write without asking
     // (autoAllowBashIfSandboxed); the worker's sandbox cannot start, so there it asks.
-    let settings = sb.settings_file(&json!({"sandbox": {"enabled": true}}));
-    let mut server = coordinator(
-        &sb,
-        &cookie,
-        std::slice::from_ref(&worker),
-        &["--settings", &settings],
-    );
-    let sandbox = joined_sandbox(&mut server);
-    assert_eq!(
-        (sandbox["status"].as_str(), sandbox["bash"].as_str()),
-        (Some("unavailable"), Some("unsandboxed")),
-        "{sandbox}"
-    );
+    let (worker, mut server, sandbox) =
+        without_a_sandbox(&sb, json!({"sandbox": {"enabled": true}}));
+    assert_eq!(sandbox["bash"], "unsandboxed", "{sandbox}");
     server.tool_use("t", "Bash", json!({"command": "touch made.txt"}));
     let ask = server.wait_for("the ask for t", std::time::Duration::from_secs(30), |v| {
         v["type"] == "permission_request" && v["tool_use_id"] == "t"

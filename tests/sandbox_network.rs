@@ -6,62 +6,14 @@
 
 mod support;
 
-use std::io::{BufRead, BufReader, Write};
-use std::net::TcpListener;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{Value, json};
+use support::internet::Internet;
 use support::{Finished, Server, Stderr, command};
 
 const WAIT: Duration = Duration::from_secs(90);
-
-/// "The internet": answers every request with `hello <path>`, and records the paths.
-struct Internet {
-    port: u16,
-    paths: Arc<Mutex<Vec<String>>>,
-}
-
-impl Internet {
-    fn start() -> Self {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = listener.local_addr().unwrap().port();
-        let paths = Arc::new(Mutex::new(Vec::new()));
-        let seen = paths.clone();
-        std::thread::spawn(move || {
-            for conn in listener.incoming() {
-                let Ok(mut conn) = conn else { return };
-                let mut reader = BufReader::new(conn.try_clone().unwrap());
-                let mut first = String::new();
-                if reader.read_line(&mut first).is_err() {
-                    continue;
-                }
-                loop {
-                    let mut line = String::new();
-                    match reader.read_line(&mut line) {
-                        Ok(0) | Err(_) => break,
-                        Ok(_) if line == "\r\n" => break,
-                        Ok(_) => {}
-                    }
-                }
-                let path = first.split(' ').nth(1).unwrap_or("").to_string();
-                seen.lock().unwrap().push(path.clone());
-                let body = format!("hello {path}\n");
-                let _ = write!(
-                    conn,
-                    "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-                    body.len()
-                );
-            }
-        });
-        Internet { port, paths }
-    }
-
-    fn paths(&self) -> Vec<String> {
-        self.paths.lock().unwrap().clone()
-    }
-}
 
 /// Runs one session: the Bash calls in order; each `Network` request approved when its host is
 /// in `approve`, denied otherwise.

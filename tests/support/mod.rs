@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 pub(crate) mod client;
+pub(crate) mod internet;
 pub(crate) mod mcp;
 mod procfs;
 pub(crate) use procfs::*;
