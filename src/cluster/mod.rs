@@ -17,6 +17,7 @@ mod link;
 mod place;
 mod relay;
 mod resolved;
+mod sandboxes;
 mod tasks;
 mod tls;
 mod wire;

@@ -20,10 +20,11 @@ use ractor_cluster::node::NodeServerSessionInformation;
 use ractor_cluster::{NodeEventSubscription, NodeServer, NodeServerMessage};
 use tokio_util::sync::CancellationToken;
 
+use super::sandboxes::Sandboxed;
 use super::tasks::{WorkerTasks, is_task_call, starts_a_task};
 use super::wire::{
-    CHUNK_BYTES, Chunk, FetchReq, HelloReply, HelloReq, KeptOutput, NetworkNote, ProgressNote,
-    RelayMsg, ResolveReply, RunReply, RunReq, WORKER_GROUP, Wire, WorkerMsg, progress_group,
+    CHUNK_BYTES, Chunk, FetchReq, HelloReply, HelloReq, KeptOutput, ProgressNote, RelayMsg,
+    ResolveReply, RunReply, RunReq, WORKER_GROUP, Wire, WorkerMsg, progress_group,
 };
 use crate::session::Session;
 use crate::tool::{
@@ -62,95 +63,6 @@ pub struct WorkerOptions {
 
 /// The calls running on this worker, by coordinator and id.
 type Running = Arc<Mutex<HashMap<(String, String), CancellationToken>>>;
-
-/// More coordinators than this with a sandbox at once and the next one's commands are refused
-/// (each sandbox keeps a namespace holder process and a proxy).
-const SANDBOXES_KEPT: usize = 64;
-
-/// The sessions with a Bash sandbox that the worker set up for coordinators that have one,
-/// by coordinator (with the settings each was made from).
-#[derive(Default)]
-struct Sandboxed(Mutex<HashMap<String, SandboxedSession>>);
-
-/// A coordinator's sandboxed session: the settings it was made from, and what it is.
-#[derive(Clone)]
-struct SandboxedSession {
-    settings: serde_json::Value,
-    session: Arc<Session>,
-    report: crate::sandbox::NodeReport,
-}
-
-impl Sandboxed {
-    fn table(&self) -> std::sync::MutexGuard<'_, HashMap<String, SandboxedSession>> {
-        self.0.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    fn session(&self, coordinator: &str) -> Option<Arc<Session>> {
-        self.table().get(coordinator).map(|s| s.session.clone())
-    }
-
-    /// Sets up `coordinator`'s sandbox from its `settings` (kept if they are the ones it has),
-    /// in a session of its own made from `base`; what it is, for the hello's reply.
-    async fn set_up(
-        &self,
-        coordinator: &str,
-        settings: serde_json::Value,
-        base: &Session,
-    ) -> crate::sandbox::NodeReport {
-        let known = self.table().get(coordinator).cloned();
-        if let Some(same) = known.filter(|k| k.settings == settings) {
-            return same.report;
-        }
-        let full = {
-            let table = self.table();
-            table.len() >= SANDBOXES_KEPT && !table.contains_key(coordinator)
-        };
-        let made = if full {
-            Err(format!(
-                "this worker node keeps sandboxes for {SANDBOXES_KEPT} coordinators already"
-            ))
-        } else {
-            let home = crate::paths::home_dir();
-            match crate::sandbox::Sandbox::for_coordinator(&settings, &base.cwd, &home).await {
-                Ok(Some(sandbox)) => Ok(sandbox),
-                Ok(None) => Err("the coordinator's settings do not enable it".to_string()),
-                Err(why) => Err(why),
-            }
-        };
-        let (sandbox, report): (Arc<dyn crate::session::ShellSandbox>, _) = match made {
-            Ok(sandbox) => {
-                sandbox.set_network_asker(ask_through_relay(coordinator));
-                let report = sandbox.node_report();
-                (sandbox, report)
-            }
-            Err(why) => {
-                let report = crate::sandbox::NodeReport {
-                    ready: Err(why.clone()),
-                    policy: String::new(),
-                };
-                (Arc::new(crate::sandbox::Refusing(why)), report)
-            }
-        };
-        let session = Arc::new(Session {
-            sandbox: Some(sandbox),
-            ..base.clone()
-        });
-        if !full {
-            let kept = SandboxedSession {
-                settings,
-                session,
-                report: report.clone(),
-            };
-            self.table().insert(coordinator.to_string(), kept);
-        }
-        report
-    }
-
-    /// Forgets `coordinator`'s sandbox; it ends when the last call using it does.
-    fn detach(&self, coordinator: &str) -> Option<SandboxedSession> {
-        self.table().remove(coordinator)
-    }
-}
 
 /// How long a kept output waits for its coordinator at most: one whose reply reached no one
 /// (the coordinator gave up on the call first) is deleted then, even while the link stays up.
@@ -458,7 +370,7 @@ impl WorkerActor {
                     let report = sandboxed.set_up(&req.coordinator, settings, &base).await;
                     answer.sandbox = Some(report);
                 }
-                None => drop(sandboxed.detach(&req.coordinator)),
+                None => sandboxed.detach(&req.coordinator),
             }
             let _ = reply.send(Wire::of(answer));
         });
@@ -711,32 +623,6 @@ fn progress_to(coordinator: &str, id: &str) -> ProgressSink {
     }
 }
 
-/// How the sandbox of `coordinator`'s commands asks about a host its settings neither allow
-/// nor deny: through the coordinator's relay, which asks as for a command run there (no relay,
-/// a lost link or the call's end: refused).
-fn ask_through_relay(coordinator: &str) -> crate::sandbox::proxy::NetworkAsker {
-    let group = progress_group(coordinator);
-    Arc::new(move |ask| {
-        let relay =
-            (ractor::pg::get_members(&group).into_iter().next()).map(ActorRef::<RelayMsg>::from);
-        Box::pin(async move {
-            let Some(relay) = relay else {
-                return false;
-            };
-            let note = NetworkNote {
-                id: ask.tool_use_id,
-                host: ask.host,
-                port: ask.port,
-            };
-            let asked = relay.call(|port| RelayMsg::AskNetwork(Wire::of(note), port), None);
-            tokio::select! {
-                answer = asked => matches!(answer, Ok(ractor::rpc::CallResult::Success(true))),
-                _ = ask.cancel.cancelled() => false,
-            }
-        })
-    })
-}
-
 /// A coordinator's relay as a progress target. Updates are not held back for a slow client
 /// here (the relay's sink drops them on the coordinator); a tool sends few (Bash: one per
 /// 200 ms at most, each at most 16,000 characters).
@@ -812,7 +698,7 @@ impl NodeEventSubscription for Coordinators {
                 .values())
             .any(|name| name.as_deref() == Some(coordinator.as_str()));
             if !back {
-                drop(sandboxed.detach(&coordinator));
+                sandboxed.detach(&coordinator);
             }
         });
     }
