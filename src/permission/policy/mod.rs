@@ -320,11 +320,12 @@ impl Policy {
             let unsandboxed =
                 req.input.get(crate::session::UNSANDBOXED_FIELD) == Some(&Value::Bool(true));
             // A command placed on a worker node runs in the sandbox that node set up from this
-            // session's settings: its answer, not this node's.
-            let sandbox = match at {
+            // session's settings: its answer, not this node's. A policy that knows no sandbox
+            // (an agent type's own rules) knows none on a node either.
+            let sandbox = self.sandbox.as_ref().and_then(|here| match at {
                 Some(a) => a.sandbox.as_ref(),
-                None => self.sandbox.as_ref(),
-            };
+                None => Some(here),
+            });
             if let Some(sandbox) = sandbox {
                 // Deny and ask rules, the never-auto-approved checks and plan mode still come
                 // first (`resolve`); only what nothing else allowed is allowed for running sandboxed.

@@ -126,7 +126,13 @@ impl crate::session::ShellSandbox for NodeSandbox {
 
 #[test]
 fn a_command_on_a_node_is_allowed_for_the_nodes_sandbox_never_past_a_rule() {
-    let p = build(&json!({"deny": ["Bash(rm *)"], "ask": ["Bash(git push*)"]}));
+    let rules = json!({"deny": ["Bash(rm *)"], "ask": ["Bash(git push*)"]});
+    let mut b = PolicyBuilder::new(PathBuf::from(CWD), PathBuf::from(HOME));
+    b.add_settings_file(Path::new("/w/proj/.claude/settings.json"), &rules)
+        .unwrap();
+    // This node's own sandbox would allow nothing: only the node's answers.
+    b.set_sandbox(std::sync::Arc::new(NoSandbox));
+    let p = b.build().unwrap();
     let with_sandbox = |command: &str| Located {
         sandbox: Some(std::sync::Arc::new(NodeSandbox)),
         ..on_node(command, plain)
@@ -155,4 +161,23 @@ fn a_command_on_a_node_is_allowed_for_the_nodes_sandbox_never_past_a_rule() {
         Some(&with_sandbox(command)),
     );
     assert_eq!(d.sandbox.as_deref(), Some("on worker node w1: runs sandboxed"));
+    // Rules that know no sandbox (an agent type's own) know none on a node either.
+    let no_sandbox = build(&rules);
+    assert_eq!(decide_on(&no_sandbox, DF, command, &with_sandbox(command)), Q);
+}
+
+/// This node's sandbox, which cannot start here.
+#[derive(Debug)]
+struct NoSandbox;
+
+impl crate::session::ShellSandbox for NoSandbox {
+    fn plan(&self, _: &str, _: bool) -> crate::session::ShellPlan {
+        crate::session::ShellPlan::Direct
+    }
+    fn auto_allows(&self, _: &str, _: bool) -> bool {
+        false
+    }
+    fn describe(&self, _: &str, _: bool) -> String {
+        "runs unsandboxed".into()
+    }
 }
