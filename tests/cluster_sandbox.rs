@@ -201,3 +201,52 @@ fn a_command_on_a_worker_whose_sandbox_cannot_start_is_not_allowed_for_it() {
         "ran without approval"
     );
 }
+
+#[test]
+fn an_agent_types_rules_know_no_sandbox_on_a_worker_either() {
+    let sb = Sandbox::new();
+    let (worker, mut server, sandbox) = cluster(
+        &sb,
+        &[],
+        json!({
+            "sandbox": {"enabled": true},
+            "agents": {"tester": {"permissions": {"allow": ["Bash(touch *)"]}}},
+        }),
+    );
+    assert_eq!(sandbox["status"], "ready", "{sandbox}");
+    server.send(json!({"type": "agent_start", "agent_id": "t1", "agent_type": "tester"}));
+    server.wait_for("agent_started", std::time::Duration::from_secs(10), |v| {
+        v["type"] == "event" && v["event"] == "agent_started"
+    });
+    // The session's level allows it for running sandboxed on the worker; the tester's rules,
+    // which know no sandbox, do not allow it: it asks (answered no).
+    server.respond_with(Box::new(|v| {
+        (v["type"] == "permission_request").then(|| {
+            json!({"type": "permission_response", "request_id": v["request_id"], "behavior": "deny"})
+        })
+    }));
+    server.send(json!({"type": "tool_use", "id": "t", "name": "Bash",
+        "input": {"command": "python3 -c \"open('made.txt','w')\""}, "agent_id": "t1"}));
+    let r = server.result("t");
+    assert_eq!(r["outcome"], "denied", "{r}");
+    assert!(
+        server
+            .seen
+            .iter()
+            .any(|v| v["type"] == "permission_request" && v["tool_use_id"] == "t"),
+        "asked"
+    );
+    // Its own rule allows it, and the session's level for running sandboxed there.
+    server.send(json!({"type": "tool_use", "id": "e", "name": "Bash",
+        "input": {"command": "touch touched.txt"}, "agent_id": "t1"}));
+    let r = server.result("e");
+    assert_eq!(
+        (r["outcome"].as_str(), r["node"].as_str()),
+        (Some("success"), Some("w1")),
+        "{r}"
+    );
+    server.finish();
+    let cwd = std::fs::canonicalize(&worker.cwd).unwrap();
+    assert!(!cwd.join("made.txt").exists());
+    assert!(cwd.join("touched.txt").exists());
+}
