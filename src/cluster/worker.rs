@@ -244,6 +244,46 @@ fn offered_tools(wanted: Option<&[String]>) -> Result<HashMap<String, Arc<dyn To
     Ok(offered)
 }
 
+/// The reply for a call's output: its background task when it started one, the hooks'
+/// `response` only when asked for, and its complete output kept for `coordinator` to fetch
+/// when the tool kept one in a file.
+async fn reply_of(
+    mut out: ToolOutput,
+    starts_task: bool,
+    hook_response: bool,
+    kept: &Arc<KeptFiles>,
+    coordinator: &str,
+) -> RunReply {
+    let full = out.full_output.take();
+    let task = (starts_task && out.status == ToolStatus::Success)
+        .then(|| out.response.as_ref()?.get("backgroundTaskId")?.as_str())
+        .flatten()
+        .map(str::to_string);
+    if !hook_response {
+        out.response = None;
+    }
+    let mut answer = RunReply::from_output(out);
+    answer.task = task;
+    if let Some(full) = full {
+        match tokio::fs::metadata(&full.path).await {
+            Ok(meta) => {
+                answer.full = Some(KeptOutput {
+                    handle: kept.keep(coordinator, full.path.clone()),
+                    path: full.path,
+                    bytes: meta.len(),
+                    chars: full.chars,
+                    lines: full.lines,
+                });
+            }
+            Err(e) => answer.content.push_str(&format!(
+                "\n\n(the complete output's file {} on the worker node could not be read: {e})",
+                full.path.display()
+            )),
+        }
+    }
+    answer
+}
+
 /// Whether two sessions have the same sandbox (or none).
 fn same_sandbox(a: &Session, b: &Session) -> bool {
     match (&a.sandbox, &b.sandbox) {
@@ -412,33 +452,9 @@ impl WorkerActor {
                 Err(why) => return answer(reply, ToolOutput::failed(why)),
             }
         }
-        let base = match self.sandboxed.session(&req.coordinator) {
-            Some(sandboxed) => sandboxed,
-            // The decision counted on the sandbox: never run without it.
-            None if req.sandbox => {
-                return answer(
-                    reply,
-                    ToolOutput::failed(format!(
-                        "Worker node {} has no sandbox set up for this coordinator, whose \
-                         settings have one; the call did not run.",
-                        self.name
-                    )),
-                );
-            }
-            None => self.session.clone(),
-        };
-        let session = match self.session_for(&req.coordinator, base, &req.read_deny, denies) {
+        let session = match self.session_of(&req, denies) {
             Ok(session) => session,
-            Err(why) => {
-                return answer(
-                    reply,
-                    ToolOutput::failed(format!(
-                        "Worker node {} could not take the coordinator's Read deny rules ({why}); \
-                         the call did not run.",
-                        self.name
-                    )),
-                );
-            }
+            Err(why) => return answer(reply, ToolOutput::failed(why)),
         };
         let key = (req.coordinator.clone(), req.id.clone());
         let cancel = CancellationToken::new();
@@ -495,7 +511,7 @@ impl WorkerActor {
                 .validate(&req.input, &session, StateKey::SESSION)
                 .decided()
                 .await;
-            let mut out = match checked {
+            let out = match checked {
                 Err(why) => ToolOutput::failed(why),
                 // Already on a task of its own: the execute stage's hop would buy nothing.
                 Ok(()) => crate::execute::run_here(tool, req.input, ctx).await,
@@ -504,33 +520,7 @@ impl WorkerActor {
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
                 .remove(&key);
-            let full = out.full_output.take();
-            let task = (starts_task && out.status == ToolStatus::Success)
-                .then(|| out.response.as_ref()?.get("backgroundTaskId")?.as_str())
-                .flatten()
-                .map(str::to_string);
-            if !req.hook_response {
-                out.response = None;
-            }
-            let mut answer = RunReply::from_output(out);
-            answer.task = task;
-            if let Some(full) = full {
-                match tokio::fs::metadata(&full.path).await {
-                    Ok(meta) => {
-                        answer.full = Some(KeptOutput {
-                            handle: kept.keep(&key.0, full.path.clone()),
-                            path: full.path,
-                            bytes: meta.len(),
-                            chars: full.chars,
-                            lines: full.lines,
-                        });
-                    }
-                    Err(e) => answer.content.push_str(&format!(
-                        "\n\n(the complete output's file {} on the worker node could not be read: {e})",
-                        full.path.display()
-                    )),
-                }
-            }
+            let answer = reply_of(out, starts_task, req.hook_response, &kept, &key.0).await;
             let handle = answer.full.as_ref().map(|f| f.handle);
             if reply.send(Wire::of(answer)).is_err()
                 && let Some(handle) = handle
@@ -539,6 +529,30 @@ impl WorkerActor {
                 kept.release(&key.0, handle);
             }
         });
+    }
+
+    /// The session `req` runs in: with its coordinator's sandbox when it has one (never
+    /// without when the coordinator's decision counted on it), and its Read deny patterns; or
+    /// why the call cannot run.
+    fn session_of(&self, req: &RunReq, denies: &mut DenySessions) -> Result<Arc<Session>, String> {
+        let base = match self.sandboxed.session(&req.coordinator) {
+            Some(sandboxed) => sandboxed,
+            None if req.sandbox => {
+                return Err(format!(
+                    "Worker node {} has no sandbox set up for this coordinator, whose settings \
+                     have one; the call did not run.",
+                    self.name
+                ));
+            }
+            None => self.session.clone(),
+        };
+        (self.session_for(&req.coordinator, base, &req.read_deny, denies)).map_err(|why| {
+            format!(
+                "Worker node {} could not take the coordinator's Read deny rules ({why}); the \
+                 call did not run.",
+                self.name
+            )
+        })
     }
 
     /// The session a call runs in: `base` (the worker's, or the one with the coordinator's
