@@ -117,6 +117,14 @@ impl ClusterFigures {
         ratio(self.all.calls_per_s, self.one.calls_per_s)
     }
 
+    /// The most [`ClusterFigures::throughput_ratio`] can be when the commands' own CPU is
+    /// what limits them: the CPUs every worker is pinned to over the one worker's (None when
+    /// not pinned). A worker's commands inherit its CPU, so one worker starts only as many
+    /// as one CPU can.
+    pub(super) fn cpu_bound_ratio(&self) -> Option<f64> {
+        cpu_bound_ratio(self.pinned.as_ref().ok()?)
+    }
+
     /// The figures as JSON (the `cluster` object).
     pub(super) fn json(&self) -> Value {
         let side = |t: &Throughput| {
@@ -150,6 +158,7 @@ impl ClusterFigures {
             "throughput_1_worker": side(&self.one),
             "throughput_all_workers": side(&self.all),
             "throughput_ratio": self.throughput_ratio(),
+            "throughput_ratio_cpu_bound": self.cpu_bound_ratio(),
         })
     }
 }
@@ -196,6 +205,12 @@ pub(super) async fn measure(workers: usize, sizes: ClusterSizes) -> Result<Clust
         one: m.one,
         all: m.all,
     })
+}
+
+/// The CPUs of workers pinned to `pins` over the first worker's one CPU.
+fn cpu_bound_ratio(pins: &[usize]) -> Option<f64> {
+    let distinct = pins.iter().collect::<std::collections::BTreeSet<_>>().len();
+    (distinct > 0).then_some(distinct as f64)
 }
 
 /// The relative paths of the first-path figure's files.
@@ -406,6 +421,13 @@ mod tests {
         assert!(s.sleep_calls < q.sleep_calls && q.sleep_calls < f.sleep_calls);
         // Every throughput side keeps 64 in flight for at least one full window.
         assert!(s.sleep_calls >= SLEEP_IN_FLIGHT);
+    }
+
+    #[test]
+    fn the_cpu_bound_ratio_counts_the_cpus_the_workers_have() {
+        assert_eq!(cpu_bound_ratio(&[0, 1, 0]), Some(2.0));
+        assert_eq!(cpu_bound_ratio(&[0, 1, 2]), Some(3.0));
+        assert_eq!(cpu_bound_ratio(&[]), None);
     }
 
     #[test]
