@@ -71,10 +71,7 @@ impl Sandboxed {
                 (sandbox, report)
             }
             Err(why) => {
-                let report = crate::sandbox::NodeReport {
-                    ready: Err(why.clone()),
-                    policy: String::new(),
-                };
+                let report = crate::sandbox::NodeReport::refusing(why.clone());
                 (Arc::new(crate::sandbox::Refusing(why)), report)
             }
         };

@@ -55,6 +55,7 @@ impl Sandbox {
                 State::Unavailable(why) => Err(why.clone()),
             },
             policy: self.policy_words(),
+            refuses_all: false,
         }
     }
 
@@ -63,6 +64,9 @@ impl Sandbox {
     pub(crate) fn node_event(&self, report: Option<&NodeReport>) -> Value {
         match report.map(|r| &r.ready) {
             Some(Ok(enforcement)) => json!({"status": "ready", "enforcement": enforcement}),
+            Some(Err(why)) if report.is_some_and(|r| r.refuses_all) => {
+                json!({"status": "unavailable", "reason": why, "bash": "refused"})
+            }
             Some(Err(why)) => self.unavailable_event(why),
             None => self.unavailable_event("the worker node did not set the sandbox up"),
         }
@@ -78,6 +82,7 @@ impl Sandbox {
         let report = report.unwrap_or_else(|| NodeReport {
             ready: Err(format!("worker node {node} did not set the sandbox up")),
             policy: String::new(),
+            refuses_all: false,
         });
         Arc::new(OnNode {
             here: self.clone(),
@@ -130,6 +135,20 @@ pub(crate) struct NodeReport {
     pub(crate) ready: Result<String, String>,
     /// Its policy in words, with the node's paths.
     pub(crate) policy: String,
+    /// It could not take the settings at all ([`Refusing`]): every command is refused there.
+    #[serde(default)]
+    pub(crate) refuses_all: bool,
+}
+
+impl NodeReport {
+    /// A worker's report that it refuses every command of the coordinator, and why.
+    pub(crate) fn refusing(why: String) -> Self {
+        Self {
+            ready: Err(why),
+            policy: String::new(),
+            refuses_all: true,
+        }
+    }
 }
 
 /// The coordinator's sandbox settings as they hold for commands placed on one worker node:
@@ -144,6 +163,9 @@ struct OnNode {
 
 impl ShellSandbox for OnNode {
     fn plan(&self, command: &str, unsandboxed_requested: bool) -> ShellPlan {
+        if let (true, Err(why)) = (self.report.refuses_all, &self.report.ready) {
+            return Refusing(why.clone()).plan(command, unsandboxed_requested);
+        }
         let ready = self.report.ready.as_ref().map_err(String::as_str);
         match self.here.runs(ready, command, unsandboxed_requested) {
             // Never started here: only the node can enter its sandbox.
@@ -169,6 +191,10 @@ impl ShellSandbox for OnNode {
     fn describe(&self, command: &str, unsandboxed_requested: bool) -> String {
         let ready = self.report.ready.as_ref().map_err(String::as_str);
         let how = match self.here.runs(ready, command, unsandboxed_requested) {
+            _ if self.report.refuses_all => match self.plan(command, unsandboxed_requested) {
+                ShellPlan::Refused(why) => why,
+                _ => String::new(),
+            },
             Runs::Inside(report) => format!("runs sandboxed ({report}): {}", self.report.policy),
             Runs::Refused(why) => why,
             Runs::Outside if self.here.excluded(command) => {
@@ -212,6 +238,7 @@ mod tests {
         Some(NodeReport {
             ready: ready.map(str::to_string).map_err(str::to_string),
             policy: "writes only in /n/ws".into(),
+            refuses_all: false,
         })
     }
 
@@ -260,6 +287,17 @@ mod tests {
                     .starts_with("on worker node w1: Bash is refused")
             );
         }
+        let node = here(SandboxSettings::new()).on_node(
+            "w1",
+            Some(NodeReport::refusing("the settings were unreadable".into())),
+        );
+        assert!(!node.auto_allows("docker", true));
+        assert!(
+            matches!(node.plan("docker", true), ShellPlan::Refused(w) if w.contains("unreadable"))
+        );
+        let event =
+            here(SandboxSettings::new()).node_event(Some(&NodeReport::refusing("x".into())));
+        assert_eq!(event["bash"], "refused", "{event}");
         let refusing = Refusing("the settings were unreadable".into());
         assert!(!refusing.auto_allows("make", true));
         assert!(
