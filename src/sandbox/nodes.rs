@@ -98,23 +98,26 @@ impl Sandbox {
 #[derive(Debug)]
 pub(crate) struct Refusing(pub(crate) String);
 
-impl ShellSandbox for Refusing {
-    fn plan(&self, _: &str, _: bool) -> ShellPlan {
-        ShellPlan::Refused(format!(
+impl Refusing {
+    fn words(&self) -> String {
+        format!(
             "Bash is refused: this worker node could not set up the coordinator's sandbox: {}",
             self.0
-        ))
+        )
+    }
+}
+
+impl ShellSandbox for Refusing {
+    fn plan(&self, _: &str, _: bool) -> ShellPlan {
+        ShellPlan::Refused(self.words())
     }
 
     fn auto_allows(&self, _: &str, _: bool) -> bool {
         false
     }
 
-    fn describe(&self, command: &str, unsandboxed_requested: bool) -> String {
-        match self.plan(command, unsandboxed_requested) {
-            ShellPlan::Refused(why) => why,
-            _ => String::new(),
-        }
+    fn describe(&self, _: &str, _: bool) -> String {
+        self.words()
     }
 }
 
@@ -161,10 +164,20 @@ struct OnNode {
     report: NodeReport,
 }
 
+impl OnNode {
+    /// The worker refuses every command: it could not take the settings.
+    fn refusing(&self) -> Option<Refusing> {
+        match &self.report.ready {
+            Err(why) if self.report.refuses_all => Some(Refusing(why.clone())),
+            _ => None,
+        }
+    }
+}
+
 impl ShellSandbox for OnNode {
     fn plan(&self, command: &str, unsandboxed_requested: bool) -> ShellPlan {
-        if let (true, Err(why)) = (self.report.refuses_all, &self.report.ready) {
-            return Refusing(why.clone()).plan(command, unsandboxed_requested);
+        if let Some(refusing) = self.refusing() {
+            return ShellPlan::Refused(refusing.words());
         }
         let ready = self.report.ready.as_ref().map_err(String::as_str);
         match self.here.runs(ready, command, unsandboxed_requested) {
@@ -189,12 +202,11 @@ impl ShellSandbox for OnNode {
     }
 
     fn describe(&self, command: &str, unsandboxed_requested: bool) -> String {
+        if let Some(refusing) = self.refusing() {
+            return format!("on worker node {}: {}", self.node, refusing.words());
+        }
         let ready = self.report.ready.as_ref().map_err(String::as_str);
         let how = match self.here.runs(ready, command, unsandboxed_requested) {
-            _ if self.report.refuses_all => match self.plan(command, unsandboxed_requested) {
-                ShellPlan::Refused(why) => why,
-                _ => String::new(),
-            },
             Runs::Inside(report) => format!("runs sandboxed ({report}): {}", self.report.policy),
             Runs::Refused(why) => why,
             Runs::Outside if self.here.excluded(command) => {
