@@ -20,7 +20,6 @@ const SANDBOXES_KEPT: usize = 64;
 pub(super) struct Sandboxed(Mutex<HashMap<String, SandboxedSession>>);
 
 /// A coordinator's sandboxed session: the settings it was made from, and what it is.
-#[derive(Clone)]
 struct SandboxedSession {
     settings: serde_json::Value,
     session: Arc<Session>,
@@ -44,49 +43,39 @@ impl Sandboxed {
         settings: serde_json::Value,
         base: &Session,
     ) -> crate::sandbox::NodeReport {
-        let known = self.table().get(coordinator).cloned();
-        if let Some(same) = known.filter(|k| k.settings == settings) {
-            return same.report;
-        }
-        let full = {
+        {
             let table = self.table();
-            table.len() >= SANDBOXES_KEPT && !table.contains_key(coordinator)
-        };
-        let made = if full {
-            Err(format!(
-                "this worker node keeps sandboxes for {SANDBOXES_KEPT} coordinators already"
-            ))
-        } else {
-            let home = crate::paths::home_dir();
-            match crate::sandbox::Sandbox::for_coordinator(&settings, &base.cwd, &home).await {
-                Ok(Some(sandbox)) => Ok(sandbox),
-                Ok(None) => Err("the coordinator's settings do not enable it".to_string()),
-                Err(why) => Err(why),
+            if let Some(same) = table.get(coordinator).filter(|k| k.settings == settings) {
+                return same.report.clone();
             }
-        };
+            if table.len() >= SANDBOXES_KEPT && !table.contains_key(coordinator) {
+                // Not kept: its calls find no sandbox here and are refused.
+                return crate::sandbox::NodeReport::refusing(format!(
+                    "this worker node keeps sandboxes for {SANDBOXES_KEPT} coordinators already"
+                ));
+            }
+        }
+        let home = crate::paths::home_dir();
+        let made = crate::sandbox::Sandbox::for_coordinator(&settings, &base.cwd, &home).await;
         let (sandbox, report): (Arc<dyn crate::session::ShellSandbox>, _) = match made {
-            Ok(sandbox) => {
+            Ok(Some(sandbox)) => {
                 sandbox.set_network_asker(ask_through_relay(coordinator));
                 let report = sandbox.node_report();
                 (sandbox, report)
             }
-            Err(why) => {
-                let report = crate::sandbox::NodeReport::refusing(why.clone());
-                (Arc::new(crate::sandbox::Refusing(why)), report)
-            }
+            Ok(None) => refusing("the coordinator's settings do not enable it".into()),
+            Err(why) => refusing(why),
         };
         let session = Arc::new(Session {
             sandbox: Some(sandbox),
             ..base.clone()
         });
-        if !full {
-            let kept = SandboxedSession {
-                settings,
-                session,
-                report: report.clone(),
-            };
-            self.table().insert(coordinator.to_string(), kept);
-        }
+        let kept = SandboxedSession {
+            settings,
+            session,
+            report: report.clone(),
+        };
+        self.table().insert(coordinator.to_string(), kept);
         report
     }
 
@@ -94,6 +83,17 @@ impl Sandboxed {
     pub(super) fn detach(&self, coordinator: &str) {
         self.table().remove(coordinator);
     }
+}
+
+/// A sandbox that refuses every command, and the report saying why.
+fn refusing(
+    why: String,
+) -> (
+    Arc<dyn crate::session::ShellSandbox>,
+    crate::sandbox::NodeReport,
+) {
+    let report = crate::sandbox::NodeReport::refusing(why.clone());
+    (Arc::new(crate::sandbox::Refusing(why)), report)
 }
 
 /// How the sandbox of `coordinator`'s commands asks about a host its settings neither allow

@@ -284,15 +284,6 @@ async fn reply_of(
     answer
 }
 
-/// Whether two sessions have the same sandbox (or none).
-fn same_sandbox(a: &Session, b: &Session) -> bool {
-    match (&a.sandbox, &b.sandbox) {
-        (None, None) => true,
-        (Some(a), Some(b)) => Arc::ptr_eq(a, b),
-        _ => false,
-    }
-}
-
 /// Cancels the running calls whose key `which` picks.
 fn cancel_where(running: &Running, which: impl Fn(&(String, String)) -> bool) {
     let table = running.lock().unwrap_or_else(|e| e.into_inner());
@@ -452,7 +443,8 @@ impl WorkerActor {
                 Err(why) => return answer(reply, ToolOutput::failed(why)),
             }
         }
-        let session = match self.session_of(&req, denies) {
+        let runs_commands = matches!(tool.access().subject, crate::tool::Subject::Command { .. });
+        let session = match self.session_of(&req, runs_commands, denies) {
             Ok(session) => session,
             Err(why) => return answer(reply, ToolOutput::failed(why)),
         };
@@ -531,53 +523,53 @@ impl WorkerActor {
         });
     }
 
-    /// The session `req` runs in: with its coordinator's sandbox when it has one (never
-    /// without when the coordinator's decision counted on it), and its Read deny patterns; or
-    /// why the call cannot run.
-    fn session_of(&self, req: &RunReq, denies: &mut DenySessions) -> Result<Arc<Session>, String> {
-        let base = match self.sandboxed.session(&req.coordinator) {
-            Some(sandboxed) => sandboxed,
-            None if req.sandbox => {
-                return Err(format!(
-                    "Worker node {} has no sandbox set up for this coordinator, whose settings \
-                     have one; the call did not run.",
-                    self.name
-                ));
-            }
-            None => self.session.clone(),
-        };
-        (self.session_for(&req.coordinator, base, &req.read_deny, denies)).map_err(|why| {
+    /// The session `req` runs in, or why the call cannot run. A search with the coordinator's
+    /// Read deny patterns runs in a session whose guard they make (searches start no command);
+    /// a command in one with the coordinator's sandbox, and never without it when the
+    /// coordinator's decision counted on it.
+    fn session_of(
+        &self,
+        req: &RunReq,
+        runs_commands: bool,
+        denies: &mut DenySessions,
+    ) -> Result<Arc<Session>, String> {
+        if !req.read_deny.is_empty() {
+            return self.searching(&req.coordinator, &req.read_deny, denies);
+        }
+        match self.sandboxed.session(&req.coordinator) {
+            Some(sandboxed) => Ok(sandboxed),
+            None if req.sandbox && runs_commands => Err(format!(
+                "Worker node {} has no sandbox set up for this coordinator, whose settings have \
+                 one; the call did not run.",
+                self.name
+            )),
+            None => Ok(self.session.clone()),
+        }
+    }
+
+    /// The worker's session with the coordinator's Read deny patterns as its guard (Glob and
+    /// Grep leave out what they cover).
+    fn searching(
+        &self,
+        coordinator: &str,
+        read_deny: &[String],
+        denies: &mut DenySessions,
+    ) -> Result<Arc<Session>, String> {
+        if let Some((patterns, session)) = denies.0.get(coordinator)
+            && patterns == read_deny
+        {
+            return Ok(session.clone());
+        }
+        let guard = super::guard::ReadDenies::new(read_deny).map_err(|why| {
             format!(
                 "Worker node {} could not take the coordinator's Read deny rules ({why}); the \
                  call did not run.",
                 self.name
             )
-        })
-    }
-
-    /// The session a call runs in: `base` (the worker's, or the one with the coordinator's
-    /// sandbox), with the coordinator's Read deny patterns as its guard when there are any
-    /// (Glob and Grep leave out what they cover).
-    fn session_for(
-        &self,
-        coordinator: &str,
-        base: Arc<Session>,
-        read_deny: &[String],
-        denies: &mut DenySessions,
-    ) -> Result<Arc<Session>, String> {
-        if read_deny.is_empty() {
-            return Ok(base);
-        }
-        if let Some((patterns, session)) = denies.0.get(coordinator)
-            && patterns == read_deny
-            && same_sandbox(session, &base)
-        {
-            return Ok(session.clone());
-        }
-        let guard = super::guard::ReadDenies::new(read_deny)?;
+        })?;
         let session = Arc::new(Session {
             guard: Arc::new(guard),
-            ..(*base).clone()
+            ..(*self.session).clone()
         });
         if denies.0.len() >= DENY_SESSIONS_KEPT && !denies.0.contains_key(coordinator) {
             denies.0.clear();
