@@ -89,7 +89,11 @@ pub(super) async fn locate(
     let root = node.lease.root().to_path_buf();
     let home = node.lease.home().to_path_buf();
     let name = node.lease.node().clone();
-    let sandbox = node.lease.sandbox();
+    // Only a command runs in the sandbox; a path tool's decision never asks it.
+    let subject = prepared.entry.tool.access().subject;
+    let sandbox = matches!(subject, Subject::Command { .. })
+        .then(|| node.lease.sandbox())
+        .flatten();
     let at = |named| {
         Some(Arc::new(Located {
             node: name.clone(),
@@ -99,7 +103,7 @@ pub(super) async fn locate(
             sandbox: sandbox.clone(),
         }))
     };
-    match prepared.entry.tool.access().subject {
+    match subject {
         Subject::Path {
             field, default_cwd, ..
         } => {
