@@ -23,6 +23,7 @@
 //! - [`wrappers`]: programs that run their arguments as a command.
 //! - [`git`]: git's global options and read-only subcommands; [`gitconfig`]: whether a git
 //!   command would run code from configuration.
+//! - `recent`: the last few commands' analyses, so a call's command is walked once.
 //! - [`paths`]: special paths (`/dev/null`, `/dev/tcp`, `/proc/self/cwd`, …) and glob expansion.
 
 pub(crate) mod git;
@@ -32,6 +33,7 @@ mod options;
 mod parse;
 pub(crate) mod paths;
 pub(crate) mod programs;
+mod recent;
 mod word;
 pub(crate) mod wrappers;
 
@@ -317,9 +319,10 @@ impl Analysis {
     }
 }
 
-/// Parses and analyses a command.
-pub(crate) fn analyse(command: &str) -> Analysis {
-    parse::analyse(command)
+/// Parses and analyses a command (or finds it analysed: the last few commands' analyses are
+/// kept, see `recent`).
+pub(crate) fn analyse(command: &str) -> std::sync::Arc<Analysis> {
+    recent::table().analysis(command, parse::analyse)
 }
 
 /// Whether a command may run concurrently with others: it parses, every part is understood and
