@@ -523,28 +523,31 @@ impl WorkerActor {
         });
     }
 
-    /// The session `req` runs in, or why the call cannot run. A search with the coordinator's
-    /// Read deny patterns runs in a session whose guard they make (searches start no command);
-    /// a command in one with the coordinator's sandbox, and never without it when the
-    /// coordinator's decision counted on it.
+    /// The session `req` runs in, or why the call cannot run. A command runs in the session with
+    /// the coordinator's sandbox, and never without it when the coordinator's decision counted
+    /// on it; no other tool looks at the sandbox. A search with the coordinator's Read deny
+    /// patterns runs in a session whose guard they make.
     fn session_of(
         &self,
         req: &RunReq,
         runs_commands: bool,
         denies: &mut DenySessions,
     ) -> Result<Arc<Session>, String> {
-        if !req.read_deny.is_empty() {
-            return self.searching(&req.coordinator, &req.read_deny, denies);
+        if runs_commands {
+            return match self.sandboxed.session(&req.coordinator) {
+                Some(sandboxed) => Ok(sandboxed),
+                None if req.sandbox => Err(format!(
+                    "Worker node {} has no sandbox set up for this coordinator, whose settings \
+                     have one; the call did not run.",
+                    self.name
+                )),
+                None => Ok(self.session.clone()),
+            };
         }
-        match self.sandboxed.session(&req.coordinator) {
-            Some(sandboxed) => Ok(sandboxed),
-            None if req.sandbox && runs_commands => Err(format!(
-                "Worker node {} has no sandbox set up for this coordinator, whose settings have \
-                 one; the call did not run.",
-                self.name
-            )),
-            None => Ok(self.session.clone()),
+        if req.read_deny.is_empty() {
+            return Ok(self.session.clone());
         }
+        self.searching(&req.coordinator, &req.read_deny, denies)
     }
 
     /// The worker's session with the coordinator's Read deny patterns as its guard (Glob and
