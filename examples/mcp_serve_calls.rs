@@ -12,8 +12,8 @@
 //! done; done
 //! # a side's instructions per call: (I(3000) - I(1000)) / 2000, I from each file's "summary:"
 //! ```
-//! `bare-same-answer` is the minimal server answering what toolrt answers a no-op (its text and
-//! `_meta`): the client's share of the difference.
+//! `bare-same-answer` is the minimal server answering what toolrt answers a no-op (its text): the
+//! client's share of the difference.
 
 use std::process::ExitCode;
 use std::sync::Arc;

@@ -1,13 +1,13 @@
 //! The minimal rmcp server the `mcp_serve` figure measures against: one tool, `noop`, answering
-//! an empty success; or, with `same_answer`, the answer toolrt gives a no-op call (its text and
-//! `_meta`), to tell what the client pays for reading toolrt's answer. It imports nothing of the
+//! an empty success; or, with `same_answer`, the answer toolrt gives a no-op call (its text), to
+//! tell what the client pays for reading toolrt's answer. It imports nothing of the
 //! crate, so examples/mcp_serve_calls.rs includes this same file to count instructions.
 
 use rmcp::ErrorData;
 use rmcp::handler::server::ServerHandler;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ListToolsResult,
-    MetaObject, PaginatedRequestParams, ServerCapabilities, ServerConfig,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig,
 };
 use rmcp::service::{RequestContext, RoleServer};
 
@@ -38,10 +38,6 @@ impl ServerHandler for MinimalServer {
         if !self.same_answer {
             return Ok(CallToolResult::success(Vec::new()).into());
         }
-        let mut answer = CallToolResult::success(vec![ContentBlock::text("ok")]);
-        let mut meta = serde_json::Map::new();
-        meta.insert("toolrt/outcome".into(), "success".into());
-        answer.meta = Some(MetaObject::from(meta));
-        Ok(answer.into())
+        Ok(CallToolResult::success(vec![ContentBlock::text("ok")]).into())
     }
 }

@@ -60,7 +60,7 @@ fn annotations(h: Hints) -> Option<ToolAnnotations> {
 
 /// A call's one result as the `tools/call` answer: content (with the output file as a
 /// `resource_link` when the content shows part of it), `isError` as the outcome says, the
-/// outcome under `_meta`. An `unavailable` call is the JSON-RPC error MCP prescribes for an
+/// outcome under `_meta` unless it is a plain success. An `unavailable` call is the JSON-RPC error MCP prescribes for an
 /// unknown tool (-32602, invalid params).
 pub(crate) fn answer(
     result: ToolResult,
@@ -103,12 +103,17 @@ pub(crate) fn answer(
         CallToolResult::success(content)
     };
     answer.structured_content = result.structured_content;
-    let mut meta = Map::new();
-    meta.insert(OUTCOME_KEY.into(), json!(result.outcome.as_str()));
-    if let Some(note) = ask_note {
-        meta.insert(ASK_KEY.into(), json!(note));
+    // A plain success says nothing more than `isError: false`; a client decodes every `_meta`
+    // (rmcp's client once for each kind of result it tries), so it comes only when it says
+    // something: another outcome, or how an ask was settled.
+    if result.outcome != Outcome::Success || ask_note.is_some() {
+        let mut meta = Map::new();
+        meta.insert(OUTCOME_KEY.into(), json!(result.outcome.as_str()));
+        if let Some(note) = ask_note {
+            meta.insert(ASK_KEY.into(), json!(note));
+        }
+        answer.meta = Some(MetaObject::from(meta));
     }
-    answer.meta = Some(MetaObject::from(meta));
     Ok(answer)
 }
 
@@ -154,8 +159,13 @@ mod tests {
                 (Ok(r), Some(e)) => {
                     assert_eq!(r.is_error, Some(e), "{outcome:?}");
                     assert_eq!(r.content[0].as_text().unwrap().text, "words");
-                    let meta = r.meta.unwrap();
-                    assert_eq!(meta.0[OUTCOME_KEY], json!(outcome.as_str()));
+                    match (outcome, r.meta) {
+                        (Outcome::Success, meta) => assert_eq!(meta, None),
+                        (_, Some(meta)) => {
+                            assert_eq!(meta.0[OUTCOME_KEY], json!(outcome.as_str()))
+                        }
+                        (_, None) => panic!("{outcome:?} has no _meta"),
+                    }
                 }
                 (Err(e), None) => {
                     assert_eq!(e.code, rmcp::model::ErrorCode::INVALID_PARAMS);
@@ -176,7 +186,9 @@ mod tests {
         assert_eq!(blocks[1]["type"], "resource_link");
         assert_eq!(blocks[1]["uri"], "file:///tmp/out%20dir/call%201.txt");
         assert_eq!(blocks[1]["name"], "call 1.txt");
-        assert_eq!(answer.meta.unwrap().0[ASK_KEY], "allowed");
+        let meta = answer.meta.unwrap();
+        assert_eq!(meta.0[ASK_KEY], "allowed");
+        assert_eq!(meta.0[OUTCOME_KEY], "success");
     }
 
     #[test]

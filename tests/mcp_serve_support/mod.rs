@@ -235,13 +235,15 @@ pub(crate) fn text(result: &CallToolResult) -> String {
     v[0]["text"].as_str().unwrap_or_default().to_string()
 }
 
-/// A result's toolrt outcome (its `_meta`).
+/// A result's toolrt outcome: its `_meta` names it, except a plain success, which has none and
+/// says `isError: false`.
 pub(crate) fn outcome(result: &CallToolResult) -> String {
     let v = serde_json::to_value(result).unwrap();
-    v["_meta"]["toolrt/outcome"]
-        .as_str()
-        .unwrap_or_default()
-        .to_string()
+    match v["_meta"]["toolrt/outcome"].as_str() {
+        Some(outcome) => outcome.to_string(),
+        None if v["isError"] == false => "success".to_string(),
+        None => String::new(),
+    }
 }
 
 impl Connected {
