@@ -31,19 +31,27 @@ impl Handler {
     }
 }
 
-/// Counts a running `tools/call` from its start to its end (however it ends).
+/// Counts a running `tools/call` from its start to its end (however it ends). Only shutdown
+/// watches the count, and only for zero, so only reaching zero wakes it: a change wakes through
+/// eight `Notify`s, each locked, whether or not anyone waits.
 struct Running<'a>(&'a tokio::sync::watch::Sender<usize>);
 
 impl<'a> Running<'a> {
     fn start(counter: &'a tokio::sync::watch::Sender<usize>) -> Self {
-        counter.send_modify(|n| *n += 1);
+        counter.send_if_modified(|n| {
+            *n += 1;
+            false
+        });
         Self(counter)
     }
 }
 
 impl Drop for Running<'_> {
     fn drop(&mut self) {
-        self.0.send_modify(|n| *n -= 1);
+        self.0.send_if_modified(|n| {
+            *n -= 1;
+            *n == 0
+        });
     }
 }
 
