@@ -24,7 +24,8 @@ use std::sync::{Arc, Mutex};
 use bytes::BytesMut;
 use rmcp::RoleClient;
 use rmcp::model::{
-    CallToolResult, ErrorData, JsonRpcMessage, JsonRpcResponse, ServerJsonRpcMessage, ServerResult,
+    CallToolResult, ContentBlock, ErrorData, JsonRpcMessage, JsonRpcResponse, ServerJsonRpcMessage,
+    ServerResult,
 };
 use rmcp::service::TxJsonRpcMessage;
 use rmcp::transport::Transport;
@@ -160,12 +161,57 @@ fn tool_result(line: &[u8]) -> Option<ServerJsonRpcMessage> {
     if !line.windows(8).any(|w| w == b"\"result\"") {
         return None;
     }
-    let response: JsonRpcResponse<CallToolResult> = serde_json::from_slice(line).ok()?;
+    let (jsonrpc, id, result) = match serde_json::from_slice::<JsonRpcResponse<TextResult>>(line) {
+        Ok(r) => (r.jsonrpc, r.id, r.result.into_result()),
+        Err(_) => {
+            let r: JsonRpcResponse<CallToolResult> = serde_json::from_slice(line).ok()?;
+            (r.jsonrpc, r.id, r.result)
+        }
+    };
     Some(JsonRpcMessage::Response(JsonRpcResponse {
-        jsonrpc: response.jsonrpc,
-        id: response.id,
-        result: ServerResult::CallToolResult(response.result),
+        jsonrpc,
+        id,
+        result: ServerResult::CallToolResult(result),
     }))
+}
+
+/// The usual tool result: text blocks and perhaps `isError`, nothing else. Decoded as plain
+/// structs, without the buffering serde needs for rmcp's content blocks (an enum tagged by a
+/// field), at about half the cost; any other key or block fails it, and the line then takes
+/// rmcp's `CallToolResult`.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct TextResult {
+    content: Vec<TextBlock>,
+    #[serde(default)]
+    is_error: Option<bool>,
+}
+
+/// A content block `{"type": "text", "text": …}` with no other key.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TextBlock {
+    #[serde(rename = "type")]
+    _kind: TextTag,
+    text: String,
+}
+
+#[derive(serde::Deserialize)]
+enum TextTag {
+    #[serde(rename = "text")]
+    Text,
+}
+
+impl TextResult {
+    /// The result as rmcp would have decoded the same line.
+    fn into_result(self) -> CallToolResult {
+        let content = self.content.into_iter().map(|b| ContentBlock::text(b.text));
+        let mut result = CallToolResult::success(content.collect());
+        result.is_error = self.is_error;
+        // Absent on the wire; rmcp's constructors fill it in.
+        result.result_type = None;
+        result
+    }
 }
 
 impl<R, W> Transport<RoleClient> for Stdio<R, W>
@@ -273,6 +319,28 @@ mod tests {
                 r#"{"jsonrpc":"2.0","id":5,"result":{"structuredContent":{"a":[1,2]}}}"#,
                 true,
             ),
+            // Text only, the plain structs' way; then the near misses that must not take it.
+            (r#"{"jsonrpc":"2.0","id":9,"result":{"content":[]}}"#, true),
+            (
+                r#"{"jsonrpc":"2.0","id":10,"result":{"content":[{"type":"text","text":"a\nb \u00e9"},{"text":"c","type":"text"}],"isError":null}}"#,
+                true,
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":11,"result":{"content":[{"type":"text","text":"x","annotations":{"priority":1}}]}}"#,
+                true,
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":12,"result":{"content":[{"type":"text","text":"x","_meta":{"k":1}}],"_meta":{"k":2}}}"#,
+                true,
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":13,"result":{"resultType":"complete","content":[{"type":"text","text":"x"}],"isError":false}}"#,
+                true,
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":14,"result":{"content":[{"type":"text","text":"x"}],"structuredContent":null}}"#,
+                true,
+            ),
             // Not tool results: rmcp's own decoding.
             (
                 r#"{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"echo","inputSchema":{"type":"object"}}]}}"#,
@@ -322,6 +390,26 @@ mod tests {
                     "rmcp too takes {line} for a tool result"
                 );
             }
+        }
+    }
+
+    #[test]
+    fn only_text_blocks_and_is_error_take_the_plain_structs() {
+        let plain = |result: &str| {
+            let line = format!(r#"{{"jsonrpc":"2.0","id":1,"result":{result}}}"#);
+            serde_json::from_str::<JsonRpcResponse<TextResult>>(&line).is_ok()
+        };
+        assert!(plain(r#"{"content":[{"type":"text","text":"Echo: hi"}]}"#));
+        assert!(plain(r#"{"content":[],"isError":true}"#));
+        for other in [
+            r#"{"content":[{"type":"text","text":"x","annotations":{}}]}"#,
+            r#"{"content":[{"type":"image","data":"AAAA","mimeType":"image/png"}]}"#,
+            r#"{"content":[{"type":"text","text":"x"}],"_meta":{}}"#,
+            r#"{"content":[{"type":"text","text":"x"}],"structuredContent":1}"#,
+            r#"{"content":[{"type":"text","text":"x"}],"resultType":"complete"}"#,
+            r#"{"isError":false}"#,
+        ] {
+            assert!(!plain(other), "{other}");
         }
     }
 
