@@ -408,8 +408,26 @@ mod tests {
             r#"{"content":[{"type":"text","text":"x"}],"structuredContent":1}"#,
             r#"{"content":[{"type":"text","text":"x"}],"resultType":"complete"}"#,
             r#"{"isError":false}"#,
+            // Malformed: left to rmcp, whatever it makes of them.
+            r#"{"content":[{"type":"text","text":"a","text":"b"}]}"#,
+            r#"{"content":[{"type":"text","text":null}]}"#,
+            r#"{"content":[{"type":"text","text":"x"}],"isError":"yes"}"#,
         ] {
             assert!(!plain(other), "{other}");
+            let line = format!(r#"{{"jsonrpc":"2.0","id":1,"result":{other}}}"#);
+            let short = tool_result(line.as_bytes()).map(|m| serde_json::to_value(m).unwrap());
+            let rmcp = rmcp_decode(&line)
+                .filter(|m| {
+                    matches!(
+                        m,
+                        JsonRpcMessage::Response(JsonRpcResponse {
+                            result: ServerResult::CallToolResult(_),
+                            ..
+                        })
+                    )
+                })
+                .map(|m| serde_json::to_value(m).unwrap());
+            assert_eq!(short, rmcp, "{other}");
         }
     }
 
