@@ -210,9 +210,13 @@ pub(crate) async fn run(job: Job) {
         scope,
         node: None,
     };
-    let result = drive(&pipeline, &mut c, call)
-        .instrument(span.clone())
-        .await;
+    // Without a subscriber for the span (debug logging off), the call's future is not wrapped:
+    // the wrapper is one more move of the whole future, and one more step in every poll.
+    let result = if span.is_disabled() {
+        drive(&pipeline, &mut c, call).await
+    } else {
+        Box::pin(drive(&pipeline, &mut c, call).instrument(span.clone())).await
+    };
     c.lap.end_trace(&result);
     let mut result = result
         .unwrap_or_else(|rejection| ToolResult::new("", rejection.outcome, rejection.content));
