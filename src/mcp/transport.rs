@@ -319,7 +319,8 @@ mod tests {
                 r#"{"jsonrpc":"2.0","id":5,"result":{"structuredContent":{"a":[1,2]}}}"#,
                 true,
             ),
-            // Text only, the plain structs' way; then the near misses that must not take it.
+            // Text only (the plain structs); then near misses, which take rmcp's
+            // `CallToolResult` instead (the plain structs refuse them, tested below).
             (r#"{"jsonrpc":"2.0","id":9,"result":{"content":[]}}"#, true),
             (
                 r#"{"jsonrpc":"2.0","id":10,"result":{"content":[{"type":"text","text":"a\nb \u00e9"},{"text":"c","type":"text"}],"isError":null}}"#,

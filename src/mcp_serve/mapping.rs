@@ -60,8 +60,8 @@ fn annotations(h: Hints) -> Option<ToolAnnotations> {
 
 /// A call's one result as the `tools/call` answer: content (with the output file as a
 /// `resource_link` when the content shows part of it), `isError` as the outcome says, the
-/// outcome under `_meta` unless it is a plain success. An `unavailable` call is the JSON-RPC error MCP prescribes for an
-/// unknown tool (-32602, invalid params).
+/// outcome under `_meta` unless it is a plain success. An `unavailable` call is the JSON-RPC
+/// error MCP prescribes for an unknown tool (-32602, invalid params).
 pub(crate) fn answer(
     result: ToolResult,
     ask_note: Option<String>,
