@@ -15,6 +15,8 @@
 //! `bare-same-answer` is the minimal server answering what toolrt answers a no-op (its text): the
 //! client's share of the difference.
 
+mod support;
+
 use std::process::ExitCode;
 use std::sync::Arc;
 
@@ -37,10 +39,10 @@ async fn client(side: tokio::io::DuplexStream) -> Result<Client, String> {
     .map_err(|e| format!("the server did not initialize: {e}"))
 }
 
-async fn run(cwd: &std::path::Path, side: &str, calls: usize) -> Result<(), String> {
+async fn run(cwd: std::path::PathBuf, side: &str, calls: usize) -> Result<(), String> {
     let (client_side, server_side) = tokio::io::duplex(1 << 16);
     let (server, tool) = if side == "toolrt" {
-        let mut config = toolrt::Config::new(cwd.to_path_buf()).tool(Arc::new(toolrt::Noop::new()));
+        let mut config = toolrt::Config::new(cwd).tool(Arc::new(toolrt::Noop::new()));
         config.builtins = false;
         config.output_dir = toolrt::OutputDir::Temporary;
         config.allowed_tools = vec!["Noop".into()];
@@ -89,24 +91,7 @@ fn main() -> ExitCode {
         }
         _ => return usage("expected two arguments"),
     };
-    let cwd = match tempfile::tempdir() {
-        Ok(dir) => dir,
-        Err(e) => return usage(&format!("no temporary folder: {e}")),
-    };
-    let rt = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => return usage(&format!("no async runtime: {e}")),
-    };
-    match rt.block_on(run(cwd.path(), side, calls)) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("mcp_serve_calls: {e}");
-            ExitCode::from(1)
-        }
-    }
+    support::run_counted("mcp_serve_calls", usage, |cwd| run(cwd, side, calls))
 }
 
 fn usage(why: &str) -> ExitCode {

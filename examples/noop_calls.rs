@@ -13,13 +13,15 @@
 //! # instructions per call: (I(11000) - I(1000)) / 10000, I from each file's "summary:"
 //! ```
 
+mod support;
+
 use std::process::ExitCode;
 use std::sync::Arc;
 
 use toolrt::{Outcome, ServerMessage};
 
-async fn run(cwd: &std::path::Path, calls: usize) -> Result<(), String> {
-    let mut config = toolrt::Config::new(cwd.to_path_buf()).tool(Arc::new(toolrt::Noop::new()));
+async fn run(cwd: std::path::PathBuf, calls: usize) -> Result<(), String> {
+    let mut config = toolrt::Config::new(cwd).tool(Arc::new(toolrt::Noop::new()));
     config.builtins = false;
     config.output_dir = toolrt::OutputDir::Temporary;
     config.allowed_tools = vec!["Noop".into()];
@@ -59,24 +61,7 @@ fn main() -> ExitCode {
         Some(Err(e)) => return usage(&format!("calls: {e}")),
         None => return usage("expected the number of calls"),
     };
-    let cwd = match tempfile::tempdir() {
-        Ok(dir) => dir,
-        Err(e) => return usage(&format!("no temporary folder: {e}")),
-    };
-    let rt = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => return usage(&format!("no async runtime: {e}")),
-    };
-    match rt.block_on(run(cwd.path(), calls)) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("noop_calls: {e}");
-            ExitCode::from(1)
-        }
-    }
+    support::run_counted("noop_calls", usage, |cwd| run(cwd, calls))
 }
 
 fn usage(why: &str) -> ExitCode {
