@@ -72,14 +72,8 @@ impl Actor for ExecuteActor {
             ctx,
             reply,
         } = msg;
-        // The future owns its tool, so it can move to a task of its own if it has to; `call`
-        // itself runs inside the first poll, so even a panic before its future exists is caught.
-        let running = Box::pin(async move {
-            let result = AssertUnwindSafe(async { tool.call(input, ctx).await })
-                .catch_unwind()
-                .await;
-            output_of(&*tool, result)
-        });
+        // The future owns its tool, so it can move to a task of its own if it has to.
+        let running = Box::pin(run_here(tool, input, ctx));
         crate::stage::finish_here_or_on_task(running, state.first_poll_here, move |output| {
             let _ = reply.send(output);
         })
@@ -90,12 +84,23 @@ impl Actor for ExecuteActor {
 
 /// Runs a call on the caller's own task, without the stage's hop: for tools that only await
 /// I/O (an MCP tool awaits its server), where the hop buys nothing. A panic still becomes a
-/// `failed` output.
-pub(crate) async fn run_here(tool: Arc<dyn Tool>, input: Input, ctx: ToolContext) -> ToolOutput {
-    let result = AssertUnwindSafe(async { tool.call(input, ctx).await })
-        .catch_unwind()
-        .await;
-    output_of(&*tool, result)
+/// `failed` output, whether it comes from `call` itself (before any future exists) or from the
+/// future; `call` runs inside the first poll.
+///
+/// A plain function returning a block, not an `async fn`: an `async fn` keeps each argument
+/// twice in its future (as passed, and bound inside), and every call's future is moved whole.
+pub(crate) fn run_here(
+    tool: Arc<dyn Tool>,
+    input: Input,
+    ctx: ToolContext,
+) -> impl Future<Output = ToolOutput> + Send {
+    async move {
+        let result = match std::panic::catch_unwind(AssertUnwindSafe(|| tool.call(input, ctx))) {
+            Ok(running) => AssertUnwindSafe(running).catch_unwind().await,
+            Err(panic) => Err(panic),
+        };
+        output_of(&*tool, result)
+    }
 }
 
 /// A tool's output, or a `failed` one naming the panic that ended it.
@@ -133,20 +138,20 @@ impl Executor {
         Ok((Self { actor }, handle))
     }
 
-    /// Runs a call and returns its output.
-    pub(crate) async fn run(
+    /// Runs a call and returns its output. (Not an `async fn`, for the reason [`run_here`]
+    /// gives.)
+    pub(crate) fn run(
         &self,
         tool: Arc<dyn Tool>,
         input: Input,
         ctx: ToolContext,
-    ) -> Result<ToolOutput, StageFault> {
+    ) -> impl Future<Output = Result<ToolOutput, StageFault>> + Send + '_ {
         request("execute", &self.actor, |reply| ExecuteMsg::Run {
             tool,
             input,
             ctx,
             reply,
         })
-        .await
     }
 
     /// Stops the actor.
