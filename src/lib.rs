@@ -77,6 +77,7 @@ mod execute;
 mod formats;
 mod hooks;
 mod inflight;
+mod input_shape;
 mod mcp;
 mod mcp_serve;
 mod memory;

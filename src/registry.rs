@@ -14,6 +14,7 @@ use std::sync::{Arc, Mutex};
 use arc_swap::ArcSwap;
 use serde_json::Value;
 
+use crate::input_shape::InputShape;
 use crate::tool::Tool;
 
 /// A tool in the effective registry, with its schema compiled once.
@@ -22,8 +23,10 @@ pub(crate) struct ToolEntry {
     pub name: Arc<str>,
     /// The tool.
     pub tool: Arc<dyn Tool>,
-    /// Its input schema (kept for coercion, which walks it).
+    /// Its input schema.
     pub schema: Value,
+    /// What coercion and the length check read of the schema, read once.
+    pub shape: InputShape,
     /// The compiled validator.
     pub validator: jsonschema::Validator,
 }
@@ -258,6 +261,7 @@ fn compile(name: &str, tool: Arc<dyn Tool>) -> Result<Arc<ToolEntry>, RegistryEr
     Ok(Arc::new(ToolEntry {
         name: Arc::from(name),
         tool,
+        shape: InputShape::of(&schema),
         schema,
         validator,
     }))

@@ -89,6 +89,10 @@ impl Actor for ExecuteActor {
 ///
 /// A plain function returning a block, not an `async fn`: an `async fn` keeps each argument
 /// twice in its future (as passed, and bound inside), and every call's future is moved whole.
+#[expect(
+    clippy::manual_async_fn,
+    reason = "an `async fn` would keep its arguments twice in the future (see above)"
+)]
 pub(crate) fn run_here(
     tool: Arc<dyn Tool>,
     input: Input,

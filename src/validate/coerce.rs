@@ -4,9 +4,11 @@
 
 use serde_json::{Map, Value};
 
-/// Coerces `value` in place toward `schema`.
-pub(crate) fn coerce(value: &mut Value, schema: &Value) {
-    let wants = Wants::of(schema);
+use crate::input_shape::{InputShape, Types};
+
+/// Coerces `value` in place toward the schema `shape` was read from.
+pub(crate) fn coerce(value: &mut Value, shape: &InputShape) {
+    let wants = shape.types;
     if let Value::String(s) = value {
         if let Some(new) = from_string(s, wants) {
             *value = new;
@@ -27,11 +29,11 @@ pub(crate) fn coerce(value: &mut Value, schema: &Value) {
         *value = Value::Array(vec![single]);
     }
     match value {
-        Value::Object(map) => coerce_object(map, schema),
+        Value::Object(map) => coerce_object(map, shape),
         Value::Array(items) => {
-            if let Some(item_schema) = schema.get("items").filter(|s| s.is_object()) {
+            if let Some(item_shape) = &shape.items {
                 for item in items {
-                    coerce(item, item_schema);
+                    coerce(item, item_shape);
                 }
             }
         }
@@ -40,60 +42,18 @@ pub(crate) fn coerce(value: &mut Value, schema: &Value) {
 }
 
 /// Coerces each property of `map` toward its property schema.
-pub(crate) fn coerce_object(map: &mut Map<String, Value>, schema: &Value) {
-    let Some(props) = schema.get("properties").and_then(Value::as_object) else {
+fn coerce_object(map: &mut Map<String, Value>, shape: &InputShape) {
+    if !shape.has_properties() {
         return;
-    };
+    }
     for (key, val) in map.iter_mut() {
-        if let Some(prop_schema) = props.get(key) {
-            coerce(val, prop_schema);
+        if let Some(prop_shape) = shape.property(key) {
+            coerce(val, prop_shape);
         }
     }
 }
 
-#[derive(Debug, Clone, Copy, Default)]
-struct Wants {
-    string: bool,
-    integer: bool,
-    number: bool,
-    boolean: bool,
-    object: bool,
-    array: bool,
-}
-
-impl Wants {
-    fn of(schema: &Value) -> Self {
-        let mut w = Wants::default();
-        let mut set = |t: &str| match t {
-            "string" => w.string = true,
-            "integer" => w.integer = true,
-            "number" => w.number = true,
-            "boolean" => w.boolean = true,
-            "object" => w.object = true,
-            "array" => w.array = true,
-            _ => {}
-        };
-        match schema.get("type") {
-            Some(Value::String(t)) => set(t),
-            Some(Value::Array(ts)) => ts.iter().filter_map(Value::as_str).for_each(set),
-            _ => {}
-        }
-        w
-    }
-
-    fn accepts(&self, v: &Value) -> bool {
-        match v {
-            Value::String(_) => self.string,
-            Value::Bool(_) => self.boolean,
-            Value::Number(n) => self.number || (self.integer && (n.is_i64() || n.is_u64())),
-            Value::Object(_) => self.object,
-            Value::Array(_) => self.array,
-            Value::Null => false,
-        }
-    }
-}
-
-fn from_string(s: &str, wants: Wants) -> Option<Value> {
+fn from_string(s: &str, wants: Types) -> Option<Value> {
     if wants.string {
         return None;
     }
@@ -168,7 +128,7 @@ mod tests {
             (json!({"unknown": "1"}), json!({"unknown": "1"})),
         ] {
             let mut v = input.clone();
-            coerce(&mut v, &schema());
+            coerce(&mut v, &InputShape::of(&schema()));
             assert_eq!(v, want, "{input}");
         }
     }

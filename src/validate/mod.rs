@@ -180,12 +180,12 @@ pub(crate) fn check_input(
     // A value over its field's length limit is refused before coercion and normalisation
     // could copy it: a huge field costs no more than the line it came in.
     if let Value::Object(map) = &input {
-        let problems = schema::oversized(&entry.schema, map);
+        let problems = schema::oversized(&entry.shape, map);
         if !problems.is_empty() {
             return Err(problems);
         }
     }
-    coerce::coerce(&mut input, &entry.schema);
+    coerce::coerce(&mut input, &entry.shape);
     if let Value::Object(map) = &mut input {
         entry.tool.normalize(map, session);
     }

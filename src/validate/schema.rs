@@ -5,6 +5,7 @@ use jsonschema::error::{TypeKind, ValidationErrorKind};
 use jsonschema::paths::LocationSegment;
 use serde_json::Value;
 
+use crate::input_shape::InputShape;
 use crate::protocol::json_type;
 
 /// Validates `instance` and returns one line per problem (empty when valid).
@@ -109,19 +110,16 @@ fn dotted<'a>(segments: impl Iterator<Item = LocationSegment<'a>>) -> String {
 
 /// The top-level string fields of `input` longer than their schema's `maxLength` (in
 /// characters), one line each. Cheap: a field is counted only when its bytes exceed the limit.
-pub(crate) fn oversized(schema: &Value, input: &serde_json::Map<String, Value>) -> Vec<String> {
-    let Some(props) = schema.get("properties").and_then(Value::as_object) else {
-        return Vec::new();
-    };
+pub(crate) fn oversized(shape: &InputShape, input: &serde_json::Map<String, Value>) -> Vec<String> {
     let mut lines = Vec::new();
+    if !shape.has_properties() {
+        return lines;
+    }
     for (key, value) in input {
-        let (Value::String(s), Some(max)) = (
-            value,
-            props
-                .get(key)
-                .and_then(|p| p.get("maxLength"))
-                .and_then(Value::as_u64),
-        ) else {
+        let Value::String(s) = value else {
+            continue;
+        };
+        let Some(max) = shape.property(key).and_then(|p| p.max_length) else {
             continue;
         };
         if s.len() as u64 > max {
