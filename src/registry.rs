@@ -23,9 +23,8 @@ pub(crate) struct ToolEntry {
     pub name: Arc<str>,
     /// The tool.
     pub tool: Arc<dyn Tool>,
-    /// Its input schema.
+    /// Its input schema; `shape` is what coercion and the length check read of it, read once.
     pub schema: Value,
-    /// What coercion and the length check read of the schema, read once.
     pub shape: InputShape,
     /// The compiled validator.
     pub validator: jsonschema::Validator,

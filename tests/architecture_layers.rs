@@ -14,6 +14,7 @@ const LEAVES: &[&str] = &[
     "slots",
     "otel",
     "client_waits",
+    "input_shape",
 ];
 
 /// Modules that import only the modules listed with them.
