@@ -14,6 +14,7 @@ pub(crate) mod api;
 pub(crate) mod client_tools;
 pub(crate) mod json;
 mod parse;
+mod result_line;
 
 pub use agents::AgentStart;
 pub(crate) use api::{ApiTurn, parse_line_in};
@@ -265,6 +266,11 @@ impl ServerMessage {
 
     /// Serialise as one NDJSON line (with the trailing newline).
     pub fn to_line(&self) -> Vec<u8> {
+        if let ServerMessage::ToolResult(result) = self
+            && let Some(line) = result_line::plain(result)
+        {
+            return line;
+        }
         let mut buf = Vec::with_capacity(128);
         // Serialising these types cannot fail: every map key is a string.
         if serde_json::to_writer(&mut buf, self).is_err() {
