@@ -195,6 +195,7 @@ impl Runtime {
             .iter()
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
+        session.shell = crate::process::find_program("bash", &session.env_remove, &session.env);
         session.guard = policy.clone();
         let limits = output_limits(settings, &mut warnings);
         let session = Arc::new(session);

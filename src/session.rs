@@ -135,6 +135,9 @@ pub struct Session {
     pub env_remove: Vec<std::ffi::OsString>,
     /// Variables set for every tool and hook process (settings `env`), after the scrub.
     pub env: Vec<(String, String)>,
+    /// The `bash` that shell commands run: its absolute path on the children's `PATH`, found
+    /// once for the session, or the bare name (looked up at each start) when that is not sure.
+    pub shell: PathBuf,
     /// Permission questions asked while a tool runs.
     pub guard: Arc<dyn Guard>,
     /// The Bash sandbox (`sandbox.enabled`), if any.
@@ -154,6 +157,7 @@ impl Session {
             output_dir,
             env_remove: Vec::new(),
             env: Vec::new(),
+            shell: PathBuf::from("bash"),
             guard: Arc::new(AllowAll),
             sandbox: None,
             paths_on_nodes: false,

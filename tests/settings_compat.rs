@@ -364,6 +364,40 @@ fn env_reaches_bash_background_tasks_and_hooks_merged_across_files() {
 }
 
 #[test]
+fn the_bash_commands_run_is_the_one_on_the_settings_path() {
+    use std::os::unix::fs::PermissionsExt;
+    let fx = Fixture::new();
+    // A `bash` of its own, first on the PATH the settings give every child: toolrt finds it
+    // once for the session, where each command used to search the PATH itself.
+    let bin = fx.hooks.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let fake = bin.join("bash");
+    std::fs::write(&fake, "#!/bin/sh\nprintf 'own bash: %s' \"$*\"\n").unwrap();
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!("{}:/usr/bin:/bin", bin.display());
+    fx.settings(json!({"env": {"PATH": path}}));
+    let mut session = fx.serve_with("bypassPermissions", &[], &[]);
+    session.send(&bash("own", "echo hi"));
+    let own = session.result("own");
+    let run = session.finish();
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    assert_eq!(own["content"].as_str().unwrap(), "own bash: -c echo hi");
+
+    // Without that PATH, the system's bash; `$0` is still the name it was started by.
+    let fx = Fixture::new();
+    fx.settings(json!({}));
+    let mut session = fx.serve_with("bypassPermissions", &[], &[]);
+    session.send(&bash("sys", "echo \"$0\"; echo \"$BASH\""));
+    let sys = session.result("sys");
+    let run = session.finish();
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let text = sys["content"].as_str().unwrap();
+    let mut lines = text.lines();
+    assert_eq!(lines.next(), Some("bash"), "{text}");
+    assert!(lines.next().is_some_and(|exe| exe.ends_with("/bash")), "{text}");
+}
+
+#[test]
 fn the_old_env_scrub_key_is_refused_with_the_new_name() {
     let fx = Fixture::new();
     let settings = fx.settings(json!({"env": {"scrub": ["*_TOKEN"]}}));

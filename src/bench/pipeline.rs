@@ -288,8 +288,10 @@ fn reset_peak_rss() -> bool {
     std::fs::write("/proc/self/clear_refs", "5").is_ok()
 }
 
-/// `bash -c true` spawned directly, as the Bash tool spawns it (own process group, stdin from
-/// /dev/null, stdout and stderr piped and read to the end).
+/// `bash -c true` spawned directly, as a tokio user writes it — `bash` by name — with the Bash
+/// tool's settings (own process group, stdin from /dev/null, stdout and stderr piped and read
+/// to the end). The Bash tool starts the `bash` it found once per session (docs/BENCH.md, "Bash
+/// found once per session").
 pub(super) async fn direct_true(cwd: &std::path::Path) -> Result<(), String> {
     let child = tokio::process::Command::new("bash")
         .arg("-c")

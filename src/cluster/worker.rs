@@ -164,6 +164,7 @@ pub async fn run_worker(options: WorkerOptions, stop: CancellationToken) -> Resu
     // no fetch is allowed beyond what a call's decision covered (a redirect is not followed).
     let session = Arc::new(Session {
         guard: Arc::new(super::guard::ReadDenies::new(&[])?),
+        shell: crate::process::find_program("bash", &[], &[]),
         ..Session::new(cwd, outputs.clone())
     });
     let running: Running = Arc::default();

@@ -9,6 +9,7 @@
 pub mod watchdog;
 
 use std::ffi::{OsStr, OsString};
+use std::path::{Path, PathBuf};
 
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
@@ -54,6 +55,44 @@ pub(crate) fn glob_match(pattern: &str, name: &str) -> bool {
         }
     }
     p[pi..].iter().all(|&c| c == '*')
+}
+
+/// Where a child with the environment `remove` / `set` (as [`spawn`] gives it) would find the
+/// program `name`: the first executable `name` in the directories of its `PATH`, as `execvp`
+/// searches them. The bare `name` when that is not certain — no `PATH`, a relative or empty
+/// entry (the child's own folder) before the hit, or no hit at all — so the child searches as
+/// it always did.
+///
+/// Why: a child started by name tries `execve` in every `PATH` directory before the right one,
+/// and those failed attempts cost each command tens of microseconds of CPU (docs/BENCH.md,
+/// "Bash found once per session").
+pub(crate) fn find_program(name: &str, remove: &[OsString], set: &[(String, String)]) -> PathBuf {
+    let path = match set.iter().rev().find(|(k, _)| k == "PATH") {
+        Some((_, v)) => Some(OsString::from(v)),
+        None if remove.iter().any(|k| k == "PATH") => None,
+        None => std::env::var_os("PATH"),
+    };
+    path.and_then(|path| search_path(name, &path))
+        .unwrap_or_else(|| PathBuf::from(name))
+}
+
+fn search_path(name: &str, path: &OsStr) -> Option<PathBuf> {
+    use std::os::unix::ffi::OsStrExt;
+    if name.is_empty() || name.contains('/') {
+        return None;
+    }
+    for dir in path.as_bytes().split(|&b| b == b':') {
+        let dir = Path::new(OsStr::from_bytes(dir));
+        if !dir.is_absolute() {
+            return None;
+        }
+        let candidate = dir.join(name);
+        let is_file = std::fs::metadata(&candidate).is_ok_and(|m| m.is_file());
+        if is_file && nix::unistd::access(&candidate, nix::unistd::AccessFlags::X_OK).is_ok() {
+            return Some(candidate);
+        }
+    }
+    None
 }
 
 /// Starts `cmd` in a process group of its own, with `remove` taken out of the environment it
@@ -182,6 +221,65 @@ mod tests {
         ] {
             assert_eq!(glob_match(p, n), want, "{p} vs {n}");
         }
+    }
+
+    #[test]
+    fn a_program_is_found_as_execvp_would_find_it() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let (plain, exec) = (dir.path().join("plain"), dir.path().join("exec"));
+        std::fs::create_dir_all(&plain).unwrap();
+        std::fs::create_dir_all(&exec).unwrap();
+        // Not executable: execvp would go on to the next directory, and so does the search.
+        std::fs::write(plain.join("prog"), "#!/bin/sh\n").unwrap();
+        std::fs::write(exec.join("prog"), "#!/bin/sh\n").unwrap();
+        std::fs::set_permissions(exec.join("prog"), std::fs::Permissions::from_mode(0o755))
+            .unwrap();
+        let path = |dirs: &[&str]| OsString::from(dirs.join(":"));
+        let (p, e) = (plain.to_str().unwrap(), exec.to_str().unwrap());
+        assert_eq!(
+            search_path("prog", &path(&["/nonexistent", p, e])),
+            Some(exec.join("prog"))
+        );
+        assert_eq!(search_path("prog", &path(&[p])), None, "no executable one");
+        // The child's own folder (a relative or empty entry) comes first: leave it to the child.
+        assert_eq!(search_path("prog", &path(&["bin", e])), None);
+        assert_eq!(search_path("prog", &path(&["", e])), None);
+        // An entry after the hit does not matter.
+        assert_eq!(
+            search_path("prog", &path(&[e, "bin"])),
+            Some(exec.join("prog"))
+        );
+        assert_eq!(
+            search_path("a/prog", &path(&[e])),
+            None,
+            "a path is not searched"
+        );
+        assert_eq!(search_path("", &path(&[e])), None);
+    }
+
+    #[test]
+    fn the_childrens_path_decides_where_a_program_is_found() {
+        let dir = tempfile::tempdir().unwrap();
+        let bin = dir.path().join("bin");
+        std::fs::create_dir_all(&bin).unwrap();
+        std::fs::copy("/bin/sh", bin.join("sh")).unwrap();
+        let set = [("PATH".to_string(), bin.to_str().unwrap().to_string())];
+        assert_eq!(
+            find_program("sh", &[], &set),
+            bin.join("sh"),
+            "settings' PATH"
+        );
+        let removed = [OsString::from("PATH")];
+        assert_eq!(
+            find_program("sh", &removed, &[]),
+            PathBuf::from("sh"),
+            "no PATH"
+        );
+        assert_eq!(
+            find_program("no-such-program-here", &[], &set),
+            PathBuf::from("no-such-program-here")
+        );
     }
 
     #[tokio::test]

@@ -38,7 +38,12 @@ pub(crate) async fn spawn_shell(
             cmd.args(&launch.args).arg("--").arg("bash");
             cmd
         }
-        None => Command::new("bash"),
+        None => {
+            // Found once per session; `$0` stays `bash`, as when started by name.
+            let mut cmd = Command::new(&session.shell);
+            cmd.arg0("bash");
+            cmd
+        }
     };
     cmd.arg("-c")
         .arg(command)
