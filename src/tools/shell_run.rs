@@ -109,6 +109,11 @@ pub(crate) async fn run_captured(
     let mut ticker = tokio::time::interval_at(Instant::now() + PROGRESS_EVERY, PROGRESS_EVERY);
     let mut streamed = false;
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    // Made once, not at every turn of the loop: a timer made anew is registered anew. Each is
+    // polled until it fires, which ends the loop, so none is polled after it is done.
+    let timeout = sleep_opt(deadline);
+    let cancelled = cancel.cancelled();
+    tokio::pin!(timeout, cancelled);
     let ending = loop {
         if out.is_none()
             && err.is_none()
@@ -117,8 +122,8 @@ pub(crate) async fn run_captured(
             break Ending::Exited(status);
         }
         tokio::select! {
-            _ = cancel.cancelled() => break Ending::Cancelled,
-            _ = sleep_opt(deadline) => break Ending::TimedOut,
+            _ = &mut cancelled => break Ending::Cancelled,
+            _ = &mut timeout => break Ending::TimedOut,
             _ = sleep_opt(grace) => {
                 if let Some(status) = exit {
                     break Ending::Exited(status);
