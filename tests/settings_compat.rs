@@ -394,7 +394,10 @@ fn the_bash_commands_run_is_the_one_on_the_settings_path() {
     let text = sys["content"].as_str().unwrap();
     let mut lines = text.lines();
     assert_eq!(lines.next(), Some("bash"), "{text}");
-    assert!(lines.next().is_some_and(|exe| exe.ends_with("/bash")), "{text}");
+    assert!(
+        lines.next().is_some_and(|exe| exe.ends_with("/bash")),
+        "{text}"
+    );
 }
 
 #[test]
