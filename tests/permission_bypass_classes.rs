@@ -69,9 +69,19 @@ fn repo(fx: &Fixture) {
 /// Sends every template in each mode and checks that nothing happened. `{m}` is the attempt's
 /// marker name, `{v}` its victim (created before the run), `{root}` and `{cwd}` absolute paths.
 fn must_hold(fx_for: &dyn Fn() -> Fixture, templates: &[&str], modes: &[&str]) {
+    must_hold_under(fx_for, deny_rules(), templates, modes);
+}
+
+/// [`must_hold`] under the permission rules `rules`.
+fn must_hold_under(
+    fx_for: &dyn Fn() -> Fixture,
+    rules: serde_json::Value,
+    templates: &[&str],
+    modes: &[&str],
+) {
     for mode in modes {
         let fx = fx_for();
-        let s = fx.settings(deny_rules());
+        let s = fx.settings(rules.clone());
         let mut calls = Vec::new();
         let mut ids = Vec::new();
         for (i, t) in templates.iter().enumerate() {
@@ -398,6 +408,29 @@ fn class_10_command_runners() {
             "nohup rm {v}",
         ],
         ALL,
+    );
+}
+
+/// Class 10, options whose value is a command the program runs with arguments of its own
+/// (`tar -I`, `tar --checkpoint-action=exec=`, `split --filter`): an allow rule for the program
+/// does not allow them (as `find -exec`), and the deny rules see the command.
+#[test]
+fn class_10_options_that_run_commands() {
+    let mut rules = deny_rules();
+    rules["allow"] = json!(["Bash(tar *)", "Bash(split *)"]);
+    must_hold_under(
+        &project,
+        rules,
+        &[
+            "split --filter='rm {v}' notes.txt",
+            "split --fil 'rm {v}' notes.txt",
+            "tar -cf a{m}.tar --checkpoint=1 --checkpoint-action=exec='touch {m}' notes.txt",
+            "tar -I 'touch {m}' -cf a{m}.tar notes.txt",
+            "tar -cI'touch {m}' -f a{m}.tar notes.txt",
+            "tar --use-comp='touch {m}' -cf a{m}.tar notes.txt",
+            "timeout 5 tar -I 'touch {m}' -cf a{m}.tar notes.txt",
+        ],
+        &["default", "acceptEdits", "dontAsk", "bypassPermissions"],
     );
 }
 

@@ -279,9 +279,36 @@ impl Walker {
         } else {
             cmd.effects
                 .extend(programs::deny_effects(prog, args, &ctx.cwd));
+            self.command_options(cmd, prog, args, ctx);
             if ctx.on_chain {
                 cmd.kind = Kind::Other;
             }
+        }
+    }
+
+    /// A program that runs a command given in an option (`rg --pre CMD`) or in its program
+    /// text (`awk`): never allowed by a prefix rule; the command is matched by deny and ask
+    /// rules as a script of its own.
+    fn command_options(&mut self, cmd: &mut Command, prog: &str, args: &[Word], ctx: &Ctx) {
+        let out = programs::command_options(prog, args);
+        let Some(runs) = out.runs else {
+            return;
+        };
+        cmd.prefix_forbidden = true;
+        if ctx.on_chain {
+            cmd.not_read_only = Some(runs);
+        }
+        if let Some(h) = out.hidden {
+            cmd.hide(h);
+        }
+        for text in out.readings {
+            self.pending.push(Pending {
+                text,
+                child: true,
+                later: false,
+                origin: Origin::Reading,
+                cwd: ctx.cwd.clone(),
+            });
         }
     }
 

@@ -7,6 +7,7 @@
 //! program's grammar makes the command not understood (never auto-allowed). docs/SEMANTICS.md
 //! lists the tables.
 
+mod command_options;
 mod deny;
 mod file_edit;
 mod find;
@@ -15,6 +16,7 @@ mod sed;
 #[cfg(test)]
 mod tests;
 
+pub(crate) use command_options::command_options;
 pub(crate) use deny::deny_effects;
 pub(crate) use file_edit::file_edit;
 pub(crate) use find::{find, removes_found};

@@ -1,0 +1,433 @@
+//! Programs outside the read-only set with options whose value is a command they run
+//! (`rg --pre CMD`, `tar --to-command=CMD`, `man -P CMD`, `ssh -o ProxyCommand=CMD`, …).
+//!
+//! Such a program runs that command with arguments of its own (each file searched, each member
+//! extracted), so a rule for the program is not a rule for what it runs: like `find -exec`, the
+//! command is never allowed by a prefix rule, and each value is also parsed as a script for deny
+//! and ask rules. A value only known when it runs is code toolrt cannot see. (Programs that run
+//! code of their own — `awk`, `perl -e`, `python -c` — are not here: their code is not
+//! a command line, docs/SEMANTICS.md §3.2.)
+//!
+//! Options are found fail-closed: a long option is matched by any prefix of its name (GNU's
+//! abbreviations, `--to-c` for `--to-command`), and a short one anywhere in a cluster of short
+//! options (`-xvI CMD`), so a word that could be one of them is taken for one.
+
+use super::super::word::Word;
+
+/// What the command-running options of one command say.
+#[derive(Debug, Default)]
+pub(crate) struct CommandOptions {
+    /// Why it runs a command of its arguments (for explanations); `None` when it does not.
+    pub(crate) runs: Option<String>,
+    /// It runs code toolrt cannot see, and why.
+    pub(crate) hidden: Option<String>,
+    /// The commands it runs, as scripts for deny and ask rules.
+    pub(crate) readings: Vec<String>,
+}
+
+/// How one program names its command-running options.
+struct Spec {
+    /// Long options (without `--`) whose value is a command.
+    long: &'static [&'static str],
+    /// Short options whose value is a command.
+    short: &'static [char],
+    /// Other long options whose whole name begins one of `long` (named exactly, they are
+    /// themselves, not an abbreviation).
+    others: &'static [&'static str],
+    /// The first word may hold options without a dash (`tar xIf CMD a.tar`).
+    old_style: bool,
+}
+
+fn spec(prog: &str) -> Option<Spec> {
+    let spec = match prog {
+        // ripgrep: --pre COMMAND runs COMMAND FILE for every file searched.
+        "rg" => Spec {
+            long: &["pre"],
+            short: &[],
+            others: &[],
+            old_style: false,
+        },
+        // GNU tar.
+        "tar" | "gtar" => Spec {
+            long: &[
+                "use-compress-program",
+                "to-command",
+                "info-script",
+                "new-volume-script",
+                "rsh-command",
+                "rmt-command",
+                "checkpoint-action",
+            ],
+            short: &['I', 'F'],
+            others: &["checkpoint"],
+            old_style: true,
+        },
+        // man-db: the pager, and the browser of --html.
+        "man" => Spec {
+            long: &["pager", "html"],
+            short: &['P', 'H'],
+            others: &[],
+            old_style: false,
+        },
+        // Info-ZIP zip: -TT / --unzip-command tests the archive with COMMAND.
+        "zip" => Spec {
+            long: &["unzip-command"],
+            short: &[],
+            others: &[],
+            old_style: false,
+        },
+        // GNU split: --filter=COMMAND gets each piece on its stdin.
+        "split" => Spec {
+            long: &["filter"],
+            short: &[],
+            others: &[],
+            old_style: false,
+        },
+        // rsync: the remote shell, and the program run on the other side.
+        "rsync" => Spec {
+            long: &["rsh", "rsync-path"],
+            short: &['e'],
+            others: &[],
+            old_style: false,
+        },
+        // OpenSSH's scp and sftp: -S PROGRAM is the ssh they run (their -o below).
+        "scp" | "sftp" => Spec {
+            long: &[],
+            short: &['S'],
+            others: &[],
+            old_style: false,
+        },
+        _ => return None,
+    };
+    Some(spec)
+}
+
+/// The command-running options of `prog` with `args`.
+pub(crate) fn command_options(prog: &str, args: &[Word]) -> CommandOptions {
+    let mut out = CommandOptions::default();
+    if let Some(spec) = spec(prog) {
+        for value in option_values(&spec, args) {
+            took(&mut out, prog, value);
+        }
+    }
+    match prog {
+        "zip" => zip_test_command(&mut out, args),
+        "ssh" | "scp" | "sftp" => ssh_command_options(&mut out, prog, args),
+        "less" => less_commands(&mut out, args),
+        _ => {}
+    }
+    out
+}
+
+/// A command-running option as written, and its value (text, known exactly) unless the
+/// option ends the words.
+type Found = (String, Option<(String, bool)>);
+
+/// A word's value.
+fn whole(w: &Word) -> (String, bool) {
+    (w.text.clone(), w.exact)
+}
+
+/// The attached part of a word (`--pre=CMD`, `-ICMD`), as exact as the whole word.
+fn attached(w: &Word, text: &str) -> (String, bool) {
+    (text.to_string(), w.exact)
+}
+
+/// Each command-running option of `args` with its value: attached (`--pre=CMD`, `-ICMD`) as
+/// text, separate as the next word.
+fn option_values(spec: &Spec, args: &[Word]) -> Vec<Found> {
+    let mut found = Vec::new();
+    for (i, w) in args.iter().enumerate() {
+        let next = args.get(i + 1).map(whole);
+        let text = w.text.as_str();
+        if let Some(long) = text.strip_prefix("--") {
+            let (name, value) = match long.split_once('=') {
+                Some((name, value)) => (name, Some(value)),
+                None => (long, None),
+            };
+            let abbreviates = |o: &&str| o.starts_with(name) && !spec.others.contains(&name);
+            if !name.is_empty() && spec.long.iter().any(abbreviates) {
+                found.push(match value {
+                    Some(v) => (format!("--{name}"), Some(attached(w, v))),
+                    None => (format!("--{name}"), next),
+                });
+            }
+        } else if let Some(cluster) = text.strip_prefix('-').filter(|c| !c.is_empty()) {
+            short_in_cluster(spec, w, cluster, next, &mut found);
+        } else if i == 0 && spec.old_style {
+            // `tar cfI a.tar CMD`: the letters' values are the next words in the letters'
+            // order, which takes the whole option grammar to follow; the command stays unknown.
+            if let Some(c) = text.chars().find(|c| spec.short.contains(c)) {
+                found.push((format!("{c} (in `{text}`)"), None));
+            }
+        }
+    }
+    found
+}
+
+fn short_in_cluster(
+    spec: &Spec,
+    w: &Word,
+    cluster: &str,
+    next: Option<(String, bool)>,
+    found: &mut Vec<Found>,
+) {
+    if let Some((at, c)) = cluster.char_indices().find(|(_, c)| spec.short.contains(c)) {
+        let rest = &cluster[at + c.len_utf8()..];
+        let value = if rest.is_empty() {
+            next
+        } else {
+            Some(attached(w, rest))
+        };
+        found.push((format!("-{c}"), value));
+    }
+}
+
+/// Records that `prog` runs the command `value` of `option`.
+fn took(out: &mut CommandOptions, prog: &str, (option, value): Found) {
+    let exact = value.as_ref().is_some_and(|(_, exact)| *exact);
+    let text = value.map(|(t, _)| t.trim().to_string()).unwrap_or_default();
+    let text = if prog == "tar" || prog == "gtar" {
+        // --checkpoint-action: only `exec=COMMAND` runs a command.
+        match text.strip_prefix("exec=") {
+            Some(cmd) if option.starts_with("--c") => cmd.to_string(),
+            _ if option.starts_with("--c") => return,
+            _ => text,
+        }
+    } else {
+        text
+    };
+    if out.runs.is_none() {
+        out.runs = Some(format!(
+            "{prog} {option} runs a command with arguments of its own: only a rule for the \
+             whole command allows it, not a prefix rule"
+        ));
+    }
+    if exact && !text.is_empty() {
+        out.readings.push(text);
+    } else if out.hidden.is_none() {
+        out.hidden = Some(format!(
+            "{prog} {option} runs a command only known when it runs"
+        ));
+    }
+}
+
+/// zip's `-TT COMMAND` (a two-letter option; `-TTCMD` attached).
+fn zip_test_command(out: &mut CommandOptions, args: &[Word]) {
+    for (i, w) in args.iter().enumerate() {
+        if w.text.starts_with('-')
+            && !w.text.starts_with("--")
+            && let Some(at) = w.text.find("TT")
+        {
+            let rest = &w.text[at + 2..];
+            let value = if rest.is_empty() {
+                args.get(i + 1).map(whole)
+            } else {
+                Some(attached(w, rest))
+            };
+            took(out, "zip", ("-TT".to_string(), value));
+        }
+    }
+}
+
+/// ssh options (`-o Key=Value`, `-oKey Value`) that run a command on this machine.
+fn ssh_command_options(out: &mut CommandOptions, prog: &str, args: &[Word]) {
+    const RUNS: [&str; 3] = ["proxycommand", "localcommand", "knownhostscommand"];
+    for (i, w) in args.iter().enumerate() {
+        let Some(cluster) = w.text.strip_prefix('-').filter(|c| !c.starts_with('-')) else {
+            continue;
+        };
+        let Some(at) = cluster.find('o') else {
+            continue;
+        };
+        let rest = &cluster[at + 1..];
+        let (option, exact) = if rest.is_empty() {
+            match args.get(i + 1) {
+                Some(next) => whole(next),
+                None => continue,
+            }
+        } else {
+            attached(w, rest)
+        };
+        let (key, value) = match option.split_once(['=', ' ', '\t']) {
+            Some((k, v)) => (k.trim(), v.trim_start_matches(['=', ' ', '\t'])),
+            None => (option.trim(), ""),
+        };
+        if RUNS.contains(&key.to_ascii_lowercase().as_str()) {
+            let value = (value.to_string(), exact);
+            took(out, prog, (format!("-o {key}"), Some(value)));
+        }
+    }
+}
+
+/// less's start-up commands (`+CMD`, `++CMD`): `!` runs a shell command, `|` pipes to one.
+fn less_commands(out: &mut CommandOptions, args: &[Word]) {
+    for w in args {
+        let Some(cmds) = w.text.strip_prefix('+') else {
+            continue;
+        };
+        let cmds = cmds.strip_prefix('+').unwrap_or(cmds);
+        // A search (`+/x|y`) is a pattern to its end, unless a line break starts a new command.
+        if cmds.starts_with(['/', '?']) && !cmds.contains(['\n', '\r']) {
+            continue;
+        }
+        if let Some(at) = cmds.find(['!', '|']) {
+            // `|X COMMAND`: a mark letter comes first.
+            let rest = &cmds[at + 1..];
+            let rest = if cmds[at..].starts_with('|') {
+                rest.get(1..).unwrap_or("")
+            } else {
+                rest
+            };
+            took(out, "less", ("+".to_string(), Some(attached(w, rest))));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(args: &[&str]) -> Vec<Word> {
+        args.iter().map(|a| Word::plain(a)).collect()
+    }
+
+    /// A program, its arguments, and the commands it runs (`None`: it runs none).
+    type Case = (
+        &'static str,
+        &'static [&'static str],
+        Option<&'static [&'static str]>,
+    );
+
+    #[test]
+    fn command_options_table() {
+        let cases: &[Case] = &[
+            ("rg", &["--pre", "pdftotext", "x"], Some(&["pdftotext"])),
+            ("rg", &["--pre=rm", "x"], Some(&["rm"])),
+            ("rg", &["--pretty", "--pre-glob", "*.pdf", "x"], None),
+            ("rg", &["-n", "foo", "src"], None),
+            (
+                "tar",
+                &["-I", "zstd -19", "-cf", "a.tar", "f"],
+                Some(&["zstd -19"]),
+            ),
+            ("tar", &["-cIzstd", "-f", "a.tar"], Some(&["zstd"])),
+            ("tar", &["--use-compress=xz", "-cf", "a"], Some(&["xz"])),
+            (
+                "tar",
+                &["--to-command", "rm -rf y", "-xf", "a.tar"],
+                Some(&["rm -rf y"]),
+            ),
+            ("tar", &["--to-c=sh", "-xf", "a.tar"], Some(&["sh"])),
+            (
+                "tar",
+                &[
+                    "--checkpoint=10",
+                    "--checkpoint-action=dot",
+                    "-cf",
+                    "a",
+                    "f",
+                ],
+                None,
+            ),
+            (
+                "tar",
+                &["--checkpoint-action=exec=rm y", "-cf", "a", "f"],
+                Some(&["rm y"]),
+            ),
+            (
+                "tar",
+                &["-F", "./next.sh", "-cf", "a", "f"],
+                Some(&["./next.sh"]),
+            ),
+            ("tar", &["--info-script=./s", "-cf", "a"], Some(&["./s"])),
+            (
+                "tar",
+                &["--rsh-command=/bin/evil", "-cf", "h:a"],
+                Some(&["/bin/evil"]),
+            ),
+            ("tar", &["-xzf", "a.tgz"], None),
+            ("tar", &["xzf", "a.tgz"], None),
+            ("man", &["-P", "rm y", "ls"], Some(&["rm y"])),
+            ("man", &["--pager=cat", "ls"], Some(&["cat"])),
+            ("man", &["-Hfirefox", "ls"], Some(&["firefox"])),
+            ("man", &["ls"], None),
+            (
+                "zip",
+                &["-T", "-TT", "unzip -tqq", "a.zip", "f"],
+                Some(&["unzip -tqq"]),
+            ),
+            ("zip", &["--unzip-command", "sh", "a.zip"], Some(&["sh"])),
+            ("zip", &["-r", "a.zip", "dir"], None),
+            (
+                "split",
+                &["--filter=gzip > $FILE.gz", "big"],
+                Some(&["gzip > $FILE.gz"]),
+            ),
+            ("split", &["-l", "10", "big"], None),
+            (
+                "rsync",
+                &["-avz", "-e", "ssh -p 22", "a", "h:b"],
+                Some(&["ssh -p 22"]),
+            ),
+            ("rsync", &["-ave", "ssh", "a", "h:b"], Some(&["ssh"])),
+            ("rsync", &["--rsh=rm y", "a", "h:b"], Some(&["rm y"])),
+            (
+                "rsync",
+                &["--rsync-path=sudo rsync", "a", "h:b"],
+                Some(&["sudo rsync"]),
+            ),
+            ("rsync", &["-avz", "--delete", "a/", "b/"], None),
+            (
+                "ssh",
+                &["-o", "ProxyCommand=nc %h %p", "host"],
+                Some(&["nc %h %p"]),
+            ),
+            ("ssh", &["-oproxycommand rm y", "host"], Some(&["rm y"])),
+            (
+                "ssh",
+                &["-v", "-o", "LocalCommand=rm y", "host"],
+                Some(&["rm y"]),
+            ),
+            (
+                "ssh",
+                &["-o", "StrictHostKeyChecking=no", "host", "ls"],
+                None,
+            ),
+            ("scp", &["-S", "./myssh", "a", "h:b"], Some(&["./myssh"])),
+            ("scp", &["-r", "a", "h:b"], None),
+            ("less", &["+!rm y", "f"], Some(&["rm y"])),
+            ("less", &["++|arm y", "f"], Some(&["rm y"])),
+            ("less", &["+/a|b!c", "f"], None),
+            ("less", &["+G", "f"], None),
+            ("cat", &["--pre", "rm"], None),
+        ];
+        for (prog, args, want) in cases {
+            let out = command_options(prog, &words(args));
+            match want {
+                None => assert!(out.runs.is_none(), "{prog} {args:?}: {out:?}"),
+                Some(want) => {
+                    assert!(out.runs.is_some(), "{prog} {args:?}: {out:?}");
+                    assert_eq!(out.readings, *want, "{prog} {args:?}");
+                    assert!(out.hidden.is_none(), "{prog} {args:?}: {out:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_command_only_known_when_it_runs_is_hidden() {
+        let mut args = words(&["--pre", "x", "file"]);
+        args[1].exact = false;
+        let out = command_options("rg", &args);
+        assert!(out.runs.is_some());
+        assert!(out.readings.is_empty());
+        assert!(out.hidden.is_some_and(|h| h.contains("rg --pre")));
+        // Old-style tar letters: which word is the command cannot be told.
+        let out = command_options("tar", &words(&["cfI", "a.tar", "rm y", "f"]));
+        assert!(out.runs.is_some() && out.hidden.is_some(), "{out:?}");
+        // An option at the very end runs nothing known.
+        let out = command_options("man", &words(&["ls", "-P"]));
+        assert!(out.hidden.is_some(), "{out:?}");
+    }
+}
