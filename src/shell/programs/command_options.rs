@@ -97,6 +97,27 @@ fn spec(prog: &str) -> Option<Spec> {
             others: &[],
             old_style: false,
         },
+        // Pagers run through the shell.
+        "bat" | "ack" | "ag" => Spec {
+            long: &["pager"],
+            short: &[],
+            others: &[],
+            old_style: false,
+        },
+        // GNU diffutils: the diff they run.
+        "sdiff" | "diff3" => Spec {
+            long: &["diff-program"],
+            short: &[],
+            others: &[],
+            old_style: false,
+        },
+        // pandoc: a JSON filter is a program it runs.
+        "pandoc" => Spec {
+            long: &["filter"],
+            short: &['F'],
+            others: &[],
+            old_style: false,
+        },
         _ => return None,
     };
     Some(spec)
@@ -114,6 +135,7 @@ pub(crate) fn command_options(prog: &str, args: &[Word]) -> CommandOptions {
         "zip" => zip_test_command(&mut out, args),
         "ssh" | "scp" | "sftp" => ssh_command_options(&mut out, prog, args),
         "less" => less_commands(&mut out, args),
+        "fd" | "fdfind" => fd_exec(&mut out, prog, args),
         _ => {}
     }
     out
@@ -260,6 +282,38 @@ fn ssh_command_options(out: &mut CommandOptions, prog: &str, args: &[Word]) {
     }
 }
 
+/// fd's `-x`/`--exec` and `-X`/`--exec-batch`: the words after it, up to a `;`, are a command
+/// run for the results (as `find -exec`).
+fn fd_exec(out: &mut CommandOptions, prog: &str, args: &[Word]) {
+    let mut i = 0;
+    while i < args.len() {
+        let t = args[i].text.as_str();
+        let long = t.strip_prefix("--").is_some_and(|n| {
+            !n.is_empty() && ("exec".starts_with(n) || "exec-batch".starts_with(n))
+        });
+        // In a cluster, a letter after one that takes a value is that value (`-tx`: type x).
+        let short = t.starts_with('-')
+            && !t.starts_with("--")
+            && t[1..]
+                .chars()
+                .take_while(|c| !"dteEcjSo".contains(*c))
+                .any(|c| c == 'x' || c == 'X');
+        if !(long || short) {
+            i += 1;
+            continue;
+        }
+        let words: Vec<&Word> = args[i + 1..].iter().take_while(|w| w.text != ";").collect();
+        let exact = words.iter().all(|w| w.exact);
+        let text = words
+            .iter()
+            .map(|w| w.text.as_str())
+            .collect::<Vec<_>>()
+            .join(" ");
+        took(out, prog, (t.to_string(), Some((text, exact))));
+        i += 1 + words.len();
+    }
+}
+
 /// less's start-up commands (`+CMD`, `++CMD`): `!` runs a shell command, `|` pipes to one.
 fn less_commands(out: &mut CommandOptions, args: &[Word]) {
     for w in args {
@@ -401,6 +455,27 @@ mod tests {
             ("less", &["+/a|b!c", "f"], None),
             ("less", &["+G", "f"], None),
             ("cat", &["--pre", "rm"], None),
+            ("bat", &["--pager=rm y", "f"], Some(&["rm y"])),
+            ("ack", &["--pager", "less -R", "x"], Some(&["less -R"])),
+            ("bat", &["-n", "f"], None),
+            ("sdiff", &["--diff-program=rm", "a", "b"], Some(&["rm"])),
+            ("diff3", &["a", "b", "c"], None),
+            ("pandoc", &["-F", "./f.py", "a.md"], Some(&["./f.py"])),
+            (
+                "pandoc",
+                &["--filter=pandoc-citeproc", "a.md"],
+                Some(&["pandoc-citeproc"]),
+            ),
+            ("fd", &["-e", "rs", "-x", "rm", "{}"], Some(&["rm {}"])),
+            (
+                "fd",
+                &["foo", "--exec-batch", "rm", "-rf", ";", "-H"],
+                Some(&["rm -rf"]),
+            ),
+            ("fd", &["-Hx", "touch", "m"], Some(&["touch m"])),
+            ("fd", &["-H", "-e", "rs", "foo"], None),
+            ("fd", &["-tx", "foo"], None),
+            ("fd", &["-Htx", "foo"], None),
         ];
         for (prog, args, want) in cases {
             let out = command_options(prog, &words(args));
