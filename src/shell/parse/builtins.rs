@@ -301,7 +301,13 @@ impl Walker {
         if let Some(h) = out.hidden {
             cmd.hide(h);
         }
-        for text in out.readings {
+        self.walk_readings(out.readings, ctx);
+    }
+
+    /// Command lines a program may run (`sort --compress-program=PROG`, `tar -I CMD`), walked
+    /// as scripts of their own for deny and ask rules.
+    fn walk_readings(&mut self, readings: Vec<String>, ctx: &Ctx) {
+        for text in readings {
             self.pending.push(Pending {
                 text,
                 child: true,
@@ -330,15 +336,7 @@ impl Walker {
         if let Some(h) = out.hidden {
             cmd.hide(h);
         }
-        for text in out.readings {
-            self.pending.push(Pending {
-                text,
-                child: true,
-                later: false,
-                origin: Origin::Reading,
-                cwd: ctx.cwd.clone(),
-            });
-        }
+        self.walk_readings(out.readings, ctx);
         if let Some(why) = &out.not_read_only
             && ctx.on_chain
         {
