@@ -429,6 +429,8 @@ fn class_10_options_that_run_commands() {
             "tar -cI'touch {m}' -f a{m}.tar notes.txt",
             "tar --use-comp='touch {m}' -cf a{m}.tar notes.txt",
             "timeout 5 tar -I 'touch {m}' -cf a{m}.tar notes.txt",
+            "o='--checkpoint-action=exec=touch {m}'; tar -cf a{m}.tar --checkpoint=1 \"$o\" notes.txt",
+            "o=$(echo --checkpoint-action=exec=touch {m}); tar -cf a{m}.tar --checkpoint=1 \"$o\" notes.txt",
         ],
         &["default", "acceptEdits", "dontAsk", "bypassPermissions"],
     );

@@ -126,6 +126,24 @@ fn spec(prog: &str) -> Option<Spec> {
 /// The command-running options of `prog` with `args`.
 pub(crate) fn command_options(prog: &str, args: &[Word]) -> CommandOptions {
     let mut out = CommandOptions::default();
+    let runs_commands = spec(prog).is_some()
+        || matches!(
+            prog,
+            "zip" | "ssh" | "scp" | "sftp" | "less" | "fd" | "fdfind"
+        );
+    if !runs_commands {
+        return out;
+    }
+    // `rg "$X" foo` may be `rg --pre=rm foo`: a word only known when it runs may be one of
+    // the options.
+    if let Some(w) = args.iter().find(|w| !w.exact) {
+        let why = format!(
+            "{prog} can run a command given in an option, and `{}` is only known when it runs",
+            w.text
+        );
+        out.runs = Some(why.clone());
+        out.hidden = Some(why);
+    }
     if let Some(spec) = spec(prog) {
         for value in option_values(&spec, args) {
             took(&mut out, prog, value);
@@ -209,15 +227,13 @@ fn short_in_cluster(
 fn took(out: &mut CommandOptions, prog: &str, (option, value): Found) {
     let exact = value.as_ref().is_some_and(|(_, exact)| *exact);
     let text = value.map(|(t, _)| t.trim().to_string()).unwrap_or_default();
-    let text = if prog == "tar" || prog == "gtar" {
-        // --checkpoint-action: only `exec=COMMAND` runs a command.
-        match text.strip_prefix("exec=") {
-            Some(cmd) if option.starts_with("--c") => cmd.to_string(),
-            _ if option.starts_with("--c") => return,
-            _ => text,
-        }
-    } else {
-        text
+    // tar --checkpoint-action: only `exec=COMMAND` runs a command (a value only known when it
+    // runs may be one).
+    let checkpoint = matches!(prog, "tar" | "gtar") && option.starts_with("--c");
+    let text = match text.strip_prefix("exec=") {
+        Some(cmd) if checkpoint => cmd.to_string(),
+        None if checkpoint && exact => return,
+        _ => text,
     };
     if out.runs.is_none() {
         out.runs = Some(format!(
@@ -271,6 +287,11 @@ fn ssh_command_options(out: &mut CommandOptions, prog: &str, args: &[Word]) {
         } else {
             attached(w, rest)
         };
+        if !exact {
+            // `-o "$OPT"`: may be a ProxyCommand.
+            took(out, prog, ("-o".to_string(), Some((option, false))));
+            continue;
+        }
         let (key, value) = match option.split_once(['=', ' ', '\t']) {
             Some((k, v)) => (k.trim(), v.trim_start_matches(['=', ' ', '\t'])),
             None => (option.trim(), ""),
@@ -497,7 +518,22 @@ mod tests {
         let out = command_options("rg", &args);
         assert!(out.runs.is_some());
         assert!(out.readings.is_empty());
-        assert!(out.hidden.is_some_and(|h| h.contains("rg --pre")));
+        assert!(
+            out.hidden
+                .is_some_and(|h| h.contains("only known when it runs"))
+        );
+        let mut args = words(&["-n", "x", "src"]);
+        args[1].exact = false;
+        let out = command_options("rg", &args);
+        assert!(out.runs.is_some() && out.hidden.is_some(), "{out:?}");
+        // A checkpoint action only known when it runs may be `exec=…`.
+        let mut args = words(&["--checkpoint-action", "x", "-cf", "a", "f"]);
+        args[1].exact = false;
+        let out = command_options("tar", &args);
+        assert!(out.hidden.is_some(), "{out:?}");
+        let mut args = words(&["-o", "x", "host"]);
+        args[1].exact = false;
+        assert!(command_options("ssh", &args).hidden.is_some());
         // Old-style tar letters: which word is the command cannot be told.
         let out = command_options("tar", &words(&["cfI", "a.tar", "rm y", "f"]));
         assert!(out.runs.is_some() && out.hidden.is_some(), "{out:?}");
