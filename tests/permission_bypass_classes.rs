@@ -412,12 +412,18 @@ fn class_10_command_runners() {
 }
 
 /// Class 10, options whose value is a command the program runs with arguments of its own
-/// (`tar -I`, `tar --checkpoint-action=exec=`, `split --filter`): an allow rule for the program
-/// does not allow them (as `find -exec`), and the deny rules see the command.
+/// (`tar -I`, `tar --checkpoint-action=exec=`, `split --filter`, `git fetch --upload-pack`): an
+/// allow rule for the program does not allow them (as `find -exec`), and the deny rules see the
+/// command.
 #[test]
 fn class_10_options_that_run_commands() {
     let mut rules = deny_rules();
-    rules["allow"] = json!(["Bash(tar *)", "Bash(split *)"]);
+    rules["allow"] = json!([
+        "Bash(tar *)",
+        "Bash(split *)",
+        "Bash(git ls-remote *)",
+        "Bash(git fetch *)"
+    ]);
     must_hold_under(
         &project,
         rules,
@@ -431,6 +437,8 @@ fn class_10_options_that_run_commands() {
             "timeout 5 tar -I 'touch {m}' -cf a{m}.tar notes.txt",
             "o='--checkpoint-action=exec=touch {m}'; tar -cf a{m}.tar --checkpoint=1 \"$o\" notes.txt",
             "o=$(echo --checkpoint-action=exec=touch {m}); tar -cf a{m}.tar --checkpoint=1 \"$o\" notes.txt",
+            "git ls-remote --upload-pack='touch {m}' {root}/no-repo",
+            "git fetch --upload-p='rm {v}' {root}/no-repo",
         ],
         &["default", "acceptEdits", "dontAsk", "bypassPermissions"],
     );

@@ -290,7 +290,11 @@ impl Walker {
     /// text (`awk`): never allowed by a prefix rule; the command is matched by deny and ask
     /// rules as a script of its own.
     fn command_options(&mut self, cmd: &mut Command, prog: &str, args: &[Word], ctx: &Ctx) {
-        let out = programs::command_options(prog, args);
+        self.runs_commands(cmd, programs::command_options(prog, args), ctx);
+    }
+
+    /// What [`programs::command_options`] found, on the command.
+    fn runs_commands(&mut self, cmd: &mut Command, out: programs::CommandOptions, ctx: &Ctx) {
         let Some(runs) = out.runs else {
             return;
         };
@@ -535,6 +539,8 @@ impl Walker {
         for d in &g.chdirs {
             cmd.effects.lists.extend(target(d, &ctx.cwd));
         }
+        let runs = programs::git_command_options(&args[sub].text, &args[sub + 1..]);
+        self.runs_commands(cmd, runs, ctx);
         match git::read_only(&args[sub].text, &args[sub + 1..], &dirs) {
             Some(ro) => {
                 let ok = ro.problems.is_empty() && g.problems.is_empty() && g.hidden.is_none();

@@ -223,6 +223,84 @@ fn short_in_cluster(
     }
 }
 
+/// The command-running options of `git SUB` with `args` (the words after the subcommand):
+/// the programs fetch and push run on the other side of a local or ssh remote, the commands of
+/// `rebase --exec`, `difftool --extcmd`, `submodule foreach`, `bisect run`, `filter-branch`'s
+/// filters and `send-email`'s helpers.
+pub(crate) fn git_command_options(sub: &str, args: &[Word]) -> CommandOptions {
+    let mut out = CommandOptions::default();
+    let (long, short): (&[&str], &[char]) = match sub {
+        "fetch" | "pull" | "ls-remote" | "fetch-pack" => (&["upload-pack"], &[]),
+        "clone" => (&["upload-pack"], &['u']),
+        "archive" => (&["exec"], &[]),
+        "push" | "send-pack" => (&["receive-pack", "exec"], &[]),
+        "rebase" => (&["exec"], &['x']),
+        "difftool" => (&["extcmd"], &['x']),
+        "filter-branch" => (
+            &[
+                "env-filter",
+                "tree-filter",
+                "index-filter",
+                "parent-filter",
+                "msg-filter",
+                "commit-filter",
+                "tag-name-filter",
+            ],
+            &[],
+        ),
+        "send-email" => (
+            &[
+                "smtp-server",
+                "sendmail-cmd",
+                "to-cmd",
+                "cc-cmd",
+                "header-cmd",
+            ],
+            &[],
+        ),
+        "submodule" | "bisect" => {
+            // `submodule [--quiet] foreach [--recursive] CMD…`, `bisect run CMD…`.
+            let verb = if sub == "submodule" { "foreach" } else { "run" };
+            if let Some(at) = args.iter().position(|w| w.text == verb) {
+                let rest = &args[at + 1..];
+                let rest = rest
+                    .iter()
+                    .skip_while(|w| w.text.starts_with("--"))
+                    .collect::<Vec<_>>();
+                let exact = rest.iter().all(|w| w.exact);
+                let text = rest.iter().map(|w| w.text.as_str()).collect::<Vec<_>>();
+                let name = format!("git {sub} {verb}");
+                took(
+                    &mut out,
+                    &name,
+                    (String::new(), Some((text.join(" "), exact))),
+                );
+            }
+            return out;
+        }
+        _ => return out,
+    };
+    let spec = Spec {
+        long,
+        short,
+        others: &[],
+        old_style: false,
+    };
+    let name = format!("git {sub}");
+    if let Some(w) = args.iter().find(|w| !w.exact) {
+        let why = format!(
+            "{name} can run a command given in an option, and `{}` is only known when it runs",
+            w.text
+        );
+        out.runs = Some(why.clone());
+        out.hidden = Some(why);
+    }
+    for value in option_values(&spec, args) {
+        took(&mut out, &name, value);
+    }
+    out
+}
+
 /// Records that `prog` runs the command `value` of `option`.
 fn took(out: &mut CommandOptions, prog: &str, (option, value): Found) {
     let exact = value.as_ref().is_some_and(|(_, exact)| *exact);
@@ -235,18 +313,21 @@ fn took(out: &mut CommandOptions, prog: &str, (option, value): Found) {
         None if checkpoint && exact => return,
         _ => text,
     };
+    let shown = if option.is_empty() {
+        prog.to_string()
+    } else {
+        format!("{prog} {option}")
+    };
     if out.runs.is_none() {
         out.runs = Some(format!(
-            "{prog} {option} runs a command with arguments of its own: only a rule for the \
-             whole command allows it, not a prefix rule"
+            "{shown} runs a command with arguments of its own: only a rule for the whole \
+             command allows it, not a prefix rule"
         ));
     }
     if exact && !text.is_empty() {
         out.readings.push(text);
     } else if out.hidden.is_none() {
-        out.hidden = Some(format!(
-            "{prog} {option} runs a command only known when it runs"
-        ));
+        out.hidden = Some(format!("{shown} runs a command only known when it runs"));
     }
 }
 
@@ -498,8 +579,13 @@ mod tests {
             ("fd", &["-tx", "foo"], None),
             ("fd", &["-Htx", "foo"], None),
         ];
+        check(cases, command_options);
+    }
+
+    /// Runs `find` over the cases: each runs exactly the commands it names, none hidden.
+    fn check(cases: &[Case], find: fn(&str, &[Word]) -> CommandOptions) {
         for (prog, args, want) in cases {
-            let out = command_options(prog, &words(args));
+            let out = find(prog, &words(args));
             match want {
                 None => assert!(out.runs.is_none(), "{prog} {args:?}: {out:?}"),
                 Some(want) => {
@@ -509,6 +595,45 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn git_subcommands_that_run_commands() {
+        let cases: &[Case] = &[
+            ("fetch", &["--upload-pack=rm y", "origin"], Some(&["rm y"])),
+            ("fetch", &["--upload", "rm y", "origin"], Some(&["rm y"])),
+            ("fetch", &["--prune", "origin"], None),
+            ("clone", &["-u", "rm y", "/r", "d"], Some(&["rm y"])),
+            ("clone", &["--depth", "1", "/r", "d"], None),
+            ("push", &["-u", "origin", "main"], None),
+            ("push", &["--receive-pack=rm y", "origin"], Some(&["rm y"])),
+            ("push", &["--exec=rm y", "origin"], Some(&["rm y"])),
+            ("rebase", &["-x", "make test", "main"], Some(&["make test"])),
+            ("rebase", &["--exec", "rm y", "main"], Some(&["rm y"])),
+            ("rebase", &["-i", "main"], None),
+            ("difftool", &["--extcmd=rm y"], Some(&["rm y"])),
+            (
+                "archive",
+                &["--remote=x", "--exec=rm y", "HEAD"],
+                Some(&["rm y"]),
+            ),
+            (
+                "filter-branch",
+                &["--tree-filter", "rm y", "HEAD"],
+                Some(&["rm y"]),
+            ),
+            ("send-email", &["--sendmail-cmd=rm y", "p"], Some(&["rm y"])),
+            (
+                "submodule",
+                &["foreach", "--recursive", "rm", "y"],
+                Some(&["rm y"]),
+            ),
+            ("submodule", &["update", "--init"], None),
+            ("bisect", &["run", "rm", "y"], Some(&["rm y"])),
+            ("bisect", &["good"], None),
+            ("commit", &["-m", "x"], None),
+        ];
+        check(cases, git_command_options);
     }
 
     #[test]

@@ -16,7 +16,7 @@ mod sed;
 #[cfg(test)]
 mod tests;
 
-pub(crate) use command_options::command_options;
+pub(crate) use command_options::{CommandOptions, command_options, git_command_options};
 pub(crate) use deny::deny_effects;
 pub(crate) use file_edit::file_edit;
 pub(crate) use find::{find, removes_found};
