@@ -126,25 +126,16 @@ fn spec(prog: &str) -> Option<Spec> {
 /// The command-running options of `prog` with `args`.
 pub(crate) fn command_options(prog: &str, args: &[Word]) -> CommandOptions {
     let mut out = CommandOptions::default();
-    let runs_commands = spec(prog).is_some()
-        || matches!(
-            prog,
-            "zip" | "ssh" | "scp" | "sftp" | "less" | "fd" | "fdfind"
-        );
-    if !runs_commands {
+    let spec = spec(prog);
+    let others = matches!(
+        prog,
+        "zip" | "ssh" | "scp" | "sftp" | "less" | "fd" | "fdfind"
+    );
+    if spec.is_none() && !others {
         return out;
     }
-    // `rg "$X" foo` may be `rg --pre=rm foo`: a word only known when it runs may be one of
-    // the options.
-    if let Some(w) = args.iter().find(|w| !w.exact) {
-        let why = format!(
-            "{prog} can run a command given in an option, and `{}` is only known when it runs",
-            w.text
-        );
-        out.runs = Some(why.clone());
-        out.hidden = Some(why);
-    }
-    if let Some(spec) = spec(prog) {
+    unknown_words(&mut out, prog, args);
+    if let Some(spec) = spec {
         for value in option_values(&spec, args) {
             took(&mut out, prog, value);
         }
@@ -157,6 +148,30 @@ pub(crate) fn command_options(prog: &str, args: &[Word]) -> CommandOptions {
         _ => {}
     }
     out
+}
+
+/// `rg "$X" foo` may be `rg --pre=rm foo`: for a program that runs commands from its
+/// options, a word only known when it runs may be one of them.
+fn unknown_words(out: &mut CommandOptions, prog: &str, args: &[Word]) {
+    if let Some(w) = args.iter().find(|w| !w.exact) {
+        let why = format!(
+            "{prog} can run a command given in an option, and `{}` is only known when it runs",
+            w.text
+        );
+        out.runs = Some(why.clone());
+        out.hidden = Some(why);
+    }
+}
+
+/// Words that are a command run as they are (`fd -x CMD ARGS`, `git bisect run CMD ARGS`):
+/// their text joined, and whether all of them are known.
+fn command_words(words: &[&Word]) -> (String, bool) {
+    let text = words
+        .iter()
+        .map(|w| w.text.as_str())
+        .collect::<Vec<_>>()
+        .join(" ");
+    (text, words.iter().all(|w| w.exact))
 }
 
 /// A command-running option as written, and its value (text, known exactly) unless the
@@ -262,19 +277,12 @@ pub(crate) fn git_command_options(sub: &str, args: &[Word]) -> CommandOptions {
             // `submodule [--quiet] foreach [--recursive] CMD…`, `bisect run CMD…`.
             let verb = if sub == "submodule" { "foreach" } else { "run" };
             if let Some(at) = args.iter().position(|w| w.text == verb) {
-                let rest = &args[at + 1..];
-                let rest = rest
+                let rest: Vec<&Word> = args[at + 1..]
                     .iter()
                     .skip_while(|w| w.text.starts_with("--"))
-                    .collect::<Vec<_>>();
-                let exact = rest.iter().all(|w| w.exact);
-                let text = rest.iter().map(|w| w.text.as_str()).collect::<Vec<_>>();
+                    .collect();
                 let name = format!("git {sub} {verb}");
-                took(
-                    &mut out,
-                    &name,
-                    (String::new(), Some((text.join(" "), exact))),
-                );
+                took(&mut out, &name, (String::new(), Some(command_words(&rest))));
             }
             return out;
         }
@@ -287,14 +295,7 @@ pub(crate) fn git_command_options(sub: &str, args: &[Word]) -> CommandOptions {
         old_style: false,
     };
     let name = format!("git {sub}");
-    if let Some(w) = args.iter().find(|w| !w.exact) {
-        let why = format!(
-            "{name} can run a command given in an option, and `{}` is only known when it runs",
-            w.text
-        );
-        out.runs = Some(why.clone());
-        out.hidden = Some(why);
-    }
+    unknown_words(&mut out, &name, args);
     for value in option_values(&spec, args) {
         took(&mut out, &name, value);
     }
@@ -405,13 +406,7 @@ fn fd_exec(out: &mut CommandOptions, prog: &str, args: &[Word]) {
             continue;
         }
         let words: Vec<&Word> = args[i + 1..].iter().take_while(|w| w.text != ";").collect();
-        let exact = words.iter().all(|w| w.exact);
-        let text = words
-            .iter()
-            .map(|w| w.text.as_str())
-            .collect::<Vec<_>>()
-            .join(" ");
-        took(out, prog, (t.to_string(), Some((text, exact))));
+        took(out, prog, (t.to_string(), Some(command_words(&words))));
         i += 1 + words.len();
     }
 }
