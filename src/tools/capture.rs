@@ -241,6 +241,11 @@ impl Capture {
         }
     }
 
+    /// Whether output has come that is not yet flushed to the file or taken as progress.
+    pub(crate) fn has_unsent(&self) -> bool {
+        self.dirty || !self.progress.is_empty()
+    }
+
     /// Bytes of new output waiting for [`Capture::take_progress`].
     pub(crate) fn progress_len(&self) -> usize {
         self.progress.len()

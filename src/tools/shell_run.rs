@@ -6,6 +6,7 @@ use std::future::pending;
 use std::process::{ExitStatus, Stdio};
 use std::time::Duration;
 
+use futures::FutureExt;
 use serde_json::json;
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::process::{Child, Command};
@@ -140,11 +141,20 @@ pub(crate) async fn run_captured(
             status = child.wait(), if exit.is_none() => match status {
                 Ok(status) => {
                     exit = Some(status);
-                    grace = Some(Instant::now() + EXIT_GRACE);
+                    // The pipes' end of file usually comes with the exit: take what they already
+                    // hold, so that only a pipe still open (a background process holding it)
+                    // needs the grace timer.
+                    take_ready(&mut out, &mut buf_out, &mut capture).await;
+                    take_ready(&mut err, &mut buf_err, &mut capture).await;
+                    if out.is_some() || err.is_some() {
+                        grace = Some(Instant::now() + EXIT_GRACE);
+                    }
                 }
                 Err(e) => break Ending::Lost(e.to_string()),
             },
-            _ = ticker.tick() => {
+            // Only while there is output to flush or stream: a command that prints nothing
+            // never puts the ticker in the timer wheel (nor wakes the runtime to do it).
+            _ = ticker.tick(), if capture.has_unsent() => {
                 // Readers of a background task's file (TaskOutput) see output within a tick.
                 capture.flush().await;
                 // While the client reads slowly, new output waits in the capture (bounded, with
@@ -176,6 +186,20 @@ async fn sleep_opt(at: Option<Instant>) {
     match at {
         Some(at) => tokio::time::sleep_until(at).await,
         None => pending().await,
+    }
+}
+
+/// One read of `r` if it is ready now, into the capture; `r` is gone at its end of file (or an
+/// error).
+async fn take_ready<R: AsyncRead + Unpin>(
+    r: &mut Option<R>,
+    buf: &mut Vec<u8>,
+    capture: &mut Capture,
+) {
+    match read_opt(r, buf).now_or_never() {
+        Some(Ok(n)) if n > 0 => capture.push(&buf[..n]).await,
+        Some(_) => *r = None,
+        None => {}
     }
 }
 
