@@ -660,3 +660,45 @@ fn class_15_proc_and_fd_aliases() {
         }
     }
 }
+
+/// Class 16: Runners toolrt did not know (`setarch`, the dynamic loader, `ssh-agent`, a
+/// `strace -o '|cmd'` pipe), variables that hold a program's options (`TAR_OPTIONS`,
+/// `LESSOPEN`, `GIT_CONFIG_PARAMETERS`) and git's `ext::` transport: the deny rules hold.
+#[test]
+fn class_16_runners_option_variables_and_git_ext() {
+    must_hold(
+        &project,
+        &[
+            "setarch x86_64 rm {v}",
+            "linux64 rm {v}",
+            "/lib64/ld-linux-x86-64.so.2 /bin/rm {v}",
+            "ssh-agent rm {v}",
+            "TAR_OPTIONS='--to-command=rm\\ {v}' tar -xf a{m}.tar",
+            "LESSOPEN='|rm {v} %s' less notes.txt",
+            "GIT_CONFIG_PARAMETERS=\"'core.fsmonitor'='rm {v}'\" git status",
+            "git -c protocol.ext.allow=always ls-remote 'ext::rm {v}'",
+            "git clone -c protocol.ext.allow=always 'ext::touch {m}' d{m}",
+        ],
+        ALL,
+    );
+}
+
+/// Class 16, `xargs` without `-I`: the words it reads from stdin may be options, not only the
+/// one operand the program tables count (`xargs find` with `-exec` on stdin, `xargs grep` with
+/// a denied file on stdin).
+#[test]
+fn class_16_xargs_words_from_stdin() {
+    let mut rules = deny_rules();
+    rules["allow"] = json!(["Bash(find *)", "Bash(sort *)"]);
+    must_hold_under(
+        &project,
+        rules,
+        &[
+            "echo '. -maxdepth 0 -exec touch {m} ;' | xargs find",
+            "echo '. -maxdepth 0 -exec rm {v} ;' | xargs find",
+            "echo 'SECRET .env' | xargs grep",
+            "echo '-o {m} notes.txt' | xargs sort",
+        ],
+        &["default", "acceptEdits", "dontAsk", "bypassPermissions"],
+    );
+}

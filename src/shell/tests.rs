@@ -267,6 +267,10 @@ fn effects_table() {
     assert!(reads("wc --files0=.env").contains(&".env".to_string()));
     assert_eq!(reads("diff --from-file=.env a"), ["a", ".env"]);
     assert_eq!(reads("xargs -a .env cat"), [".env", "(stdin)"]);
+    // The words xargs reads may be files even where the program's first operand is not one.
+    assert_eq!(reads("echo x .env | xargs grep"), ["(stdin)"]);
+    assert_eq!(reads("echo env.HOME | xargs jq -n"), ["(stdin)"]);
+    assert!(reads("echo x | xargs echo").is_empty());
     assert!(reads("git show HEAD:.env").contains(&".env".to_string()));
     assert!(reads("git diff --no-index .env /dev/null").contains(&".env".to_string()));
     assert!(reads("git blame .env").contains(&".env".to_string()));

@@ -294,7 +294,12 @@ impl Walker {
     }
 
     /// What [`programs::command_options`] found, on the command.
-    fn runs_commands(&mut self, cmd: &mut Command, out: programs::CommandOptions, ctx: &Ctx) {
+    pub(super) fn runs_commands(
+        &mut self,
+        cmd: &mut Command,
+        out: programs::CommandOptions,
+        ctx: &Ctx,
+    ) {
         let Some(runs) = out.runs else {
             return;
         };

@@ -268,6 +268,14 @@ impl Walker {
     /// A variable's value may be run as a command (`GIT_PAGER`, `PAGER`, `BASH_ENV`, …): deny
     /// and ask rules see it as one.
     pub(super) fn value_as_command(&mut self, name: &str, value: &Word, cmd: &mut Command) {
+        if let Some(holds) = commands_in_options(name) {
+            // Not a script: options or configuration, in a syntax of their own, that may name
+            // a command (`TAR_OPTIONS='--to-command=…'`, `LESSOPEN='|…'`).
+            cmd.hide(format!(
+                "{name} holds {holds}, which can run commands toolrt does not read"
+            ));
+            return;
+        }
         if value.exact {
             if !value.text.trim().is_empty() {
                 self.pending.push(Pending {
@@ -467,6 +475,9 @@ impl Walker {
                     let prog = basename(&fx_words[0].text).to_string();
                     cmd.effects
                         .extend(table_effects(&prog, &fx_words[1..], &ctx.cwd));
+                    if prog != "echo" {
+                        self.stdin_arguments(cmd, &prog, &fx_words[1..], ctx);
+                    }
                 }
                 Some(r) => {
                     for w in words.iter_mut() {
@@ -485,6 +496,45 @@ impl Walker {
         self.core(cmd, &words, ctx);
     }
 
+    /// `xargs PROG …` without `-I`: stdin may hold any number of words, options among them
+    /// (`grep -r x /`, `sort -o FILE`, `find -exec …`), not only the one operand the program
+    /// tables count. So the command is never read-only, reads (and for `sort` writes) a file
+    /// only known when it runs, and a program that can run a command from its options is
+    /// handled as if one were there: never allowed by a prefix rule, code toolrt cannot see.
+    fn stdin_arguments(&mut self, cmd: &mut Command, prog: &str, args: &[Word], ctx: &Ctx) {
+        let unknown = || crate::shell::Target {
+            path: "(stdin)".into(),
+            exact: false,
+            glob: false,
+            cwd: ctx.cwd.clone(),
+            repo_top: false,
+        };
+        if !cmd
+            .effects
+            .reads
+            .iter()
+            .any(|t| !t.exact && t.path == "(stdin)")
+        {
+            cmd.effects.reads.push(unknown());
+        }
+        if prog == "sort" {
+            cmd.effects.redirects.push(unknown());
+        }
+        if ctx.on_chain {
+            cmd.not_read_only = Some(format!("xargs hands {prog} arguments from stdin"));
+        }
+        match prog {
+            // `find -exec`, `git -c core.pager=…`, `sort --compress-program=…`.
+            "find" | "git" | "sort" => {
+                cmd.prefix_forbidden = true;
+                cmd.hide(format!(
+                    "xargs may hand {prog} options from stdin that run commands"
+                ));
+            }
+            _ => self.runs_commands(cmd, programs::command_options(prog, args), ctx),
+        }
+    }
+
     fn wrapper(&mut self, cmd: &mut Command, words: &[Word], ctx: &Ctx, peeled: wrappers::Peeled) {
         let prog = basename(&words[0].text).to_string();
         cmd.prefix_forbidden |= peeled.prefix_forbidden;
@@ -492,7 +542,13 @@ impl Walker {
             cmd.not_understood(p.clone());
         }
         cmd.effects.reads.extend(peeled.reads.iter().cloned());
-        cmd.effects.writes.extend(peeled.writes.iter().cloned());
+        if peeled.strippable {
+            // A wrapper that allow rules look past (`time -o FILE ls` under `Bash(ls *)`): no
+            // rule covers the file it writes, which is checked as a redirect's target is.
+            cmd.effects.redirects.extend(peeled.writes.iter().cloned());
+        } else {
+            cmd.effects.writes.extend(peeled.writes.iter().cloned());
+        }
         let single = peeled.inner.len() == 1;
         let strip = ctx.on_chain && peeled.strippable && peeled.problems.is_empty() && single;
         if ctx.on_chain && !strip {
@@ -560,4 +616,23 @@ impl Walker {
             }
         }
     }
+}
+
+/// Variables whose value is a program's options or configuration, not a script, and can make
+/// it run a command; what the value is, for the explanation.
+fn commands_in_options(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "GIT_CONFIG_PARAMETERS" => "git configuration",
+        "TAR_OPTIONS" => "tar options",
+        "LESSOPEN" | "LESSCLOSE" => "less's input filter",
+        "LESS" => "less options",
+        "MANOPT" => "man options",
+        "FZF_DEFAULT_OPTS" => "fzf options",
+        "RIPGREP_CONFIG_PATH" => "rg's options file",
+        "PARALLEL" => "GNU parallel options",
+        "NODE_OPTIONS" | "PERL5OPT" | "RUBYOPT" | "JAVA_TOOL_OPTIONS" | "_JAVA_OPTIONS" => {
+            "interpreter options"
+        }
+        _ => return None,
+    })
 }

@@ -244,6 +244,18 @@ fn short_in_cluster(
 /// filters and `send-email`'s helpers.
 pub(crate) fn git_command_options(sub: &str, args: &[Word]) -> CommandOptions {
     let mut out = CommandOptions::default();
+    // A remote `ext::CMD ARGS…` is a command git runs to talk to it (when `protocol.ext.allow`
+    // lets it, which configuration or `-c` may), wherever a URL is taken.
+    for w in args {
+        if let Some(at) = w.text.find("ext::") {
+            let command = w.text[at + "ext::".len()..].to_string();
+            took(
+                &mut out,
+                &format!("git {sub}"),
+                ("ext::".into(), Some((command, w.exact))),
+            );
+        }
+    }
     let (long, short): (&[&str], &[char]) = match sub {
         "fetch" | "pull" | "ls-remote" | "fetch-pack" => (&["upload-pack"], &[]),
         "clone" => (&["upload-pack"], &['u']),

@@ -161,6 +161,14 @@ const WRITERS: &[&str] = &[
     "split", "csplit", "mkfifo", "mknod", "sed",
 ];
 
+/// Programs that may write a file named among their operands or option values (`uniq IN OUT`,
+/// `shuf -o F`, `xxd -r IN OUT`, `tar -x -C DIR`, `unzip -d DIR`, `wget -P DIR`, `openssl
+/// -out F`, `gpg -o F`): each of those words counts as a write too, which only adds checks.
+const MAY_WRITE: &[&str] = &[
+    "uniq", "shuf", "iconv", "xxd", "openssl", "gpg", "tar", "unzip", "7z", "cpio", "zip", "wget",
+    "base64", "gzip", "gunzip", "bzip2", "xz", "zstd", "lz4",
+];
+
 /// Options that name a file a program writes, whatever the program.
 const OUTPUT_OPTIONS: &[&str] = &[
     "--output",
@@ -192,7 +200,7 @@ pub(crate) fn deny_effects(prog: &str, args: &[Word], cwd: &Cwd) -> Effects {
     let mut fx = Effects::default();
     output_option_writes(args, cwd, &mut fx);
     let reader = is_reader(prog);
-    let writer = is_writer(prog);
+    let writer = is_writer(prog) || MAY_WRITE.contains(&prog);
     let downloader = matches!(prog, "sort" | "curl" | "wget");
     if !reader && !writer && !downloader {
         return fx;

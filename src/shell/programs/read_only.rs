@@ -363,6 +363,9 @@ pub(crate) fn read_only(prog: &str, args: &[Word], cwd: &Cwd) -> Option<Outcome>
             check_words(args, &p, &p.operands, &mut out);
             let files = operand_targets(args, &p.operands, cwd);
             if p.has(&["-r", "--recursive"]) {
+                if !p.has(&["--no-dereference"]) {
+                    out.effects.reads.push(followed_links(cwd));
+                }
                 out.effects.trees = files;
             } else {
                 out.effects.reads = files;
@@ -449,6 +452,18 @@ fn sort(args: &[Word], cwd: &Cwd) -> Outcome {
     out
 }
 
+/// What a recursive read that follows symbolic links inside the tree (`grep -R`, `diff -r`)
+/// reads besides the tree: wherever those links point, which toolrt cannot know.
+fn followed_links(cwd: &Cwd) -> Target {
+    Target {
+        path: "(files that symbolic links in the tree name)".into(),
+        exact: false,
+        glob: false,
+        cwd: cwd.clone(),
+        repo_top: false,
+    }
+}
+
 /// `--files0-from=F`: reads F, and then the files named in it, which toolrt cannot know.
 fn files0_from(p: &Parsed, cwd: &Cwd, out: &mut Outcome) {
     for v in p.values(&["--files0-from"]) {
@@ -491,6 +506,9 @@ fn grep(args: &[Word], cwd: &Cwd) -> Outcome {
     if recursive {
         if targets.is_empty() {
             targets.push(dot(cwd));
+        }
+        if p.has(&["-R", "--dereference-recursive"]) {
+            out.effects.reads.push(followed_links(cwd));
         }
         out.effects.trees = targets;
     } else {

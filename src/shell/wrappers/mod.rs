@@ -100,12 +100,63 @@ const RUNNERS: &[&str] = &[
     "sem",
     "retry",
     "with-lock",
+    "setarch",
+    "linux32",
+    "linux64",
+    "i386",
+    "x86_64",
+    "uname26",
+    "ssh-agent",
+    "hyperfine",
+    "ccache",
+    "distcc",
+    "schedtool",
+    "screen",
+    "tmux",
+    "xterm",
+    "pee",
+    "socat",
+    "ncat",
+    "at",
+    "batch",
 ];
 
 /// Command runners whose options toolrt does not model: every argument that could start a
 /// command is a reading.
 fn is_runner(prog: &str) -> bool {
+    // The dynamic loader runs the program named by its first operand.
     RUNNERS.contains(&prog)
+        || ["ld-linux", "ld.so", "ld64.so", "ld-musl"]
+            .iter()
+            .any(|p| prog.starts_with(p))
+}
+
+/// Words of a runner's arguments that may be a script it hands to a shell: one with a space,
+/// whole or past an option's `=`, a `|` (`strace -o '|cmd'`) or a `KIND:` address
+/// (`socat EXEC:'cmd'`).
+fn runner_scripts(args: &[Word]) -> Vec<Inner> {
+    let mut out = Vec::new();
+    for w in args.iter().filter(|w| w.exact) {
+        let t = w.text.as_str();
+        let mut parts = vec![t];
+        if let Some((_, v)) = t.split_once('=') {
+            parts.push(v);
+        }
+        if let Some((_, v)) = t.split_once(':') {
+            parts.push(v);
+        }
+        for part in parts {
+            let part = part.trim_start_matches('|').trim();
+            if part.contains(char::is_whitespace)
+                && !out
+                    .iter()
+                    .any(|i| matches!(i, Inner::Script(s) if s == part))
+            {
+                out.push(Inner::Script(part.to_string()));
+            }
+        }
+    }
+    out
 }
 
 fn operand(p: &Parsed, k: usize) -> Option<usize> {
@@ -235,6 +286,11 @@ fn unmodelled(prog: &str, args: &[Word]) -> Option<Peeled> {
             ));
             out.prefix_forbidden = true;
             out.inner = plausible(args, 0);
+            out.inner.extend(runner_scripts(args));
+            if matches!(p, "at" | "batch") {
+                // The job's script comes from stdin or `-f FILE`.
+                out.inner.push(Inner::ScriptUnknown);
+            }
             if out.inner.is_empty() {
                 out.inner.push(Inner::Nothing);
             }
