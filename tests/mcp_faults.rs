@@ -1,8 +1,9 @@
 //! MCP servers that fail: one that never answers initialize, exits at once, cannot be found,
 //! dies mid-call (in-flight calls end `failed` naming the server and how it exited; the next
 //! call restarts it, with events), cannot be restarted (bounded attempts with backoff), ignores
-//! end of file at shutdown (killed with its process group), and toolrt killed with SIGKILL
-//! (the watchdog kills the servers).
+//! end of file at shutdown (killed with its process group), dies leaving a process on its
+//! pipes (its calls still end at once), and toolrt killed with SIGKILL (the watchdog kills the
+//! servers).
 
 mod support;
 
@@ -284,4 +285,175 @@ fn servers_die_with_toolrt_even_on_sigkill() {
     let _ = server.child.wait();
     wait_gone(pid);
     assert!(!Path::new(&format!("/proc/{pid}")).exists() || !pid_alive(pid));
+}
+
+/// `orphan_server.py` (standard library only): `spawn` leaves a `sleep 300` on its stdout and
+/// stderr, `hang` never answers (it writes `<dir>/hang` first), `die` exits with status 3.
+fn orphan_server(marks: &Path) -> serde_json::Value {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mcp/orphan_server.py");
+    json!({"command": "python3", "args": [script, marks]})
+}
+
+/// The live processes of the process group `pgid`.
+fn group_members(pgid: i32) -> Vec<i32> {
+    let mut members = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        // After the command name: state, ppid, pgrp.
+        let rest: Vec<&str> = stat
+            .rsplit(')')
+            .next()
+            .unwrap()
+            .split_whitespace()
+            .collect();
+        if rest[2] == pgid.to_string() && !["Z", "X"].contains(&rest[0]) {
+            members.push(pid);
+        }
+    }
+    members
+}
+
+/// Kills a process the test left outside toolrt's reach, however the test ends.
+struct KillOnDrop(i32);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(self.0),
+            nix::sys::signal::Signal::SIGKILL,
+        );
+    }
+}
+
+/// Starts `sleep 300` from the orphan server; (server pid, its group, the sleep's pid).
+fn spawn_sleep(server: &mut support::Server, id: &str, detached: bool) -> (i32, i32, i32) {
+    server.tool_use(id, "mcp__orphans__spawn", json!({"detached": detached}));
+    let r = server.result(id);
+    assert_eq!(r["outcome"], "success", "{r}");
+    let v: serde_json::Value = serde_json::from_str(r["content"].as_str().unwrap()).unwrap();
+    let pid = |k: &str| v[k].as_i64().unwrap() as i32;
+    (pid("server"), pid("pgid"), pid("sleep"))
+}
+
+/// A call in flight (`hang`), then the server exits (`die`); when it exited.
+fn hang_then_die(server: &mut support::Server, marks: &Path) -> Instant {
+    server.tool_use("hang", "mcp__orphans__hang", json!({}));
+    support::wait_file(&marks.join("hang"));
+    server.tool_use("die", "mcp__orphans__die", json!({}));
+    Instant::now()
+}
+
+/// The call ended `failed`, naming the server, its exit and its last stderr line.
+fn assert_failed_by_exit(r: &serde_json::Value, tool: &str) {
+    assert_eq!(r["outcome"], "failed", "{r}");
+    let text = r["content"].as_str().unwrap();
+    assert!(
+        text.starts_with(&format!(
+            "MCP server \"orphans\" exited (exit status 3) during tools/call \"{tool}\""
+        )),
+        "{text}"
+    );
+    assert!(text.ends_with("[orphan] dying with 3"), "{text}");
+}
+
+#[test]
+fn a_server_that_dies_leaving_a_child_on_its_pipes_fails_its_calls_and_its_group_is_killed() {
+    let sandbox = Sandbox::new();
+    let marks = sandbox.dir.path().to_path_buf();
+    let mut server = mcp::serve(
+        &sandbox,
+        json!({"orphans": orphan_server(&marks)}),
+        &[
+            "--permission-mode",
+            "bypassPermissions",
+            "--max-parallel",
+            "4",
+        ],
+    );
+    status_event(&mut server, "orphans", "connected");
+    let (first, pgid, sleep) = spawn_sleep(&mut server, "spawn", false);
+    let _cleanup = KillOnDrop(sleep);
+    assert_eq!(pgid, first, "the server leads a group of its own");
+    let died = hang_then_die(&mut server, &marks);
+    // The sleep still holds the server's stdout: the calls end with the server's exit all the
+    // same, and at once.
+    for id in ["hang", "die"] {
+        assert_failed_by_exit(&server.result(id), id);
+    }
+    assert!(
+        died.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        died.elapsed()
+    );
+    let event = status_event(&mut server, "orphans", "failed");
+    assert!(
+        event["reason"]
+            .as_str()
+            .unwrap()
+            .contains("exited (exit status 3)"),
+        "{event}"
+    );
+    // The dead server's group was killed with it, not left until a restart or the end.
+    wait_gone(sleep);
+    assert_eq!(group_members(pgid), Vec::<i32>::new());
+    // The next call starts it again.
+    let (second, _, sleep2) = spawn_sleep(&mut server, "spawn2", false);
+    let _cleanup2 = KillOnDrop(sleep2);
+    assert_ne!(first, second);
+    server.wait_for("restarted event", Duration::from_secs(10), |v| {
+        v["event"] == "mcp_server"
+            && v["server"] == "orphans"
+            && v["status"] == "connected"
+            && v["reason"] == "restarted (restart 1)"
+    });
+    let done = server.finish();
+    assert!(done.status.success(), "{}", done.stderr);
+    for id in ["hang", "die", "spawn", "spawn2"] {
+        done.result(id);
+    }
+    wait_gone(sleep2);
+    assert_eq!(group_members(second), Vec::<i32>::new());
+}
+
+#[test]
+fn a_server_that_dies_leaving_a_child_outside_its_group_on_its_pipes_still_fails_its_calls() {
+    let sandbox = Sandbox::new();
+    let marks = sandbox.dir.path().to_path_buf();
+    let mut server = mcp::serve(
+        &sandbox,
+        json!({"orphans": orphan_server(&marks)}),
+        &[
+            "--permission-mode",
+            "bypassPermissions",
+            "--max-parallel",
+            "4",
+        ],
+    );
+    status_event(&mut server, "orphans", "connected");
+    // In a session of its own, the sleep outlives the server's group: toolrt cannot end it,
+    // and the calls must not wait for it.
+    let (first, _, sleep) = spawn_sleep(&mut server, "spawn", true);
+    let _cleanup = KillOnDrop(sleep);
+    assert!(!group_members(first).contains(&sleep));
+    let died = hang_then_die(&mut server, &marks);
+    // End of input right away: toolrt still answers every call and exits.
+    let done = server.finish();
+    assert!(
+        died.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        died.elapsed()
+    );
+    assert!(done.status.success(), "{}", done.stderr);
+    for id in ["hang", "die"] {
+        assert_failed_by_exit(done.result(id), id);
+    }
+    assert!(
+        pid_alive(sleep),
+        "the detached sleep is not toolrt's to kill"
+    );
 }

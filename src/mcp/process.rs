@@ -1,6 +1,7 @@
 //! A stdio MCP server's process: spawned by toolrt itself (own process group, recorded with the
 //! watchdog, an environment built from nothing), its stderr kept in a bounded ring, its exit
-//! status watched, and its stdout cut off when one message grows past a cap.
+//! status watched (its group killed as soon as it exits), and its stdout cut off when one
+//! message grows past a cap.
 
 use std::ffi::OsString;
 use std::path::Path;
@@ -92,7 +93,8 @@ pub(crate) struct ServerProcess {
     pub stderr: Arc<Mutex<Tail>>,
     /// Set when the stdout cap cut the connection: why.
     pub overflow: Arc<Mutex<Option<String>>>,
-    guard: Mutex<Option<Group>>,
+    /// Shared with the task that waits for its exit, which kills the group then.
+    guard: Arc<Mutex<Option<Group>>>,
 }
 
 impl std::fmt::Debug for ServerProcess {
@@ -153,9 +155,17 @@ pub(crate) async fn spawn(
         }
         let _ = err_done_tx.send(true);
     });
+    let guard = Arc::new(Mutex::new(Some(guard)));
+    let group = guard.clone();
     let (exit_tx, exit) = watch::channel(None);
     tokio::spawn(async move {
         let status = child.wait().await;
+        // The server is gone: so is whatever it left running in its group (a browser it
+        // launched, say). Such a process inherited its stdout and stderr, and would hold them
+        // open — and the server's calls waiting for their end of file — for as long as it runs.
+        if let Some(mut group) = group.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            group.kill();
+        }
         // What it wrote last before exiting is often why: let the reader drain the pipe
         // (bounded, in case a grandchild keeps it open).
         let _ = tokio::time::timeout(
@@ -177,7 +187,7 @@ pub(crate) async fn spawn(
             exit,
             stderr,
             overflow: overflow.clone(),
-            guard: Mutex::new(Some(guard)),
+            guard,
         },
         Pipes {
             stdout: LineCap {
@@ -221,7 +231,7 @@ impl ServerProcess {
             .last_lines(n)
     }
 
-    /// Sends `signal` to its whole group (not after [`ServerProcess::kill`]).
+    /// Sends `signal` to its whole group (not after [`ServerProcess::kill`], nor once it exited).
     pub(crate) fn signal(&self, signal: nix::sys::signal::Signal) {
         let guard = self.guard.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(pgid) = guard.as_ref().and_then(Group::pgid)

@@ -10,7 +10,10 @@ use rmcp::model::{
     ClientCapabilities, ClientConfig, Implementation, ProgressNotificationParam, ProgressToken,
     ProtocolVersion,
 };
-use rmcp::service::{NotificationContext, Peer, RoleClient, RunningService, ServiceError};
+use rmcp::service::{
+    NotificationContext, Peer, RoleClient, RunningService, RunningServiceCancellationToken,
+    ServiceError,
+};
 use rmcp::{ClientHandler, ServiceExt};
 use serde_json::{Value, json};
 use tokio::sync::watch;
@@ -158,6 +161,7 @@ impl McpServer {
             .set_response_cache_config(rmcp::service::ClientCacheConfig::disabled())
             .await;
         let peer = client.peer().clone();
+        let stop = client.cancellation_token();
         let tools = match self.first_list(&peer, process.as_ref()).await {
             Ok(tools) => tools,
             Err(failure) => {
@@ -176,7 +180,7 @@ impl McpServer {
             deadlines: Deadlines::default(),
         });
         let generation = self.generation.fetch_add(1, Ordering::Relaxed) + 1;
-        self.watch_exit(&conn, generation);
+        self.watch_exit(&conn, generation, stop);
         Ok((conn, tools))
     }
 
@@ -268,11 +272,27 @@ impl McpServer {
         }
     }
 
-    /// Reports the server's death when its process exits outside a shutdown.
-    fn watch_exit(self: &Arc<Self>, conn: &Arc<Connection>, generation: u64) {
+    /// Reports the server's death when its process exits outside a shutdown, and ends the
+    /// session (`stop`) soon after, whatever the reason.
+    fn watch_exit(
+        self: &Arc<Self>,
+        conn: &Arc<Connection>,
+        generation: u64,
+        stop: RunningServiceCancellationToken,
+    ) {
         let Some(process) = &conn.process else {
             return;
         };
+        // The calls in flight end with the process, not with the end of its stdout, which a
+        // process it started outside its group (its group is killed at its exit) may hold open
+        // for ever. What it wrote before it exited is read first, within the grace.
+        let mut exited = process.exit.clone();
+        tokio::spawn(async move {
+            if exited.wait_for(Option::is_some).await.is_ok() {
+                tokio::time::sleep(STDOUT_GRACE).await;
+                stop.cancel();
+            }
+        });
         let mut exit = process.exit.clone();
         let server = Arc::downgrade(self);
         let conn = Arc::downgrade(conn);
@@ -304,6 +324,9 @@ impl McpServer {
         });
     }
 }
+
+/// How long a stdio server's stdout is still read after it exited, before its session ends.
+const STDOUT_GRACE: Duration = Duration::from_millis(500);
 
 /// A connection attempt's failure, with the last lines of the server's stderr when there is
 /// a process.
