@@ -276,7 +276,7 @@ impl Reader<'_> {
                     msg,
                     "busy",
                     format!(
-                        "toolrt is busy: every admission place is taken, {parked} accepted calls wait for one, and {waits} call(s) wait for your answer (a permission_response); answer them, read the results, and send this again"
+                        "toolrt is busy: every admission place is taken, {parked} accepted calls wait for one, and {waits} call(s) wait for your answer (a permission_response or an execute_result); answer them, read the results, and send this again"
                     ),
                 );
                 return false;
@@ -395,7 +395,7 @@ impl Reader<'_> {
                 format!("{} turn {:?}", turn.format, turn.id.unwrap_or_default()),
                 Vec::new(),
             ),
-            other => (format!("{other:?}"), Vec::new()),
+            other => (format!("a {} line", wire_name(&other)), Vec::new()),
         };
         self.emitter.send_reply(ServerMessage::Error {
             message: format!("{why}; {what} was not accepted"),
@@ -403,6 +403,28 @@ impl Reader<'_> {
             code: Some(code),
             ids,
         });
+    }
+}
+
+/// A message's `type` on the wire, for error lines (its Rust spelling would show the client a
+/// dump of what it sent).
+fn wire_name(msg: &ClientMessage) -> &'static str {
+    match msg {
+        ClientMessage::ToolUse(_) => "tool_use",
+        ClientMessage::Batch { .. } => "batch",
+        ClientMessage::Cancel(_) => "cancel",
+        ClientMessage::PermissionResponse(_) => "permission_response",
+        ClientMessage::Rewind { .. } => "rewind",
+        ClientMessage::Session { .. } => "session",
+        ClientMessage::Shutdown => "shutdown",
+        ClientMessage::Hello { .. } => "hello",
+        ClientMessage::RegisterTools { .. } => "register_tools",
+        ClientMessage::UnregisterTools { .. } => "unregister_tools",
+        ClientMessage::ExecuteResult(_) => "execute_result",
+        ClientMessage::AgentStart(_) => "agent_start",
+        ClientMessage::ListTools { .. } => "list_tools",
+        ClientMessage::ApiTurn(_) => "api turn",
+        ClientMessage::AgentEnd { .. } => "agent_end",
     }
 }
 
