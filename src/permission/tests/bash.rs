@@ -106,6 +106,11 @@ fn s2_2_bash_specifiers() {
         (json!({"deny": ["Bash(rm *)"]}), BP, "Bash", bash("git ls-remote 'ext::rm x'"), D),
         (json!({"allow": ["Bash(git clone *)"]}), DF, "Bash", bash("git clone 'ext::sh -c touch% x' d"), Q),
         (json!({"allow": ["Bash(git clone *)"]}), DF, "Bash", bash("git clone https://example.com/r d"), A),
+        (json!({"deny": ["Bash(rm *)"]}), BP, "Bash", bash("ssh -o 'Match=exec \"rm x\"' h"), Q),
+        (json!({"deny": ["Bash(rm *)"]}), BP, "Bash", bash("wget --use-askpass='rm x' http://h"), D),
+        (json!({"deny": ["Bash(rm *)"]}), BP, "Bash", bash("gpg --photo-viewer 'rm x' -k"), D),
+        (json!({"allow": ["Bash(wget *)"]}), DF, "Bash", bash("wget --use-askpass=ask http://h"), Q),
+        (json!({"allow": ["Bash(wget *)"]}), DF, "Bash", bash("wget -q http://h/f"), A),
         (json!({"allow": ["Bash(npm *)"]}), DF, "Bash", bash("npx npm i"), Q),
         (json!({"allow": ["Bash(npm *)"]}), DF, "Bash", bash("docker exec c npm i"), Q),
         // deny/ask through env, sudo, watch, xargs, command, absolute paths, quoting

@@ -118,6 +118,20 @@ fn spec(prog: &str) -> Option<Spec> {
             others: &[],
             old_style: false,
         },
+        // GNU wget: the program that answers for a password.
+        "wget" => Spec {
+            long: &["use-askpass"],
+            short: &[],
+            others: &[],
+            old_style: false,
+        },
+        // GnuPG: the viewer of a key's photo.
+        "gpg" | "gpg2" => Spec {
+            long: &["photo-viewer"],
+            short: &[],
+            others: &[],
+            old_style: false,
+        },
         _ => return None,
     };
     Some(spec)
@@ -390,7 +404,14 @@ fn ssh_command_options(out: &mut CommandOptions, prog: &str, args: &[Word]) {
             Some((k, v)) => (k.trim(), v.trim_start_matches(['=', ' ', '\t'])),
             None => (option.trim(), ""),
         };
-        if RUNS.contains(&key.to_ascii_lowercase().as_str()) {
+        if key.eq_ignore_ascii_case("match") {
+            // `Match exec "CMD"` runs CMD, in ssh's own quoting.
+            took(
+                out,
+                prog,
+                (format!("-o {key}"), Some((value.to_string(), false))),
+            );
+        } else if RUNS.contains(&key.to_ascii_lowercase().as_str()) {
             let value = (value.to_string(), exact);
             took(out, prog, (format!("-o {key}"), Some(value)));
         }
