@@ -521,7 +521,9 @@ impl Walker {
             cmd.effects.redirects.push(unknown());
         }
         if ctx.on_chain {
-            cmd.not_read_only = Some(format!("xargs hands {prog} arguments from stdin"));
+            cmd.not_read_only = Some(format!(
+                "`(stdin)` is only known when it runs: xargs hands {prog} words from stdin, which may be options or files"
+            ));
         }
         match prog {
             // `find -exec`, `git -c core.pager=…`, `sort --compress-program=…`.
