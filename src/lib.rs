@@ -86,6 +86,7 @@ mod paths;
 mod permission;
 mod process;
 mod protocol;
+mod quote;
 mod registry;
 mod runtime;
 mod sandbox;

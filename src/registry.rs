@@ -125,7 +125,7 @@ pub enum RegistryError {
     BadSchema {
         /// The tool.
         name: String,
-        /// The compiler's message.
+        /// The compiler's message, cut when long (it may quote a schema's value whole).
         message: String,
     },
     /// Two tools share a name.
@@ -255,7 +255,7 @@ fn compile(name: &str, tool: Arc<dyn Tool>) -> Result<Arc<ToolEntry>, RegistryEr
     let schema = tool.input_schema();
     let validator = jsonschema::validator_for(&schema).map_err(|e| RegistryError::BadSchema {
         name: name.to_string(),
-        message: e.to_string(),
+        message: crate::quote::clipped(&e.to_string()).into_owned(),
     })?;
     Ok(Arc::new(ToolEntry {
         name: Arc::from(name),

@@ -395,7 +395,7 @@ impl Reader<'_> {
                 format!("{} turn {:?}", turn.format, turn.id.unwrap_or_default()),
                 Vec::new(),
             ),
-            other => (format!("a {} line", wire_name(&other)), Vec::new()),
+            other => (kind_of(&other), Vec::new()),
         };
         self.emitter.send_reply(ServerMessage::Error {
             message: format!("{why}; {what} was not accepted"),
@@ -406,25 +406,28 @@ impl Reader<'_> {
     }
 }
 
-/// A message's `type` on the wire, for error lines (its Rust spelling would show the client a
-/// dump of what it sent).
-fn wire_name(msg: &ClientMessage) -> &'static str {
+/// A message named for an error line by its type (and its id, for an agent's): never its
+/// contents, which may be as long as the line (a `register_tools`' tools).
+fn kind_of(msg: &ClientMessage) -> String {
     match msg {
-        ClientMessage::ToolUse(_) => "tool_use",
-        ClientMessage::Batch { .. } => "batch",
-        ClientMessage::Cancel(_) => "cancel",
-        ClientMessage::PermissionResponse(_) => "permission_response",
-        ClientMessage::Rewind { .. } => "rewind",
-        ClientMessage::Session { .. } => "session",
-        ClientMessage::Shutdown => "shutdown",
-        ClientMessage::Hello { .. } => "hello",
-        ClientMessage::RegisterTools { .. } => "register_tools",
-        ClientMessage::UnregisterTools { .. } => "unregister_tools",
-        ClientMessage::ExecuteResult(_) => "execute_result",
-        ClientMessage::AgentStart(_) => "agent_start",
-        ClientMessage::ListTools { .. } => "list_tools",
-        ClientMessage::ApiTurn(_) => "api turn",
-        ClientMessage::AgentEnd { .. } => "agent_end",
+        ClientMessage::Hello { .. } => "hello".into(),
+        ClientMessage::ListTools { .. } => "list_tools".into(),
+        ClientMessage::RegisterTools { tools } => format!("register_tools ({} tools)", tools.len()),
+        ClientMessage::UnregisterTools { names } => {
+            format!("unregister_tools ({} names)", names.len())
+        }
+        // Agent ids are at most MAX_ID_BYTES long.
+        ClientMessage::AgentStart(start) => format!("agent_start {:?}", start.agent_id),
+        ClientMessage::AgentEnd { agent_id, .. } => format!("agent_end {agent_id:?}"),
+        ClientMessage::ToolUse(_) => "tool_use".into(),
+        ClientMessage::Batch { .. } => "batch".into(),
+        ClientMessage::Cancel(_) => "cancel".into(),
+        ClientMessage::PermissionResponse(_) => "permission_response".into(),
+        ClientMessage::Rewind { .. } => "rewind".into(),
+        ClientMessage::Session { .. } => "session".into(),
+        ClientMessage::Shutdown => "shutdown".into(),
+        ClientMessage::ExecuteResult(_) => "execute_result".into(),
+        ClientMessage::ApiTurn(turn) => format!("{} turn", turn.format),
     }
 }
 

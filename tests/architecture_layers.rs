@@ -15,6 +15,7 @@ const LEAVES: &[&str] = &[
     "otel",
     "client_waits",
     "input_shape",
+    "quote",
 ];
 
 /// Modules that import only the modules listed with them.
@@ -29,9 +30,9 @@ const ONLY: &[(&str, &[&str])] = &[
     // The shell analysis is shared by the permission stage and the Bash tool.
     ("shell", &["paths", "session"]),
     // The wire knows calls, and the format names of the API messages it carries.
-    ("protocol", &["call", "formats"]),
+    ("protocol", &["call", "formats", "quote"]),
     // The model APIs' shapes: pure translation of calls and results, called at the edge.
-    ("formats", &["call"]),
+    ("formats", &["call", "quote"]),
     ("paths", &["session"]),
     // The Bash sandbox: its settings, excluded commands matched as Bash rules are, processes.
     // The tools and the permission engine reach it only through `session::ShellSandbox`.

@@ -368,6 +368,28 @@ mod tests {
     }
 
     #[test]
+    fn a_schema_error_does_not_quote_a_long_value_whole() {
+        let t = tools("Read");
+        let long = "s".repeat(1 << 20);
+        for schema in [
+            json!({"type": "object", "properties": {"a": {"type": long}}}),
+            json!({"type": "object", "properties": {"a": {"$ref": long}}}),
+        ] {
+            let err = t
+                .register(vec![ClientToolSpec::new("Big", schema)])
+                .unwrap_err()
+                .to_string();
+            assert!(
+                err.contains("tool Big: invalid input schema"),
+                "{}",
+                &err[..err.len().min(600)]
+            );
+            assert!(err.contains("bytes cut]"), "{}", &err[..err.len().min(600)]);
+            assert!(err.len() < 1000, "{} bytes: {}", err.len(), &err[..600]);
+        }
+    }
+
+    #[test]
     fn a_refusal_names_each_tool_and_registers_nothing() {
         let t = tools("Read");
         let long = "x".repeat(65);

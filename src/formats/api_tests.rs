@@ -135,6 +135,29 @@ fn calls_are_read_from_each_shape() {
 }
 
 #[test]
+fn client_text_an_error_quotes_is_cut() {
+    let long = "r".repeat(1 << 20);
+    let cut = format!("\"{}\"… ({} bytes)", "r".repeat(100), long.len());
+    for (format, body) in [
+        (Format::Anthropic, json!({"role": long, "content": []})),
+        (
+            Format::OpenAiChat,
+            json!({"role": "assistant", "tool_calls": [{"id": "c", "type": long}]}),
+        ),
+    ] {
+        let err = read_calls(format, &body).unwrap_err().to_string();
+        assert!(
+            err.contains(&cut),
+            "{format}: {}",
+            &err[..err.len().min(500)]
+        );
+        assert!(err.len() < 1000, "{format}: {} bytes", err.len());
+    }
+    let err = read_calls(Format::Anthropic, &json!({"role": {"x": long}})).unwrap_err();
+    assert!(err.to_string().ends_with("got object"), "{err}");
+}
+
+#[test]
 fn malformed_messages_name_the_field() {
     let cases = [
         (

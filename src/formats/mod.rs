@@ -30,7 +30,10 @@ pub enum Format {
 
 /// A format name that is not one of [`Format::NAMES`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown format {0:?} (expected one of native, anthropic, openai-chat, openai-responses)")]
+#[error(
+    "unknown format {} (expected one of native, anthropic, openai-chat, openai-responses)",
+    crate::quote::quoted(&self.0)
+)]
 pub struct UnknownFormat(pub String);
 
 impl Format {
@@ -160,7 +163,13 @@ fn assistant_role(obj: &Map<String, Value>, at: &str) -> Result<(), ShapeError> 
         Some(Value::String(r)) if r == "assistant" => Ok(()),
         Some(other) => Err(ShapeError::new(
             format!("{at}role"),
-            format!("expected \"assistant\" (the model's message holds the calls), got {other}"),
+            format!(
+                "expected \"assistant\" (the model's message holds the calls), got {}",
+                match other {
+                    Value::String(role) => crate::quote::quoted(role),
+                    other => type_name(other).to_string(),
+                }
+            ),
         )),
     }
 }

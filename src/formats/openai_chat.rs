@@ -107,7 +107,8 @@ pub(crate) fn calls(body: &Value) -> Result<Turn, ShapeError> {
                 return Err(ShapeError::new(
                     format!("{at}.type"),
                     format!(
-                        "{other:?}: toolrt's tools are function tools, and only function calls run"
+                        "{}: toolrt's tools are function tools, and only function calls run",
+                        crate::quote::quoted(other)
                     ),
                 ));
             }

@@ -108,7 +108,8 @@ pub(super) fn parse_any(line: &str) -> Result<ClientMessage, LineError> {
     match KINDS.iter().find(|(name, _)| *name == kind) {
         Some((_, parse)) => parse(&mut obj),
         None => Err(LineError::Type(format!(
-            "unknown message type {kind:?} (expected one of {})",
+            "unknown message type {} (expected one of {})",
+            crate::quote::quoted(kind),
             kind_names()
         ))),
     }

@@ -301,3 +301,28 @@ fn server_messages_are_one_object_per_line() {
         json!({"type":"tool_result","tool_use_id":"x","content":"no","is_error":true,"outcome":"denied"})
     );
 }
+
+#[test]
+fn client_text_an_error_quotes_is_cut() {
+    let long = "k".repeat(1 << 20);
+    let cut = format!("\"{}\"… ({} bytes)", "k".repeat(100), long.len());
+    for line in [
+        format!(r#"{{"type":"{long}"}}"#),
+        format!(r#"{{"type":"list_tools","format":"{long}"}}"#),
+    ] {
+        let err = parse_line(&line).unwrap_err().to_string();
+        assert!(err.contains(&cut), "{}", &err[..err.len().min(500)]);
+        assert!(err.len() < 1000, "{} bytes: {}", err.len(), &err[..500]);
+    }
+    // Short text is still quoted whole.
+    let err = parse_line(r#"{"type":"list_tools","format":"openai"}"#).unwrap_err();
+    assert!(
+        err.to_string().contains("unknown format \"openai\""),
+        "{err}"
+    );
+    let err = parse_line(r#"{"type":"hi"}"#).unwrap_err();
+    assert!(
+        err.to_string().contains("unknown message type \"hi\""),
+        "{err}"
+    );
+}
