@@ -12,9 +12,11 @@
 //! - `progress` events are counted in bytes: past [`PROGRESS_BUDGET`] queued bytes a new one is
 //!   refused ([`Emitter::send_progress`] says so), and the tool may fold its text into a later
 //!   event (Bash does) or drop it.
-//! - What the reader answers itself (error lines, `rewound`) is counted: past [`READER_BACKLOG`]
-//!   unwritten answers, the reader stops reading until the writer catches up
-//!   ([`Emitter::reader_room`]).
+//! - What the reader answers itself (error lines, `rewound`, `hello`, `tools`, `tools_changed`,
+//!   agent events) is counted, in answers and in bytes: past [`READER_BACKLOG`] unwritten
+//!   answers, or [`READER_BYTES`] bytes of them, the reader stops reading until the writer
+//!   catches up ([`Emitter::reader_room`]). Nothing is dropped: an answer larger than the whole
+//!   budget is queued too, and the reader then waits until it is written.
 //! - Messages that supersede each other (an MCP server's status) go through a [`Latest`]: at
 //!   most one of them waits unwritten at a time, a newer one replaces it
 //!   ([`Emitter::send_latest`]).
@@ -37,6 +39,11 @@ pub(crate) const PROGRESS_BUDGET: usize = 4 << 20;
 /// stops reading input.
 pub(crate) const READER_BACKLOG: usize = 1024;
 
+/// Bytes (about the length of their lines) the reader's own answers may hold unwritten before the
+/// reader stops reading input: a `tools` answer can be tens of MiB, so their number alone bounds
+/// nothing.
+pub(crate) const READER_BYTES: usize = 64 << 20;
+
 /// What the queue counts for one message, given back when the writer has written it (or the
 /// message is dropped).
 enum Hold {
@@ -48,8 +55,8 @@ enum Hold {
     Progress(Arc<Shared>, usize),
     /// What several messages held, now held by the one message written for all of them.
     Many(#[allow(dead_code)] Vec<Hold>),
-    /// One answer of the reader's backlog.
-    Reader(Arc<Shared>),
+    /// One answer of the reader's backlog, of about this many bytes.
+    Reader(Arc<Shared>, usize),
 }
 
 impl Drop for Hold {
@@ -59,8 +66,14 @@ impl Drop for Hold {
             Hold::Progress(shared, bytes) => {
                 shared.progress_bytes.fetch_sub(*bytes, Ordering::Relaxed);
             }
-            Hold::Reader(shared) => {
-                if shared.reader_backlog.fetch_sub(1, Ordering::AcqRel) == READER_BACKLOG {
+            Hold::Reader(shared, bytes) => {
+                let bytes_before = shared.reader_bytes.fetch_sub(*bytes, Ordering::AcqRel);
+                let before = shared.reader_backlog.fetch_sub(1, Ordering::AcqRel);
+                // Only a backlog that leaves full wakes the reader (a waiting reader looks at
+                // both bounds again).
+                if before == READER_BACKLOG
+                    || (bytes_before >= READER_BYTES && bytes_before - *bytes < READER_BYTES)
+                {
                     shared.reader_room.notify_waiters();
                 }
             }
@@ -146,6 +159,8 @@ struct Shared {
     results: AtomicU64,
     progress_bytes: AtomicUsize,
     reader_backlog: AtomicUsize,
+    /// About how many bytes the reader's backlog holds.
+    reader_bytes: AtomicUsize,
     reader_room: Notify,
     /// The input line the reader is handling (0: none), for error lines sent as its answers.
     reply_line: AtomicU64,
@@ -157,7 +172,7 @@ impl std::fmt::Debug for Hold {
             Hold::Nothing => "Nothing",
             Hold::Place(_) => "Place",
             Hold::Progress(..) => "Progress",
-            Hold::Reader(_) => "Reader",
+            Hold::Reader(..) => "Reader",
             Hold::Many(_) => "Many",
         })
     }
@@ -265,7 +280,7 @@ impl Emitter {
     }
 
     /// Sends an answer of the reader's own (an error line, `rewound`). It counts toward the
-    /// reader's backlog until written.
+    /// reader's backlog, in answers and in bytes, until written.
     pub(crate) fn send_reply(&self, mut msg: ServerMessage) {
         if let ServerMessage::Error {
             line: line @ None, ..
@@ -276,8 +291,10 @@ impl Emitter {
                 n => Some(n),
             };
         }
+        let bytes = approx_line_len(&msg);
+        self.shared.reader_bytes.fetch_add(bytes, Ordering::AcqRel);
         self.shared.reader_backlog.fetch_add(1, Ordering::AcqRel);
-        self.push(msg, Hold::Reader(self.shared.clone()));
+        self.push(msg, Hold::Reader(self.shared.clone(), bytes));
     }
 
     /// Names the input line the reader is now handling: an error line sent as its answer
@@ -287,12 +304,15 @@ impl Emitter {
         self.shared.reply_line.store(line, Ordering::Relaxed);
     }
 
-    /// Whether the reader should stop reading until answers it already gave are written.
+    /// Whether the reader should stop reading until answers it already gave are written: they
+    /// are [`READER_BACKLOG`] or more, or hold [`READER_BYTES`] or more.
     pub(crate) fn reader_backlog_full(&self) -> bool {
         self.shared.reader_backlog.load(Ordering::Acquire) >= READER_BACKLOG
+            || self.shared.reader_bytes.load(Ordering::Acquire) >= READER_BYTES
     }
 
-    /// Waits until the reader's backlog is below [`READER_BACKLOG`].
+    /// Waits until the reader's backlog is below [`READER_BACKLOG`] answers and [`READER_BYTES`]
+    /// bytes.
     pub(crate) async fn reader_room(&self) {
         loop {
             let notified = self.shared.reader_room.notified();
@@ -358,13 +378,50 @@ fn approx_size(value: &Value) -> usize {
     match value {
         Value::String(s) => s.len() + 2,
         Value::Array(items) => items.iter().map(approx_size).sum::<usize>() + 2,
-        Value::Object(map) => {
-            map.iter()
-                .map(|(k, v)| k.len() + 4 + approx_size(v))
-                .sum::<usize>()
-                + 2
-        }
+        Value::Object(map) => approx_map_size(map),
         _ => 8,
+    }
+}
+
+/// [`approx_size`] of an object.
+fn approx_map_size(map: &serde_json::Map<String, Value>) -> usize {
+    map.iter()
+        .map(|(k, v)| k.len() + 4 + approx_size(v))
+        .sum::<usize>()
+        + 2
+}
+
+/// About how many bytes `msg`'s line takes, for the reader's byte budget: the large answers
+/// (`tools`, events) measured by [`approx_size`] without serialising them; the rest, small and
+/// rare, by serialising them into a counter.
+fn approx_line_len(msg: &ServerMessage) -> usize {
+    use crate::protocol::EventBody;
+    /// `"type"`, `"line"`, `"code"` and the punctuation around them.
+    const FRAME: usize = 64;
+    match msg {
+        ServerMessage::Error { message, ids, .. } => {
+            FRAME + message.len() + ids.iter().map(|id| id.len() + 3).sum::<usize>()
+        }
+        ServerMessage::Event(EventBody(body))
+        | ServerMessage::Tools(EventBody(body))
+        | ServerMessage::AnthropicResults(EventBody(body))
+        | ServerMessage::OpenaiChatResults(EventBody(body))
+        | ServerMessage::OpenaiResponsesResults(EventBody(body)) => FRAME + approx_map_size(body),
+        other => {
+            struct Count(usize);
+            impl std::io::Write for Count {
+                fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+                    self.0 += buf.len();
+                    Ok(buf.len())
+                }
+                fn flush(&mut self) -> std::io::Result<()> {
+                    Ok(())
+                }
+            }
+            let mut count = Count(1);
+            let _ = serde_json::to_writer(&mut count, other);
+            count.0
+        }
     }
 }
 
@@ -472,6 +529,71 @@ mod tests {
         outbox.recv().await.unwrap();
         room.await.unwrap();
         assert!(!emitter.reader_backlog_full());
+    }
+
+    #[tokio::test]
+    async fn the_reader_waits_while_its_backlog_holds_too_many_bytes() {
+        let (emitter, mut outbox) = Emitter::channel();
+        // Two answers of 40 MiB each: the first leaves room, the second passes the budget (it
+        // is queued all the same: nothing is dropped).
+        let big = || {
+            ServerMessage::Tools(crate::protocol::EventBody(
+                json!({"format": "native", "tools": [{"description": "d".repeat(40 << 20)}]})
+                    .as_object()
+                    .unwrap()
+                    .clone(),
+            ))
+        };
+        emitter.send_reply(big());
+        assert!(!emitter.reader_backlog_full());
+        emitter.send_reply(big());
+        assert!(emitter.reader_backlog_full());
+        let waiting = emitter.clone();
+        let room = tokio::spawn(async move { waiting.reader_room().await });
+        tokio::task::yield_now().await;
+        assert!(!room.is_finished());
+        // Taken by the writer but not yet written: still counted.
+        let first = outbox.recv_held().await.unwrap();
+        tokio::task::yield_now().await;
+        assert!(!room.is_finished());
+        drop(first);
+        room.await.unwrap();
+        assert!(!emitter.reader_backlog_full());
+        // Both arrive, whole.
+        let second = outbox.recv().await.unwrap();
+        assert!(second.to_line().len() > 40 << 20);
+        assert!(outbox.try_recv().is_none());
+        // Everything written: nothing counted any more.
+        assert_eq!(emitter.shared.reader_bytes.load(Ordering::Relaxed), 0);
+        assert_eq!(emitter.shared.reader_backlog.load(Ordering::Relaxed), 0);
+    }
+
+    #[test]
+    fn a_line_is_measured_about_as_long_as_it_is() {
+        let msgs = [
+            ServerMessage::error("x".repeat(5000), Some(3)),
+            ServerMessage::event("agent_started", json!({"agent_id": "a", "n": [1, 2, 3]})),
+            ServerMessage::Tools(crate::protocol::EventBody(
+                json!({"format": "native", "tools": [{"name": "T", "description": "d".repeat(9000)}]})
+                    .as_object()
+                    .unwrap()
+                    .clone(),
+            )),
+            ServerMessage::Hello {
+                protocol: 1,
+                version: "1".into(),
+                tools: vec!["Bash".into(); 100],
+                limits: json!({"a": 1}),
+            },
+        ];
+        for msg in msgs {
+            let real = msg.to_line().len();
+            let counted = approx_line_len(&msg);
+            assert!(
+                counted >= real && counted <= real + 128,
+                "{real} bytes counted as {counted}: {msg:?}"
+            );
+        }
     }
 
     #[tokio::test]
