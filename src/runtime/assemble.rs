@@ -210,8 +210,9 @@ pub(super) fn scope_table(
     Ok(crate::scope::ScopeTable::new(Arc::new(types), session))
 }
 
-/// What follows the scopes: the built-in tools' file state (each scope's calls get their own
-/// read-before-edit state and checkpoints from its start, dropped at its end) and the
+/// What follows the scopes: the built-in tools' state (each scope's calls get their own
+/// read-before-edit state and checkpoints from its start, dropped at its end; the background
+/// tasks a scope started are killed at its end) and the
 /// dispatcher's parked calls (an ended scope's calls see their tokens; its parked calls are
 /// answered at once too, not when an admission place frees for them).
 pub(super) struct ScopeFollowers {
@@ -221,7 +222,11 @@ pub(super) struct ScopeFollowers {
 
 impl crate::scope::ScopeListener for ScopeFollowers {
     fn started(&self, scope: &crate::scope::Scope) {
-        self.files.open_scope(scope.state_key());
+        let parent = scope
+            .parent
+            .as_ref()
+            .map_or(crate::tool::StateKey::SESSION, |p| p.state_key());
+        self.files.open_child_scope(scope.state_key(), parent);
     }
     fn ended(&self, scopes: &[Arc<crate::scope::Scope>]) {
         for scope in scopes {

@@ -1,7 +1,13 @@
 //! Background Bash tasks: started by `Bash` with `run_in_background`, read by `TaskOutput`,
 //! stopped by `TaskStop`, all killed at shutdown.
+//!
+//! A task belongs to the caller that started it: the session (a call without an agent) or one
+//! agent scope. TaskOutput and TaskStop of a caller see only the tasks of that caller and of
+//! the scopes below it (the session sees every task): another scope's task id is answered as
+//! an id no task has. When a scope ends, the tasks it started are killed
+//! ([`Tasks::close_scope`], called for each scope an end ends).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -15,6 +21,7 @@ use super::str_field;
 use crate::call::Input;
 use crate::process::kill_group;
 use crate::session::Session;
+use crate::tool::StateKey;
 
 /// Background tasks running at once. One more is refused (its call is `failed`): each holds a
 /// process group and its output capture, so a client must not start them without end.
@@ -63,6 +70,9 @@ pub(crate) struct Task {
     status: watch::Sender<TaskStatus>,
     /// Running totals of its output.
     pub counters: Arc<Counters>,
+    /// The caller that started it, then the scopes above that one, innermost first (empty:
+    /// the session's own task).
+    owners: Vec<StateKey>,
 }
 
 impl Task {
@@ -78,6 +88,12 @@ impl Task {
             Ok(s) => s.clone(),
             Err(_) => self.status(),
         }
+    }
+
+    /// Whether a call made as `caller` may see it: the session sees every task, a scope the
+    /// tasks it started and those of the scopes below it.
+    pub(crate) fn visible_to(&self, caller: StateKey) -> bool {
+        caller.is_session() || self.owners.contains(&caller)
     }
 
     /// Kills its process group if it is still running; the runner then marks it killed.
@@ -103,6 +119,9 @@ pub(crate) struct Tasks {
     /// it spawns (an await), so concurrent starts cannot pass [`MAX_RUNNING`] and no lock is
     /// held across the spawn.
     running: Arc<Semaphore>,
+    /// The parent of every open agent scope (the session for a top-level one), so a task
+    /// records every scope above the one that started it.
+    parents: Mutex<HashMap<StateKey, StateKey>>,
 }
 
 impl Default for Tasks {
@@ -124,17 +143,63 @@ impl Tasks {
             next: AtomicU64::default(),
             prefix,
             running: Arc::new(Semaphore::new(MAX_RUNNING)),
+            parents: Mutex::default(),
         }
     }
 
-    /// The task with this id.
-    pub(crate) fn get(&self, id: &str) -> Option<Arc<Task>> {
-        self.lock().get(id).cloned()
+    /// The task with this id, if `caller` may see it.
+    pub(crate) fn get(&self, id: &str, caller: StateKey) -> Option<Arc<Task>> {
+        self.lock()
+            .get(id)
+            .filter(|t| t.visible_to(caller))
+            .cloned()
     }
 
-    /// The ids of every task, for error messages.
-    pub(crate) fn ids(&self) -> Vec<String> {
-        self.lock().keys().cloned().collect()
+    /// The ids of every task `caller` may see, for error messages.
+    pub(crate) fn ids(&self, caller: StateKey) -> Vec<String> {
+        self.lock()
+            .values()
+            .filter(|t| t.visible_to(caller))
+            .map(|t| t.id.clone())
+            .collect()
+    }
+
+    /// An agent scope started under `parent` ([`StateKey::SESSION`] for a top-level one).
+    pub(crate) fn open_scope(&self, scope: StateKey, parent: StateKey) {
+        if !scope.is_session() {
+            self.lock_parents().insert(scope, parent);
+        }
+    }
+
+    /// An agent scope ended: every task it started that is still running is killed (its whole
+    /// process group). The tasks of the scopes below it are killed by their own ends, which
+    /// come with it. The session's tasks are never killed here.
+    pub(crate) fn close_scope(&self, scope: StateKey) {
+        if scope.is_session() {
+            return;
+        }
+        self.lock_parents().remove(&scope);
+        for task in self.lock().values() {
+            if task.owners.first() == Some(&scope) {
+                task.kill();
+            }
+        }
+    }
+
+    /// `caller` and every open scope above it, innermost first (empty for the session).
+    fn lineage(&self, caller: StateKey) -> Vec<StateKey> {
+        let parents = self.lock_parents();
+        let mut owners = Vec::new();
+        let mut at = caller;
+        while !at.is_session() && !owners.contains(&at) {
+            owners.push(at);
+            at = parents.get(&at).copied().unwrap_or(StateKey::SESSION);
+        }
+        owners
+    }
+
+    fn lock_parents(&self) -> std::sync::MutexGuard<'_, HashMap<StateKey, StateKey>> {
+        self.parents.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Kills every task still running.
@@ -191,16 +256,18 @@ impl Drop for Tasks {
 }
 
 /// The task a TaskOutput or TaskStop input names, with its id, or the "unknown task" text
-/// both tools give (naming the tasks there are).
+/// both tools give (naming the tasks there are). Only the tasks `caller` may see count: the
+/// id of a task another scope started gets the very words an id no task has gets.
 pub(crate) fn find_task<'a>(
     input: &'a Input,
     tasks: &Tasks,
+    caller: StateKey,
 ) -> Result<(&'a str, Arc<Task>), String> {
     let id = str_field(input, "task_id").unwrap_or_default();
-    if let Some(task) = tasks.get(id) {
+    if let Some(task) = tasks.get(id, caller) {
         return Ok((id, task));
     }
-    let ids = tasks.ids();
+    let ids = tasks.ids(caller);
     Err(if ids.is_empty() {
         format!(
             "no background task with id {id:?}: none was started in this session (Bash with run_in_background starts one)"
@@ -213,13 +280,17 @@ pub(crate) fn find_task<'a>(
     })
 }
 
-/// Starts `command` in the background and returns its task at once; the error is text for the
-/// model.
+/// Starts `command` in the background for `caller` and returns its task at once; the error is
+/// text for the model. `cancel` is the call's token: for a call of an agent scope it is
+/// cancelled when the scope ends, before the scope's tasks are killed, so a task whose start
+/// raced with that end is killed here.
 pub(crate) async fn start(
     tasks: &Tasks,
     command: &str,
     session: &Session,
     sandbox: Option<&crate::session::ShellLaunch>,
+    caller: StateKey,
+    cancel: &CancellationToken,
 ) -> Result<Arc<Task>, String> {
     let permit = tasks.room()?;
     let id = format!(
@@ -247,8 +318,14 @@ pub(crate) async fn start(
         cancel: CancellationToken::new(),
         status,
         counters: capture.counters(),
+        owners: tasks.lineage(caller),
     });
     tasks.lock().insert(id, task.clone());
+    if !caller.is_session() && cancel.is_cancelled() {
+        // Its scope ended (or is ending) while it started: the end may have looked for the
+        // scope's tasks before this one was in the table.
+        task.kill();
+    }
     let runner = task.clone();
     tokio::spawn(async move {
         let (ending, _captured) =

@@ -128,8 +128,14 @@ impl Tool for Bash {
         };
         let sandboxed = ctx.session.sandbox.as_ref().map(|_| launch.is_some());
         if bool_field(&input, "run_in_background", false) {
-            let started_task =
-                super::background::start(&self.tasks, &command, &ctx.session, shell(&launch));
+            let started_task = super::background::start(
+                &self.tasks,
+                &command,
+                &ctx.session,
+                shell(&launch),
+                ctx.state,
+                &ctx.cancel,
+            );
             return match started_task.await {
                 Ok(task) => mark_sandboxed(started(&task, ctx.hook_response), sandboxed, &[]),
                 Err(why) => ToolOutput::failed(why),

@@ -144,15 +144,28 @@ impl ToolState {
         self.files.rewind(to)
     }
 
-    /// An agent scope started: its calls get file state of their own (read-before-edit,
-    /// checkpoints), empty.
+    /// A top-level agent scope started: its calls get file state of their own
+    /// (read-before-edit, checkpoints), empty. Same as [`ToolState::open_child_scope`] under
+    /// [`StateKey::SESSION`].
     pub fn open_scope(&self, state: StateKey) {
-        self.files.open_scope(state);
+        self.open_child_scope(state, StateKey::SESSION);
     }
 
-    /// An agent scope ended: its file state goes (its checkpoint files are deleted on the
-    /// blocking pool when called inside a tokio runtime). The session's state is never dropped.
+    /// An agent scope started below `parent` (its parent scope's key, [`StateKey::SESSION`]
+    /// for a top-level one): its calls get file state of their own, empty; the background
+    /// tasks it starts belong to it, and TaskOutput and TaskStop of `parent` (and of the
+    /// scopes above) may act on them too.
+    pub fn open_child_scope(&self, state: StateKey, parent: StateKey) {
+        self.files.open_scope(state);
+        self.tasks.open_scope(state, parent);
+    }
+
+    /// An agent scope ended: the background tasks it started that still run are killed (their
+    /// whole process groups), and its file state goes (its checkpoint files are deleted on the
+    /// blocking pool when called inside a tokio runtime). The session's state and tasks are
+    /// never dropped here.
     pub fn close_scope(&self, state: StateKey) {
+        self.tasks.close_scope(state);
         let blobs = self.files.close_scope(state);
         if blobs.is_empty() {
             return;

@@ -28,7 +28,8 @@ pub(crate) struct TaskOutput {
 }
 
 impl TaskOutput {
-    /// A TaskOutput over the session's background tasks.
+    /// A TaskOutput over the session's background tasks (each caller sees its own and
+    /// those of the scopes below it).
     pub(crate) fn new(tasks: Arc<Tasks>) -> Self {
         Self { tasks }
     }
@@ -70,12 +71,12 @@ impl Tool for TaskOutput {
         true
     }
 
-    fn validate(&self, input: &Input, _session: &Session, _state: StateKey) -> Verdict {
-        Verdict::Now(find_task(input, &self.tasks).map(|_| ()))
+    fn validate(&self, input: &Input, _session: &Session, state: StateKey) -> Verdict {
+        Verdict::Now(find_task(input, &self.tasks, state).map(|_| ()))
     }
 
     async fn call(&self, input: Input, ctx: ToolContext) -> ToolOutput {
-        let (id, task) = match find_task(&input, &self.tasks) {
+        let (id, task) = match find_task(&input, &self.tasks, ctx.state) {
             Ok(found) => found,
             Err(unknown) => return ToolOutput::failed(unknown),
         };

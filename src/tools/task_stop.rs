@@ -19,7 +19,8 @@ pub(crate) struct TaskStop {
 }
 
 impl TaskStop {
-    /// A TaskStop over the session's background tasks.
+    /// A TaskStop over the session's background tasks (each caller sees its own and
+    /// those of the scopes below it).
     pub(crate) fn new(tasks: Arc<Tasks>) -> Self {
         Self { tasks }
     }
@@ -54,12 +55,12 @@ impl Tool for TaskStop {
         })
     }
 
-    fn validate(&self, input: &Input, _session: &Session, _state: StateKey) -> Verdict {
-        Verdict::Now(find_task(input, &self.tasks).map(|_| ()))
+    fn validate(&self, input: &Input, _session: &Session, state: StateKey) -> Verdict {
+        Verdict::Now(find_task(input, &self.tasks, state).map(|_| ()))
     }
 
     async fn call(&self, input: Input, ctx: ToolContext) -> ToolOutput {
-        let (id, task) = match find_task(&input, &self.tasks) {
+        let (id, task) = match find_task(&input, &self.tasks, ctx.state) {
             Ok(found) => found,
             Err(unknown) => return ToolOutput::failed(unknown),
         };
