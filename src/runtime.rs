@@ -185,7 +185,7 @@ impl Runtime {
         warnings.extend(started.warnings);
         warnings.extend(sandbox.warnings);
         let scopes = Arc::new(
-            scope_table(settings, &cwd, &output_dir, &policy, &mut warnings)?
+            scope_table(settings, &cwd, Some(&output_dir), &policy, &mut warnings)?
                 .with_nodes(config.cluster.is_some()),
         );
 

@@ -100,3 +100,81 @@ fn built_in_and_mcp_calls_are_decided_in_the_agents_scope() {
     assert!(out.contains("No MCP server named \"other\""), "{out}");
     assert!(!marker.exists(), "explain started a server");
 }
+
+/// A session in bypassPermissions, a parent type with a `permissions` block of its own (even
+/// empty) and a child type whose mode is not bypass: the child's level is decided with the
+/// parent type's rules, which know the session's output folder and nothing more. `explain`
+/// once gave those rules the whole temporary directory as the output folder, so it allowed
+/// (as "a built-in default") reads under it that `serve` asks about.
+#[test]
+fn explain_decides_a_nested_types_reads_outside_the_workspace_as_serve_does() {
+    let sb = Sandbox::new();
+    // Outside the workspace, under the temporary directory like the sandbox itself.
+    let other = sb.dir.path().join("other");
+    std::fs::create_dir_all(&other).unwrap();
+    let file = other.join("f");
+    std::fs::write(&file, "x\n").unwrap();
+    assert!(file.starts_with(std::env::temp_dir()), "{}", file.display());
+    let settings = sb.settings_file(&json!({
+        "agents": {
+            "lead": {"permissions": {"allow": []}},
+            "kid": {"permissionMode": "default"}
+        }
+    }));
+    let (f, dir) = (file.display().to_string(), other.display().to_string());
+    let calls = [
+        ("Read", json!({"file_path": f})),
+        ("Glob", json!({"pattern": "*", "path": dir})),
+        ("Grep", json!({"pattern": "x", "path": dir})),
+        ("Bash", json!({"command": format!("cat {f}")})),
+    ];
+
+    let mut server = sb.serve(&[
+        "--settings",
+        &settings,
+        "--permission-mode",
+        "bypassPermissions",
+        "--permission-prompt",
+        "none",
+    ]);
+    server.send(json!({"type": "agent_start", "agent_id": "L", "agent_type": "lead"}));
+    server
+        .send(json!({"type": "agent_start", "agent_id": "K", "agent_type": "kid", "parent": "L"}));
+    for (i, (tool, input)) in calls.iter().enumerate() {
+        let id = format!("c{i}");
+        server.send(
+            json!({"type": "tool_use", "id": id, "name": tool, "input": input, "agent_id": "K"}),
+        );
+        let r = server.result(&id);
+        assert_eq!(r["outcome"], "denied", "serve, {tool}: {r}");
+        assert!(
+            r["content"]
+                .as_str()
+                .is_some_and(|c| c.contains("agent type \"kid\"")),
+            "serve, {tool}: {r}"
+        );
+
+        let input = input.to_string();
+        let (code, out, err) = cli(
+            &sb,
+            "explain",
+            &[
+                "--settings",
+                &settings,
+                "--permission-mode",
+                "bypassPermissions",
+                "--agent-type",
+                "lead",
+                "--agent-type",
+                "kid",
+                tool,
+                &input,
+            ],
+        );
+        assert!(
+            out.contains("decision: ask") && out.contains("level: agent type \"kid\""),
+            "explain, {tool}: {code}\n{out}{err}"
+        );
+        assert_ne!(code, 0, "explain, {tool}: {out}{err}");
+    }
+}

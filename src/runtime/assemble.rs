@@ -185,11 +185,13 @@ pub(super) fn limits_for_hello(config: &Config, limits: &Limits) -> serde_json::
 }
 
 /// The agent types of the settings, compiled against the session's rules, in an empty table of
-/// agent scopes.
+/// agent scopes. `output_dir` is the session's output folder, whose reads need no rule at an
+/// agent type's level either: exactly the folder the session's own rules were given (None
+/// when it is not known, as for `toolrt explain` without `--output-dir`), never a stand-in.
 pub(super) fn scope_table(
     settings: &Settings,
     cwd: &Path,
-    output_dir: &Path,
+    output_dir: Option<&Path>,
     policy: &Arc<Policy>,
     warnings: &mut Vec<String>,
 ) -> Result<crate::scope::ScopeTable, StartError> {
@@ -198,7 +200,7 @@ pub(super) fn scope_table(
         cwd,
         home: &home,
         workspace: policy.workspace(),
-        output_dir: Some(output_dir),
+        output_dir,
     };
     let (types, more) = crate::scope::AgentTypes::compile(settings, &base)?;
     warnings.extend(more);

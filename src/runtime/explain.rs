@@ -87,10 +87,18 @@ pub async fn explain_as(
     let scope = if agent_types.is_empty() {
         None
     } else {
-        let out = output_dir.clone().unwrap_or_else(std::env::temp_dir);
-        // An agent type's node does not change how its calls are decided.
-        let table =
-            scope_table(&config.settings, &cwd, &out, &policy, &mut warnings)?.with_nodes(true);
+        // The same output folder as the session's rules above: a stand-in (the temporary
+        // directory) would let an agent type's own rules read every path under it without a
+        // rule, as `serve` never does. An agent type's node does not change how its calls are
+        // decided.
+        let table = scope_table(
+            &config.settings,
+            &cwd,
+            output_dir.as_deref(),
+            &policy,
+            &mut warnings,
+        )?
+        .with_nodes(true);
         Some(crate::scope::control::explain_chain(&table, agent_types))
     };
     report_warnings(config.strict_settings, &warnings)?;
