@@ -361,13 +361,11 @@ fn assert_failed_by_exit(r: &serde_json::Value, tool: &str) {
     assert!(text.ends_with("[orphan] dying with 3"), "{text}");
 }
 
-#[test]
-fn a_server_that_dies_leaving_a_child_on_its_pipes_fails_its_calls_and_its_group_is_killed() {
-    let sandbox = Sandbox::new();
-    let marks = sandbox.dir.path().to_path_buf();
+/// A session whose one server is the orphan server, connected; its calls run side by side.
+fn serve_orphans(sandbox: &Sandbox, marks: &Path) -> support::Server {
     let mut server = mcp::serve(
-        &sandbox,
-        json!({"orphans": orphan_server(&marks)}),
+        sandbox,
+        json!({"orphans": orphan_server(marks)}),
         &[
             "--permission-mode",
             "bypassPermissions",
@@ -376,6 +374,14 @@ fn a_server_that_dies_leaving_a_child_on_its_pipes_fails_its_calls_and_its_group
         ],
     );
     status_event(&mut server, "orphans", "connected");
+    server
+}
+
+#[test]
+fn a_server_that_dies_leaving_a_child_on_its_pipes_fails_its_calls_and_its_group_is_killed() {
+    let sandbox = Sandbox::new();
+    let marks = sandbox.dir.path().to_path_buf();
+    let mut server = serve_orphans(&sandbox, &marks);
     let (first, pgid, sleep) = spawn_sleep(&mut server, "spawn", false);
     let _cleanup = KillOnDrop(sleep);
     assert_eq!(pgid, first, "the server leads a group of its own");
@@ -424,17 +430,7 @@ fn a_server_that_dies_leaving_a_child_on_its_pipes_fails_its_calls_and_its_group
 fn a_server_that_dies_leaving_a_child_outside_its_group_on_its_pipes_still_fails_its_calls() {
     let sandbox = Sandbox::new();
     let marks = sandbox.dir.path().to_path_buf();
-    let mut server = mcp::serve(
-        &sandbox,
-        json!({"orphans": orphan_server(&marks)}),
-        &[
-            "--permission-mode",
-            "bypassPermissions",
-            "--max-parallel",
-            "4",
-        ],
-    );
-    status_event(&mut server, "orphans", "connected");
+    let mut server = serve_orphans(&sandbox, &marks);
     // In a session of its own, the sleep outlives the server's group: toolrt cannot end it,
     // and the calls must not wait for it.
     let (first, _, sleep) = spawn_sleep(&mut server, "spawn", true);
