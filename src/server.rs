@@ -316,7 +316,7 @@ impl Reader<'_> {
             Ok(read) => read,
             Err(e) => {
                 return self.error(format!(
-                    "not a native message, and not a {format} turn: {e}"
+                    "not a turn of the {format} format: {e}"
                 ));
             }
         };
