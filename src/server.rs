@@ -315,9 +315,7 @@ impl Reader<'_> {
         let read = match crate::formats::read_calls(format, &body) {
             Ok(read) => read,
             Err(e) => {
-                return self.error(format!(
-                    "not a turn of the {format} format: {e}"
-                ));
+                return self.error(format!("not a turn of the {format} format: {e}"));
             }
         };
         drop(body);

@@ -678,6 +678,12 @@ fn class_16_runners_option_variables_and_git_ext() {
             "GIT_CONFIG_PARAMETERS=\"'core.fsmonitor'='rm {v}'\" git status",
             "git -c protocol.ext.allow=always ls-remote 'ext::rm {v}'",
             "git clone -c protocol.ext.allow=always 'ext::touch {m}' d{m}",
+            "git -c protocol.ext.allow=always -c remote.o.url='ext::rm {v}' fetch o",
+            "git -c protocol.ext.allow=always fetch 'ext::sh -c rm% {v}'",
+            "echo rm {v} | xargs env",
+            "echo rm {v} | xargs timeout 5",
+            "su root -c 'rm {v}'",
+            "strace -qq -o '!rm {v}' true",
         ],
         ALL,
     );

@@ -111,6 +111,37 @@ fn s2_2_bash_specifiers() {
         (json!({"deny": ["Bash(rm *)"]}), BP, "Bash", bash("gpg --photo-viewer 'rm x' -k"), D),
         (json!({"allow": ["Bash(wget *)"]}), DF, "Bash", bash("wget --use-askpass=ask http://h"), Q),
         (json!({"allow": ["Bash(wget *)"]}), DF, "Bash", bash("wget -q http://h/f"), A),
+        // a runner under xargs with no command of its own runs the words from stdin
+        (json!({"deny": ["Bash(rm *)"]}), BP, "Bash", bash("echo rm x | xargs env"), Q),
+        (json!({"deny": ["Bash(rm *)"]}), BP, "Bash", bash("echo rm x | xargs timeout 5"), Q),
+        (json!({"deny": ["Bash(rm *)"]}), BP, "Bash", bash("echo rm x | xargs xargs"), Q),
+        // git -c naming an ext:: remote; ext's escapes
+        (json!({"deny": ["Bash(rm *)"]}), BP, "Bash", bash("git -c remote.o.url='ext::rm x' fetch o"), Q),
+        (json!({"deny": ["Bash(rm *)"]}), BP, "Bash", bash("git fetch 'ext::sh -c rm% x'"), D),
+        // su and runuser find their options after the user name too
+        (json!({"deny": ["Bash(rm *)"]}), BP, "Bash", bash("su root -c 'rm x'"), D),
+        (json!({"deny": ["Bash(rm *)"]}), BP, "Bash", bash("runuser -l root -c 'rm x'"), D),
+        (json!({"deny": ["Bash(rm *)"]}), BP, "Bash", bash("su root --session-command='rm x'"), D),
+        (json!({"deny": ["Bash(rm *)"]}), BP, "Bash", bash("su -s /bin/rm root x"), Q),
+        // a runner's every argument, past `|` or `!`, is a script deny rules see
+        (json!({"deny": ["Bash(rm *)"]}), BP, "Bash", bash("strace -o '!rm x' true"), D),
+        (json!({"deny": ["Bash(rm *)"]}), BP, "Bash", bash("strace -o '|rm${IFS}x' true"), Q),
+        (json!({"deny": ["Bash(rm *)"]}), BP, "Bash", bash("start-stop-daemon -S -x /bin/rm -- x"), D),
+        // a value after any letter of a cluster may be the file written
+        (json!({"allow": ["Bash(tar *)"]}), DF, "Bash", bash("tar -cvf.bashrc a"), Q),
+        (json!({"allow": ["Bash(curl *)"]}), DF, "Bash", bash("curl -so.bashrc https://h/"), Q),
+        (json!({"allow": ["Bash(curl *)"]}), DF, "Bash", bash("curl --output-dir .git/hooks -O https://h/a"), Q),
+        (json!({"allow": ["Bash(curl *)"]}), DF, "Bash", bash("curl -s https://h/"), A),
+        // recursions that follow links list what they point to
+        (json!({}), DF, "Bash", bash("ls -RL sub"), Q),
+        (json!({}), DF, "Bash", bash("find -L sub"), Q),
+        (json!({}), DF, "Bash", bash("du -aL sub"), Q),
+        (json!({}), DF, "Bash", bash("ls -R sub"), A),
+        // settings read from a file or a line of the program's own syntax
+        (json!({"allow": ["Bash(ssh *)"]}), DF, "Bash", bash("ssh -F cfg h"), Q),
+        (json!({"allow": ["Bash(wget *)"]}), DF, "Bash", bash("wget -e use_askpass=./a http://h/"), Q),
+        (json!({"allow": ["Bash(less *)"]}), DF, "Bash", bash("less --lesskey-src=k a"), Q),
+        (json!({"allow": ["Bash(ssh *)"]}), DF, "Bash", bash("ssh -p 22 h"), A),
         (json!({"allow": ["Bash(npm *)"]}), DF, "Bash", bash("npx npm i"), Q),
         (json!({"allow": ["Bash(npm *)"]}), DF, "Bash", bash("docker exec c npm i"), Q),
         // deny/ask through env, sudo, watch, xargs, command, absolute paths, quoting

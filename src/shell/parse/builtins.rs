@@ -516,6 +516,12 @@ impl Walker {
         if let Some(h) = &g.hidden {
             cmd.hide(h.clone());
         }
+        // `-c remote.X.url=ext::CMD`, `-c url.ext::CMD.insteadOf=…`: a transport that runs a
+        // command, in git's own escaping.
+        if g.configs.iter().any(|c| c.text.contains("ext::")) {
+            cmd.prefix_forbidden = true;
+            cmd.hide("git -c names an ext:: remote, which runs a command");
+        }
         let (view, scripts) = git::normalised(args, &g);
         if let Some(v) = view
             && !cmd.deny_views.contains(&v)

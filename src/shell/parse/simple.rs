@@ -572,6 +572,17 @@ impl Walker {
                 self.value_as_command(name, value, cmd);
             }
         }
+        // Under `xargs` without `-I`, a runner given no command of its own (`xargs env`,
+        // `xargs timeout 5`, `xargs xargs`) runs the words from stdin as one.
+        let no_command = peeled.inner.iter().all(|i| matches!(i, Inner::Nothing))
+            || (prog == "xargs"
+                && peeled.inner.iter().any(|i| {
+                    matches!(i, Inner::Split(built, rest)
+                        if *rest == words.len() - 1 && built.len() == 1 && built[0].text == "echo")
+                }));
+        if matches!(ctx.stdin_args, Some(None)) && no_command {
+            cmd.hide(format!("xargs hands {prog} its command from stdin"));
+        }
         let stdin_args = peeled.stdin_args.clone().or_else(|| ctx.stdin_args.clone());
         for (k, inner) in peeled.inner.iter().enumerate() {
             let child = Ctx {

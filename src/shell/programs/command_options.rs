@@ -42,7 +42,7 @@ fn spec(prog: &str) -> Option<Spec> {
     let spec = match prog {
         // ripgrep: --pre COMMAND runs COMMAND FILE for every file searched.
         "rg" => Spec {
-            long: &["pre"],
+            long: &["pre", "hostname-bin"],
             short: &[],
             others: &[],
             old_style: false,
@@ -93,7 +93,7 @@ fn spec(prog: &str) -> Option<Spec> {
         // OpenSSH's scp and sftp: -S PROGRAM is the ssh they run (their -o below).
         "scp" | "sftp" => Spec {
             long: &[],
-            short: &['S'],
+            short: &['S', 'D'],
             others: &[],
             old_style: false,
         },
@@ -113,7 +113,7 @@ fn spec(prog: &str) -> Option<Spec> {
         },
         // pandoc: a JSON filter is a program it runs.
         "pandoc" => Spec {
-            long: &["filter"],
+            long: &["filter", "pdf-engine"],
             short: &['F'],
             others: &[],
             old_style: false,
@@ -127,7 +127,12 @@ fn spec(prog: &str) -> Option<Spec> {
         },
         // GnuPG: the viewer of a key's photo.
         "gpg" | "gpg2" => Spec {
-            long: &["photo-viewer"],
+            long: &[
+                "photo-viewer",
+                "agent-program",
+                "dirmngr-program",
+                "keyboxd-program",
+            ],
             short: &[],
             others: &[],
             old_style: false,
@@ -137,16 +142,52 @@ fn spec(prog: &str) -> Option<Spec> {
     Some(spec)
 }
 
+/// An option that makes `prog` read settings — a file, or a line in its own syntax — that can
+/// name a command (`ssh -F FILE` with a ProxyCommand, `wget -e use_askpass=…`, `less -k`).
+fn settings_file_option(prog: &str, args: &[Word]) -> Option<String> {
+    let (long, short): (&[&str], &[char]) = match prog {
+        "ssh" | "scp" => (&[], &['F', 'I']),
+        "sftp" => (&[], &['F', 'I', 'b']),
+        "wget" => (&["execute", "config"], &['e']),
+        "less" => (&["lesskey-file", "lesskey-src", "lesskey-content"], &['k']),
+        "gpg" | "gpg2" => (&["options"], &[]),
+        _ => return None,
+    };
+    for w in args {
+        let t = w.text.as_str();
+        if t == "--" {
+            break;
+        }
+        if let Some(name) = t.strip_prefix("--") {
+            let name = name.split('=').next().unwrap_or_default();
+            if !name.is_empty() && long.iter().any(|l| l.starts_with(name)) {
+                return Some(t.to_string());
+            }
+        } else if let Some(cluster) = t.strip_prefix('-')
+            && let Some(c) = cluster.chars().find(|c| short.contains(c))
+        {
+            return Some(format!("-{c}"));
+        }
+    }
+    None
+}
+
 /// The command-running options of `prog` with `args`.
 pub(crate) fn command_options(prog: &str, args: &[Word]) -> CommandOptions {
     let mut out = CommandOptions::default();
     let spec = spec(prog);
     let others = matches!(
         prog,
-        "zip" | "ssh" | "scp" | "sftp" | "less" | "fd" | "fdfind"
+        "zip" | "ssh" | "scp" | "sftp" | "less" | "fd" | "fdfind" | "wget" | "gpg" | "gpg2"
     );
     if spec.is_none() && !others {
         return out;
+    }
+    if let Some(option) = settings_file_option(prog, args) {
+        let why =
+            format!("{prog} {option} reads settings that can run commands toolrt does not read");
+        out.runs.get_or_insert_with(|| why.clone());
+        out.hidden.get_or_insert(why);
     }
     unknown_words(&mut out, prog, args);
     if let Some(spec) = spec {
@@ -252,6 +293,14 @@ fn short_in_cluster(
     }
 }
 
+/// The command of a git `ext::` URL, its escapes undone: `% ` is a space inside an argument,
+/// `%%` a percent sign (`%s`, `%S` and `%G` stand for what git fills in).
+pub(crate) fn ext_command(url: &str) -> String {
+    url.replace("%%", "\u{0}")
+        .replace("% ", " ")
+        .replace('\u{0}', "%")
+}
+
 /// The command-running options of `git SUB` with `args` (the words after the subcommand):
 /// the programs fetch and push run on the other side of a local or ssh remote, the commands of
 /// `rebase --exec`, `difftool --extcmd`, `submodule foreach`, `bisect run`, `filter-branch`'s
@@ -262,7 +311,7 @@ pub(crate) fn git_command_options(sub: &str, args: &[Word]) -> CommandOptions {
     // lets it, which configuration or `-c` may), wherever a URL is taken.
     for w in args {
         if let Some(at) = w.text.find("ext::") {
-            let command = w.text[at + "ext::".len()..].to_string();
+            let command = ext_command(&w.text[at + "ext::".len()..]);
             took(
                 &mut out,
                 &format!("git {sub}"),
@@ -404,7 +453,10 @@ fn ssh_command_options(out: &mut CommandOptions, prog: &str, args: &[Word]) {
             Some((k, v)) => (k.trim(), v.trim_start_matches(['=', ' ', '\t'])),
             None => (option.trim(), ""),
         };
-        if key.eq_ignore_ascii_case("match") {
+        if ["match", "include", "pkcs11provider", "securitykeyprovider"]
+            .iter()
+            .any(|k| key.eq_ignore_ascii_case(k))
+        {
             // `Match exec "CMD"` runs CMD, in ssh's own quoting.
             took(
                 out,

@@ -166,7 +166,8 @@ const WRITERS: &[&str] = &[
 /// -out F`, `gpg -o F`): each of those words counts as a write too, which only adds checks.
 const MAY_WRITE: &[&str] = &[
     "uniq", "shuf", "iconv", "xxd", "openssl", "gpg", "tar", "unzip", "7z", "cpio", "zip", "wget",
-    "base64", "gzip", "gunzip", "bzip2", "xz", "zstd", "lz4",
+    "curl", "mktemp", "base64", "gzip", "gunzip", "pigz", "bzip2", "bunzip2", "xz", "unxz", "zstd",
+    "unzstd", "lz4",
 ];
 
 /// Options that name a file a program writes, whatever the program.
@@ -309,13 +310,20 @@ fn operand_paths(args: &[Word], skip_first: bool, cwd: &Cwd) -> Vec<Target> {
                     repo_top: false,
                 });
             } else if !t.starts_with("--") && t.len() > 2 {
-                paths.push(Target {
-                    path: t[2..].to_string(),
-                    exact: true,
-                    glob: false,
-                    cwd: cwd.clone(),
-                    repo_top: false,
-                });
+                // `-fFILE`, and in a cluster of flags the value may start after any letter
+                // (`tar -cvf.bashrc`, `curl -so.bashrc`): each tail that looks like a path.
+                for (at, _) in t.char_indices().skip(2) {
+                    let tail = &t[at..];
+                    if at == 2 || tail.contains(['.', '/']) {
+                        paths.push(Target {
+                            path: tail.to_string(),
+                            exact: true,
+                            glob: false,
+                            cwd: cwd.clone(),
+                            repo_top: false,
+                        });
+                    }
+                }
             }
             continue;
         }

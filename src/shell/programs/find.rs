@@ -108,6 +108,12 @@ pub(crate) fn find(args: &[Word], cwd: &Cwd) -> Outcome {
             _ => break,
         }
     }
+    // `-L` (or `-follow` in the expression): the walk goes wherever links in the tree point.
+    if args[..i].iter().any(|w| w.text == "-L") || args.iter().any(|w| w.text == "-follow") {
+        out.effects
+            .reads
+            .push(super::read_only::followed_links(cwd));
+    }
     let mut starts = Vec::new();
     while i < args.len() {
         let w = &args[i];

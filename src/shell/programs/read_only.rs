@@ -324,6 +324,9 @@ pub(crate) fn read_only(prog: &str, args: &[Word], cwd: &Cwd) -> Option<Outcome>
         "ls" => {
             let p = options::parse(&LS, args);
             check_words(args, &p, &p.operands, &mut out);
+            if p.has(&["-R", "--recursive"]) && p.has(&["-L", "--dereference"]) {
+                out.effects.reads.push(followed_links(cwd));
+            }
             out.effects.lists = operand_targets(args, &p.operands, cwd);
             if p.operands.is_empty() {
                 out.effects.lists.push(dot(cwd));
@@ -388,6 +391,9 @@ pub(crate) fn read_only(prog: &str, args: &[Word], cwd: &Cwd) -> Option<Outcome>
             }
             for v in p.values(&["-X", "--exclude-from"]) {
                 out.effects.reads.extend(value_target(v, cwd));
+            }
+            if p.has(&["-L", "--dereference"]) {
+                out.effects.reads.push(followed_links(cwd));
             }
             files0_from(&p, cwd, &mut out);
         }
@@ -454,7 +460,7 @@ fn sort(args: &[Word], cwd: &Cwd) -> Outcome {
 
 /// What a recursive read that follows symbolic links inside the tree (`grep -R`, `diff -r`)
 /// reads besides the tree: wherever those links point, which toolrt cannot know.
-fn followed_links(cwd: &Cwd) -> Target {
+pub(super) fn followed_links(cwd: &Cwd) -> Target {
     Target {
         path: "(files that symbolic links in the tree name)".into(),
         exact: false,

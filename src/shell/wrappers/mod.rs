@@ -119,6 +119,28 @@ const RUNNERS: &[&str] = &[
     "ncat",
     "at",
     "batch",
+    "start-stop-daemon",
+    "rlwrap",
+    "chpst",
+    "timelimit",
+    "daemonize",
+    "lckdo",
+    "mispipe",
+    "fakechroot",
+    "gosu",
+    "su-exec",
+    "setuidgid",
+    "envdir",
+    "softlimit",
+    "setlock",
+    "s6-setuidgid",
+    "dtach",
+    "abduco",
+    "nq",
+    "systemd-cat",
+    "systemd-inhibit",
+    "systemd-nspawn",
+    "run-one",
 ];
 
 /// Command runners whose options toolrt does not model: every argument that could start a
@@ -126,17 +148,22 @@ const RUNNERS: &[&str] = &[
 fn is_runner(prog: &str) -> bool {
     // The dynamic loader runs the program named by its first operand.
     RUNNERS.contains(&prog)
-        || ["ld-linux", "ld.so", "ld64.so", "ld-musl"]
+        || ["ld-linux", "ld.so", "ld64.so", "ld-musl", "qemu-"]
             .iter()
             .any(|p| prog.starts_with(p))
 }
 
-/// Words of a runner's arguments that may be a script it hands to a shell: one with a space,
-/// whole or past an option's `=`, a `|` (`strace -o '|cmd'`) or a `KIND:` address
-/// (`socat EXEC:'cmd'`).
+/// Words of a runner's arguments that may be a script it hands to a shell: every word, whole
+/// and past an option's `=` or a `KIND:` address (`socat EXEC:'cmd'`), with a leading `|` or
+/// `!` taken off (`strace -o '|cmd'`). A word only known when it runs is a script toolrt cannot
+/// see.
 fn runner_scripts(args: &[Word]) -> Vec<Inner> {
     let mut out = Vec::new();
-    for w in args.iter().filter(|w| w.exact) {
+    for w in args {
+        if !w.exact {
+            out.push(Inner::ScriptUnknown);
+            continue;
+        }
         let t = w.text.as_str();
         let mut parts = vec![t];
         if let Some((_, v)) = t.split_once('=') {
@@ -146,8 +173,9 @@ fn runner_scripts(args: &[Word]) -> Vec<Inner> {
             parts.push(v);
         }
         for part in parts {
-            let part = part.trim_start_matches('|').trim();
-            if part.contains(char::is_whitespace)
+            let part = part.trim_start_matches(['|', '!']).trim();
+            if !part.is_empty()
+                && !part.starts_with('-')
                 && !out
                     .iter()
                     .any(|i| matches!(i, Inner::Script(s) if s == part))
@@ -287,8 +315,8 @@ fn unmodelled(prog: &str, args: &[Word]) -> Option<Peeled> {
             out.prefix_forbidden = true;
             out.inner = plausible(args, 0);
             out.inner.extend(runner_scripts(args));
-            if matches!(p, "at" | "batch") {
-                // The job's script comes from stdin or `-f FILE`.
+            if matches!(p, "at" | "batch" | "parallel") {
+                // The job's script (parallel's commands) may come from stdin or a file.
                 out.inner.push(Inner::ScriptUnknown);
             }
             if out.inner.is_empty() {
@@ -377,16 +405,70 @@ fn inner(prog: &str, p: &Parsed, args: &[Word], cwd: &Cwd, out: &mut Peeled) -> 
             out.chdir = Some(None);
             operand(p, 1).map_or(Inner::Nothing, Inner::At)
         }
-        "su" | "runuser" => match p.values(&["-c", "--command", "--session-command"]).last() {
-            Some(v) if v.exact => Inner::Script(v.text.clone()),
-            Some(_) => Inner::ScriptUnknown,
-            None if prog == "runuser" && p.has(&["-u", "--user"]) => {
+        "su" | "runuser" => su_command(args).unwrap_or_else(|| {
+            if prog == "runuser" && p.has(&["-u", "--user"]) {
                 first.map_or(Inner::Nothing, Inner::At)
+            } else {
+                Inner::Nothing
             }
-            None => Inner::Nothing,
-        },
+        }),
         _ => Inner::Nothing,
     }
+}
+
+/// `su`/`runuser`'s command, found the way their getopt finds it — options after the user name
+/// too (`su root -c CMD`): the last `-c`/`--command`/`--session-command` script; with `-s`/
+/// `--shell` the program that runs is one toolrt does not know.
+fn su_command(args: &[Word]) -> Option<Inner> {
+    let mut found: Option<(String, bool)> = None;
+    let mut i = 0;
+    while i < args.len() {
+        let w = &args[i];
+        let t = w.text.as_str();
+        if t == "--" {
+            break;
+        }
+        let next = || {
+            args.get(i + 1)
+                .map(|n| (n.text.clone(), n.exact && w.exact))
+        };
+        if t == "-s" || t == "--shell" || t.starts_with("--shell=") {
+            return Some(Inner::ScriptUnknown);
+        }
+        if matches!(t, "--command" | "--session-command") {
+            found = next();
+            i += 2;
+            continue;
+        }
+        if let Some(v) = t
+            .strip_prefix("--command=")
+            .or_else(|| t.strip_prefix("--session-command="))
+        {
+            found = Some((v.to_string(), w.exact));
+        } else if let Some(cluster) = t.strip_prefix('-').filter(|c| !c.starts_with('-')) {
+            // A short cluster: the letters before `c` or `s` are flags (`-lc CMD`, `-fs SH`).
+            if let Some(at) = cluster.find(['c', 's']) {
+                if cluster[at..].starts_with('s') {
+                    return Some(Inner::ScriptUnknown);
+                }
+                let rest = &cluster[at + 1..];
+                if rest.is_empty() {
+                    found = next();
+                    i += 2;
+                    continue;
+                }
+                found = Some((rest.to_string(), w.exact));
+            }
+        }
+        i += 1;
+    }
+    found.map(|(text, exact)| {
+        if exact {
+            Inner::Script(text)
+        } else {
+            Inner::ScriptUnknown
+        }
+    })
 }
 
 /// `xargs`: the command (`echo` without one) gets arguments from stdin.
