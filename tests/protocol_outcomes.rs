@@ -10,6 +10,8 @@ use support::*;
 fn every_outcome_has_the_is_error_of_the_table() {
     let sb = Sandbox::new();
     sb.write("f.txt", "x\n");
+    // Never read in this session: its Edit fails validation whenever the Read of f.txt ends.
+    sb.write("g.txt", "x\n");
     let settings = sb.write(
         "s.json",
         r#"{"permissions": {"deny": ["Bash(rm *)"]},
@@ -32,7 +34,7 @@ fn every_outcome_has_the_is_error_of_the_table() {
         (
             "validation_error",
             "Edit",
-            json!({"file_path": "f.txt", "old_string": "x", "new_string": "y"}),
+            json!({"file_path": "g.txt", "old_string": "x", "new_string": "y"}),
         ),
         ("denied", "Bash", json!({"command": "rm -f f.txt"})),
         ("stopped", "Glob", json!({"pattern": "*"})),
