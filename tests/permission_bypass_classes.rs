@@ -708,3 +708,35 @@ fn class_16_xargs_words_from_stdin() {
         &["default", "acceptEdits", "dontAsk", "bypassPermissions"],
     );
 }
+
+/// Class 16, bypassPermissions lets the agent write `.git/config` like any file, so a command
+/// git would run from it is code toolrt cannot check against the deny rules; and `git clone -c`
+/// writes such configuration into the repository it makes.
+#[test]
+fn class_16_git_configuration_the_agent_wrote_in_bypass() {
+    let fx = project();
+    repo(&fx);
+    let config = fx.cwd.join(".git/config");
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.push_str("[core]\n\tfsmonitor = touch made_f\n");
+    std::fs::write(&config, text).unwrap();
+    let s = fx.settings(deny_rules());
+    let calls = vec![
+        bash("g0", "git status"),
+        bash(
+            "g1",
+            "git clone -q -c core.fsmonitor='touch made_c' . d1 && git -C d1 status",
+        ),
+    ];
+    let run = fx.run(
+        &s,
+        &["--permission-mode", "bypassPermissions"],
+        &calls,
+        "deny",
+    );
+    for (id, _, input) in &calls {
+        assert_eq!(run.outcome(id), "denied", "{input}: {}", run.content(id));
+    }
+    assert!(!fx.path("made_f").exists());
+    assert!(!fx.path("d1/made_c").exists() && !fx.path("made_c").exists());
+}

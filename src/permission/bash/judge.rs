@@ -87,7 +87,7 @@ impl Policy {
     ) -> Judged {
         let mut f = Findings::new(c);
         self.judge_words(c, &mut f);
-        let worktrees = self.judge_git(c, written_before, &mut f, site);
+        let worktrees = self.judge_git(c, mode, written_before, &mut f, site);
         self.judge_reads(c, &worktrees, &mut f, site);
         self.judge_writes(c, mode, &worktrees, &mut f, site);
         self.judge_network(c, &mut f);
@@ -151,6 +151,7 @@ impl Policy {
     fn judge_git(
         &self,
         c: &Command,
+        mode: Mode,
         written_before: &[&Target],
         f: &mut Findings,
         site: &Site<'_>,
@@ -167,7 +168,7 @@ impl Policy {
             || restrictions
             || (read_rules && (g.shows_content || c.effects.reads.iter().any(|t| t.repo_top)));
         if needs_check {
-            match self.git_check(&g.dirs, site) {
+            match self.git_check(&g.dirs, mode, site) {
                 Ok((w, files)) => {
                     worktrees = w;
                     if c.kind == Kind::ReadOnly

@@ -64,7 +64,9 @@ pub(super) struct RuleFlags {
 /// watched directories report no change and nothing had to be read again.
 #[derive(Debug, Default)]
 pub(super) struct GitChecks {
-    by_dir: std::sync::Mutex<std::collections::HashMap<PathBuf, (u64, std::sync::Arc<Check>)>>,
+    /// By directory, and by whether protected files count as trusted (not in bypassPermissions).
+    by_dir:
+        std::sync::Mutex<std::collections::HashMap<(PathBuf, bool), (u64, std::sync::Arc<Check>)>>,
 }
 
 impl Policy {

@@ -90,6 +90,7 @@ impl Policy {
     pub(super) fn git_check(
         &self,
         dirs: &Cwd,
+        mode: Mode,
         site: &Site<'_>,
     ) -> Result<(Vec<PathBuf>, Vec<PathBuf>), String> {
         if let Some(node) = site.node {
@@ -102,14 +103,17 @@ impl Policy {
         if dirs.is_empty() {
             return Err("git runs in a directory only known when it runs".into());
         }
+        // A protected file needs the user's approval to change — except in bypassPermissions,
+        // where the agent writes it as any other.
+        let protected_holds = mode != Mode::BypassPermissions;
         let trusted = |p: &Path| {
-            is_protected(p)
+            (protected_holds && is_protected(p))
                 || !(inside(p, &self.roots) || self.allow.edit_paths.first_match(p).is_some())
         };
         let mut worktrees = Vec::new();
         let mut all_files = Vec::new();
         for d in dirs {
-            match &*self.git_check_dir(&d, &trusted) {
+            match &*self.git_check_dir(&d, protected_holds, &trusted) {
                 Check::Safe { worktree, files } => {
                     worktrees.extend(worktree.iter().cloned());
                     all_files.extend(files.iter().cloned());
@@ -121,11 +125,17 @@ impl Policy {
     }
 
     /// One directory's check, from the cache while the file system has not changed there.
-    fn git_check_dir(&self, dir: &Path, trusted: &dyn Fn(&Path) -> bool) -> std::sync::Arc<Check> {
+    fn git_check_dir(
+        &self,
+        dir: &Path,
+        protected_holds: bool,
+        trusted: &dyn Fn(&Path) -> bool,
+    ) -> std::sync::Arc<Check> {
         let generation = gitconfig::generation();
+        let key = (dir.to_path_buf(), protected_holds);
         if let Some(g) = generation
             && let Ok(cache) = self.git_checks.by_dir.lock()
-            && let Some((at, check)) = cache.get(dir)
+            && let Some((at, check)) = cache.get(&key)
             && *at == g
         {
             return check.clone();
@@ -140,7 +150,7 @@ impl Policy {
             if cache.len() > 256 {
                 cache.clear();
             }
-            cache.insert(dir.to_path_buf(), (g, check.clone()));
+            cache.insert(key, (g, check.clone()));
         }
         check
     }

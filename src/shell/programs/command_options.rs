@@ -309,6 +309,28 @@ pub(crate) fn git_command_options(sub: &str, args: &[Word]) -> CommandOptions {
     let mut out = CommandOptions::default();
     // A remote `ext::CMD ARGS…` is a command git runs to talk to it (when `protocol.ext.allow`
     // lets it, which configuration or `-c` may), wherever a URL is taken.
+    // `clone -c KEY=VALUE` writes configuration into the new repository, `--template=DIR`
+    // copies hooks into it: what later git commands there run, which toolrt cannot see now.
+    if matches!(sub, "clone" | "init") {
+        for (i, w) in args.iter().enumerate() {
+            let t = w.text.as_str();
+            let option = ["--config", "--template"]
+                .into_iter()
+                .find(|o| t == *o || t.starts_with(&format!("{o}=")))
+                .or(
+                    (sub == "clone" && (t == "-c" || (t.starts_with("-c") && t.len() > 2)))
+                        .then_some("-c"),
+                );
+            if let Some(option) = option {
+                let value = args.get(i + 1).map(|n| n.text.clone()).unwrap_or_default();
+                took(
+                    &mut out,
+                    &format!("git {sub}"),
+                    (option.to_string(), Some((value, false))),
+                );
+            }
+        }
+    }
     for w in args {
         if let Some(at) = w.text.find("ext::") {
             let command = ext_command(&w.text[at + "ext::".len()..]);
