@@ -142,6 +142,12 @@ fn s2_2_bash_specifiers() {
         (json!({"allow": ["Bash(wget *)"]}), DF, "Bash", bash("wget -e use_askpass=./a http://h/"), Q),
         (json!({"allow": ["Bash(less *)"]}), DF, "Bash", bash("less --lesskey-src=k a"), Q),
         (json!({"allow": ["Bash(ssh *)"]}), DF, "Bash", bash("ssh -p 22 h"), A),
+        // a git subcommand that is not read-only may write any of its operands
+        (json!({"allow": ["Bash(git *)"]}), DF, "Bash", bash("git archive -o .bashrc HEAD"), Q),
+        (json!({"allow": ["Bash(git *)"]}), DF, "Bash", bash("git mv a .bashrc"), Q),
+        (json!({"allow": ["Bash(git *)"]}), DF, "Bash", bash("git checkout-index --prefix=.git/hooks/ -a"), Q),
+        (json!({"allow": ["Bash(git *)"]}), DF, "Bash", bash("git commit -m 'fix a bug'"), A),
+        (json!({"allow": ["Bash(git *)"]}), DF, "Bash", bash("git push origin main"), A),
         (json!({"allow": ["Bash(npm *)"]}), DF, "Bash", bash("npx npm i"), Q),
         (json!({"allow": ["Bash(npm *)"]}), DF, "Bash", bash("docker exec c npm i"), Q),
         // deny/ask through env, sudo, watch, xargs, command, absolute paths, quoting

@@ -571,10 +571,12 @@ impl Walker {
                 if ctx.on_chain {
                     cmd.kind = Kind::Other;
                 }
-                // Other subcommands: every operand may be a file it reads, `--output=F` a
-                // file it writes.
-                cmd.effects
-                    .extend(programs::deny_effects("git", &args[sub..], &dirs));
+                // Other subcommands: every operand and option value may be a file it reads or
+                // writes (`git archive -o F`, `git mv a F`, `git checkout-index --prefix=D`,
+                // `git config -f F`, `git worktree add D`), `--output=F` a file it writes.
+                let mut fx = programs::deny_effects("git", &args[sub..], &dirs);
+                fx.writes.extend(fx.reads.iter().cloned());
+                cmd.effects.extend(fx);
             }
         }
     }
