@@ -60,13 +60,16 @@ pub(super) struct RuleFlags {
     bash_rules: bool,
 }
 
+/// A directory, and whether protected files count as trusted there (not in
+/// bypassPermissions).
+type GitCheckKey = (PathBuf, bool);
+
 /// A Bash decision's cached git configuration check for one directory: valid while the
 /// watched directories report no change and nothing had to be read again.
 #[derive(Debug, Default)]
 pub(super) struct GitChecks {
-    /// By directory, and by whether protected files count as trusted (not in bypassPermissions).
-    by_dir:
-        std::sync::Mutex<std::collections::HashMap<(PathBuf, bool), (u64, std::sync::Arc<Check>)>>,
+    /// The check of each key, with the watch generation it was made at.
+    by_dir: std::sync::Mutex<std::collections::HashMap<GitCheckKey, (u64, std::sync::Arc<Check>)>>,
 }
 
 impl Policy {
