@@ -159,6 +159,42 @@ pub struct Access<'a> {
     pub allowed_by_default: bool,
 }
 
+impl<'a> Access<'a> {
+    /// A tool acting on the one file named in `field` (Read's, Write's, Edit's): a call
+    /// without the field has no path.
+    pub const fn file(field: &'a str, read_only: bool) -> Self {
+        Self {
+            subject: Subject::Path {
+                field,
+                read_only,
+                default_cwd: false,
+            },
+            allowed_by_default: false,
+        }
+    }
+
+    /// A search that only reads, under the folder named in `field` or, without it, the
+    /// working directory (Glob's, Grep's).
+    pub const fn search(field: &'a str) -> Self {
+        Self {
+            subject: Subject::Path {
+                field,
+                read_only: true,
+                default_cwd: true,
+            },
+            allowed_by_default: false,
+        }
+    }
+
+    /// A tool matched by its name only; `allowed_by_default`: its calls need no permission.
+    pub const fn by_name(allowed_by_default: bool) -> Self {
+        Self {
+            subject: Subject::Name,
+            allowed_by_default,
+        }
+    }
+}
+
 /// What an MCP client is told about a tool's effects (MCP's tool annotations: `readOnlyHint`,
 /// `destructiveHint`, `idempotentHint`, `openWorldHint`). None is "not known": MCP's defaults
 /// for an absent hint are the cautious ones (may write, may destroy, may reach the world).

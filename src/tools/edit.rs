@@ -10,7 +10,7 @@ use super::files::{FileState, number_line, target, worth_checking};
 use super::{absolutize_field, bool_field, on_blocking_pool, patch, str_field};
 use crate::call::Input;
 use crate::session::Session;
-use crate::tool::{Access, StateKey, Subject, Tool, ToolContext, ToolOutput, Verdict};
+use crate::tool::{Access, StateKey, Tool, ToolContext, ToolOutput, Verdict};
 
 const BOM: &str = "\u{FEFF}";
 
@@ -116,14 +116,7 @@ fn snippet(text: &str, first: usize, new: &str) -> String {
 #[async_trait]
 impl Tool for Edit {
     fn access(&self) -> Access<'_> {
-        Access {
-            subject: Subject::Path {
-                field: "file_path",
-                read_only: false,
-                default_cwd: false,
-            },
-            allowed_by_default: false,
-        }
+        Access::file("file_path", false)
     }
 
     fn name(&self) -> &str {

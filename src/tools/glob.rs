@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use super::{absolutize_field, str_field};
 use crate::call::Input;
 use crate::session::Session;
-use crate::tool::{Access, Subject, Tool, ToolContext, ToolOutput};
+use crate::tool::{Access, Tool, ToolContext, ToolOutput};
 
 /// At most this many paths are returned.
 pub(crate) const MAX_RESULTS: usize = 100;
@@ -23,14 +23,7 @@ pub(crate) struct Glob;
 #[async_trait]
 impl Tool for Glob {
     fn access(&self) -> Access<'_> {
-        Access {
-            subject: Subject::Path {
-                field: "path",
-                read_only: true,
-                default_cwd: true,
-            },
-            allowed_by_default: false,
-        }
+        Access::search("path")
     }
 
     fn name(&self) -> &str {

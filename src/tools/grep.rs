@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 use super::{absolutize_field, bool_field, str_field, u64_field};
 use crate::call::Input;
 use crate::session::Session;
-use crate::tool::{Access, StateKey, Subject, Tool, ToolContext, ToolOutput, Verdict};
+use crate::tool::{Access, StateKey, Tool, ToolContext, ToolOutput, Verdict};
 
 /// Without `head_limit`, at most this many output lines are collected (the output budget then
 /// shapes what the model sees).
@@ -118,14 +118,7 @@ impl Request {
 #[async_trait]
 impl Tool for Grep {
     fn access(&self) -> Access<'_> {
-        Access {
-            subject: Subject::Path {
-                field: "path",
-                read_only: true,
-                default_cwd: true,
-            },
-            allowed_by_default: false,
-        }
+        Access::search("path")
     }
 
     fn name(&self) -> &str {

@@ -12,7 +12,7 @@ use super::files::{FileState, number_line};
 use super::{absolutize_field, on_blocking_pool, str_field, u64_field};
 use crate::call::Input;
 use crate::session::Session;
-use crate::tool::{Access, Subject, Tool, ToolContext, ToolOutput};
+use crate::tool::{Access, Tool, ToolContext, ToolOutput};
 
 /// Lines returned when no `limit` is given.
 pub(crate) const DEFAULT_LINES: usize = 2_000;
@@ -52,14 +52,7 @@ impl Read {
 #[async_trait]
 impl Tool for Read {
     fn access(&self) -> Access<'_> {
-        Access {
-            subject: Subject::Path {
-                field: "file_path",
-                read_only: true,
-                default_cwd: false,
-            },
-            allowed_by_default: false,
-        }
+        Access::file("file_path", true)
     }
 
     fn name(&self) -> &str {

@@ -12,7 +12,7 @@ use super::background::{TaskStatus, Tasks, find_task, read_windows};
 use super::{bool_field, u64_field};
 use crate::call::Input;
 use crate::session::Session;
-use crate::tool::{Access, FullOutput, StateKey, Subject, Tool, ToolContext, ToolOutput, Verdict};
+use crate::tool::{Access, FullOutput, StateKey, Tool, ToolContext, ToolOutput, Verdict};
 
 /// Default wait when `block` is true, in milliseconds.
 const DEFAULT_WAIT_MS: u64 = 30_000;
@@ -38,10 +38,7 @@ impl TaskOutput {
 #[async_trait]
 impl Tool for TaskOutput {
     fn access(&self) -> Access<'_> {
-        Access {
-            subject: Subject::Name,
-            allowed_by_default: true,
-        }
+        Access::by_name(true)
     }
 
     fn name(&self) -> &str {

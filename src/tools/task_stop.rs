@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use super::background::{TaskStatus, Tasks, find_task};
 use crate::call::Input;
 use crate::session::Session;
-use crate::tool::{Access, StateKey, Subject, Tool, ToolContext, ToolOutput, Verdict};
+use crate::tool::{Access, StateKey, Tool, ToolContext, ToolOutput, Verdict};
 
 /// The `TaskStop` tool.
 #[derive(Debug)]
@@ -29,10 +29,7 @@ impl TaskStop {
 #[async_trait]
 impl Tool for TaskStop {
     fn access(&self) -> Access<'_> {
-        Access {
-            subject: Subject::Name,
-            allowed_by_default: true,
-        }
+        Access::by_name(true)
     }
 
     fn name(&self) -> &str {

@@ -11,7 +11,7 @@ use super::files::{FileState, prior_text, target, worth_checking};
 use super::{absolutize_field, on_blocking_pool, patch, str_field};
 use crate::call::Input;
 use crate::session::Session;
-use crate::tool::{Access, StateKey, Subject, Tool, ToolContext, ToolOutput, Verdict};
+use crate::tool::{Access, StateKey, Tool, ToolContext, ToolOutput, Verdict};
 
 /// The `Write` tool.
 #[derive(Debug)]
@@ -29,14 +29,7 @@ impl Write {
 #[async_trait]
 impl Tool for Write {
     fn access(&self) -> Access<'_> {
-        Access {
-            subject: Subject::Path {
-                field: "file_path",
-                read_only: false,
-                default_cwd: false,
-            },
-            allowed_by_default: false,
-        }
+        Access::file("file_path", false)
     }
 
     fn name(&self) -> &str {
