@@ -222,18 +222,15 @@ fn edit_file(files: &FileState, input: &Input, ctx: &ToolContext) -> ToolOutput 
         Err(super::file_bytes::FileError::NotFound(_)) => None,
         Err(e) => return ToolOutput::failed(e.to_string()),
     };
+    let commit = |bytes: &[u8]| {
+        let dir = &ctx.session.output_dir;
+        files.commit(ctx.state, &ctx.tool_use_id, &path, bytes, dir, decided)
+    };
     let Some(bytes) = bytes else {
         if !old.is_empty() {
             return ToolOutput::failed(format!("File does not exist: {}.", path.display()));
         }
-        return match files.commit(
-            ctx.state,
-            &ctx.tool_use_id,
-            &path,
-            new.as_bytes(),
-            &ctx.session.output_dir,
-            ctx.decided_paths.as_deref(),
-        ) {
+        return match commit(new.as_bytes()) {
             Ok(()) => ToolOutput::success(format!("Created {}.", path.display()))
                 .with_response(describe.then(|| change.response("", new))),
             Err(e) => ToolOutput::failed(e),
@@ -263,14 +260,7 @@ fn edit_file(files: &FileState, input: &Input, ctx: &ToolContext) -> ToolOutput 
             ));
         }
         let out = format!("{bom}{new}");
-        return match files.commit(
-            ctx.state,
-            &ctx.tool_use_id,
-            &path,
-            out.as_bytes(),
-            &ctx.session.output_dir,
-            ctx.decided_paths.as_deref(),
-        ) {
+        return match commit(out.as_bytes()) {
             Ok(()) => ToolOutput::success(format!("Updated {}.", path.display()))
                 .with_response(describe.then(|| change.response(&whole, &out))),
             Err(e) => ToolOutput::failed(e),
@@ -295,14 +285,7 @@ fn edit_file(files: &FileState, input: &Input, ctx: &ToolContext) -> ToolOutput 
         }
     };
     let out = format!("{bom}{}", edited.text);
-    if let Err(e) = files.commit(
-        ctx.state,
-        &ctx.tool_use_id,
-        &path,
-        out.as_bytes(),
-        &ctx.session.output_dir,
-        ctx.decided_paths.as_deref(),
-    ) {
+    if let Err(e) = commit(out.as_bytes()) {
         return ToolOutput::failed(e);
     }
     let what = if edited.count == 1 {
