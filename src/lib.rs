@@ -76,6 +76,7 @@ mod emit;
 mod execute;
 mod formats;
 mod hooks;
+mod http_client;
 mod inflight;
 mod input_shape;
 mod mcp;

@@ -16,16 +16,25 @@ const LEAVES: &[&str] = &[
     "client_waits",
     "input_shape",
     "quote",
+    "http_client",
 ];
 
 /// Modules that import only the modules listed with them.
 const ONLY: &[(&str, &[&str])] = &[
     // The tool API knows calls and the session, nothing of the pipeline or the wire.
     ("tool", &["call", "session"]),
-    // Built-in tools: the tool API, paths, processes, the shell analysis.
+    // Built-in tools: the tool API, paths, processes, the shell analysis, the HTTP client.
     (
         "tools",
-        &["call", "tool", "session", "paths", "process", "shell"],
+        &[
+            "call",
+            "tool",
+            "session",
+            "paths",
+            "process",
+            "shell",
+            "http_client",
+        ],
     ),
     // The shell analysis is shared by the permission stage and the Bash tool.
     ("shell", &["paths", "session"]),

@@ -42,23 +42,13 @@ const RESERVED: &[&str] = &[
 
 fn client() -> Result<&'static reqwest::Client, String> {
     static CLIENT: OnceLock<Result<reqwest::Client, String>> = OnceLock::new();
-    CLIENT
-        .get_or_init(|| {
-            // reqwest is built without a default crypto provider; install ring's unless the
-            // process already chose one.
-            let _ = rustls::crypto::ring::default_provider().install_default();
-            reqwest::Client::builder()
-                // A hook's answer is the response to this request, never to another URL.
-                .redirect(reqwest::redirect::Policy::none())
-                // A policy service is addressed directly, as the reference CLI does.
-                .no_proxy()
-                .connect_timeout(Duration::from_secs(10))
-                .user_agent(concat!("toolrt/", env!("CARGO_PKG_VERSION")))
-                .build()
-                .map_err(|e| format!("could not set up the HTTP client: {e}"))
-        })
-        .as_ref()
-        .map_err(Clone::clone)
+    crate::http_client::kept(&CLIENT, |b| {
+        // A hook's answer is the response to this request, never to another URL.
+        b.redirect(reqwest::redirect::Policy::none())
+            // A policy service is addressed directly, as the reference CLI does.
+            .no_proxy()
+            .connect_timeout(Duration::from_secs(10))
+    })
 }
 
 /// `$VAR` and `${VAR}` (upper-case names, as the reference CLI reads them) replaced by the

@@ -34,21 +34,11 @@ pub(crate) struct WebFetch {
 
 impl WebFetch {
     fn client(&self) -> Result<&reqwest::Client, String> {
-        self.client
-            .get_or_init(|| {
-                // reqwest is built without a default crypto provider; install ring's unless the
-                // process already chose one (then that one is used).
-                let _ = rustls::crypto::ring::default_provider().install_default();
-                reqwest::Client::builder()
-                    .redirect(reqwest::redirect::Policy::none())
-                    .timeout(TIMEOUT)
-                    .connect_timeout(Duration::from_secs(10))
-                    .user_agent(concat!("toolrt/", env!("CARGO_PKG_VERSION")))
-                    .build()
-                    .map_err(|e| format!("could not set up the HTTP client: {e}"))
-            })
-            .as_ref()
-            .map_err(Clone::clone)
+        crate::http_client::kept(&self.client, |b| {
+            b.redirect(reqwest::redirect::Policy::none())
+                .timeout(TIMEOUT)
+                .connect_timeout(Duration::from_secs(10))
+        })
     }
 }
 

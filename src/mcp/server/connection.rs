@@ -367,9 +367,7 @@ fn http_transport(
     headers: &[(String, String)],
 ) -> Result<rmcp::transport::StreamableHttpClientTransport<reqwest::Client>, String> {
     use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-    // reqwest is built without a default crypto provider; WebFetch installs the same one.
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    let client = reqwest::Client::builder()
+    let client = crate::http_client::builder()
         .no_proxy()
         .redirect(reqwest::redirect::Policy::none())
         .build()
