@@ -18,7 +18,8 @@ use toolrt::{SignalState, serve, watch_signals};
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-fn main() -> ExitCode {
+/// Logs go to stderr, at the level `TOOLRT_LOG` asks for (`warn` by default).
+fn init_logging() {
     use std::io::IsTerminal;
     // Colour codes only for a person at a terminal, and not when NO_COLOR asks for none: a log
     // file or a supervising program should get plain text.
@@ -33,6 +34,10 @@ fn main() -> ExitCode {
         .with_ansi(colour)
         .with_target(false)
         .init();
+}
+
+fn main() -> ExitCode {
+    init_logging();
     let cli = Cli::parse();
     // First, while this process has one thread: a user namespace refuses a threaded process.
     if let Command::SandboxExec {
@@ -101,66 +106,72 @@ fn main() -> ExitCode {
         toolrt::watchdog::stop();
         return code;
     }
-    let code = runtime.block_on(async {
-        let (args, input, ask): (_, Box<dyn tokio::io::AsyncBufRead + Unpin + Send>, _) =
-            match cli.command {
-                Command::Explain { .. }
-                | Command::McpServe { .. }
-                | Command::Bench(_)
-                | Command::Tools { .. }
-                | Command::SandboxExec { .. }
-                | Command::Worker(_)
-                | Command::Watchdog => {
-                    return ExitCode::from(2);
-                }
-                Command::Serve(args) => (
-                    args,
-                    Box::new(BufReader::new(stdio::stdin())),
-                    AskPolicy::Client,
-                ),
-                Command::Run { file, args } => {
-                    let input: Box<dyn tokio::io::AsyncBufRead + Unpin + Send> =
-                        if file.as_os_str() == "-" {
-                            Box::new(BufReader::new(stdio::stdin()))
-                        } else {
-                            match tokio::fs::File::open(&file).await {
-                                Ok(f) => Box::new(BufReader::new(f)),
-                                Err(e) => {
-                                    eprintln!("toolrt: {}: {e}", file.display());
-                                    return ExitCode::from(2);
-                                }
-                            }
-                        };
-                    (args, input, AskPolicy::Deny)
-                }
-            };
-        let config = match args.into_config(ask) {
-            Ok(c) => c,
-            Err(e) => {
-                eprintln!("toolrt: {e}");
-                return ExitCode::from(2);
-            }
-        };
-        let signals = watch_signals();
-        let mut abort = signals.clone();
-        tokio::select! {
-            served = serve(config, input, stdio::stdout(), signals) => match served {
-                Ok(code) => ExitCode::from(code as u8),
-                Err(e) => {
-                    eprintln!("toolrt: {e}");
-                    ExitCode::from(2)
-                }
-            },
-            // A signal after everything was cancelled: stop waiting for a client that does not
-            // read. Dropping the server kills background tasks and removes temporary files.
-            _ = abort.wait_for(|s| *s == SignalState::Abort) => ExitCode::from(130),
-        }
-    });
+    let code = runtime.block_on(serve_or_run(cli.command));
     // A read of stdin may still be parked on a blocking thread (shutdown came as a message, not
     // EOF); do not wait for it.
     runtime.shutdown_background();
     toolrt::watchdog::stop();
     code
+}
+
+/// Lines in from stdin or a file (`-` is stdin).
+type Input = Box<dyn tokio::io::AsyncBufRead + Unpin + Send>;
+
+/// `toolrt serve` (asks go to the client) and `toolrt run` (asks are denied): the protocol over
+/// stdin and stdout, or a file's lines in, until the input ends or a signal stops it.
+async fn serve_or_run(command: Command) -> ExitCode {
+    let (args, input, ask): (_, Input, _) = match command {
+        Command::Serve(args) => (
+            args,
+            Box::new(BufReader::new(stdio::stdin())),
+            AskPolicy::Client,
+        ),
+        Command::Run { file, args } => match lines_of(&file).await {
+            Ok(input) => (args, input, AskPolicy::Deny),
+            Err(e) => {
+                eprintln!("toolrt: {}: {e}", file.display());
+                return ExitCode::from(2);
+            }
+        },
+        // Handled before the runtime starts.
+        Command::Explain { .. }
+        | Command::McpServe { .. }
+        | Command::Bench(_)
+        | Command::Tools { .. }
+        | Command::SandboxExec { .. }
+        | Command::Worker(_)
+        | Command::Watchdog => return ExitCode::from(2),
+    };
+    let config = match args.into_config(ask) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("toolrt: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let signals = watch_signals();
+    let mut abort = signals.clone();
+    tokio::select! {
+        served = serve(config, input, stdio::stdout(), signals) => match served {
+            Ok(code) => ExitCode::from(code as u8),
+            Err(e) => {
+                eprintln!("toolrt: {e}");
+                ExitCode::from(2)
+            }
+        },
+        // A signal after everything was cancelled: stop waiting for a client that does not
+        // read. Dropping the server kills background tasks and removes temporary files.
+        _ = abort.wait_for(|s| *s == SignalState::Abort) => ExitCode::from(130),
+    }
+}
+
+/// The lines of `file`, or of stdin for `-`.
+async fn lines_of(file: &std::path::Path) -> std::io::Result<Input> {
+    if file.as_os_str() == "-" {
+        return Ok(Box::new(BufReader::new(stdio::stdin())));
+    }
+    let f = tokio::fs::File::open(file).await?;
+    Ok(Box::new(BufReader::new(f)))
 }
 
 /// `toolrt mcp-serve`: MCP over stdin and stdout until the client closes stdin, or over HTTP

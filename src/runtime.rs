@@ -139,6 +139,99 @@ pub struct Runtime {
     _temp_output: Option<tempfile::TempDir>,
 }
 
+/// The environment every child process gets (toolrt's own minus `toolrt.envScrub`, then the
+/// settings' `env`), and the `bash` it finds on that `PATH`.
+fn child_environment(session: &mut Session, settings: &crate::Settings) {
+    session.env_remove = crate::process::scrubbed_names(&settings.env_scrub);
+    session.env = settings
+        .env
+        .iter()
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    session.shell = crate::process::find_program("bash", &session.env_remove, &session.env);
+}
+
+/// The links to worker nodes, when the configuration names any.
+async fn start_cluster(
+    config: &Config,
+    emitter: &Emitter,
+    sandbox: &Option<Arc<crate::sandbox::Sandbox>>,
+) -> Result<Option<crate::cluster::Coordinator>, StartError> {
+    let Some(cluster) = &config.cluster else {
+        return Ok(None);
+    };
+    let events = node_event_sink(emitter.clone());
+    let started = crate::cluster::Coordinator::start(cluster, events, sandbox.clone()).await;
+    started.map(Some).map_err(StartError::Cluster)
+}
+
+/// The pipeline's options: limits and mode from the configuration and rules, each agent's own
+/// limit from its scope, the tracer, and where calls run when there are worker nodes.
+fn pipeline_options(
+    config: &Config,
+    policy: &Arc<crate::permission::Policy>,
+    scopes: Arc<crate::scope::ScopeTable>,
+    cluster: Option<&crate::cluster::Coordinator>,
+) -> Result<PipelineOptions, StartError> {
+    // Each agent's own limit: its scope's maxInFlight, narrowed along its chain.
+    let scope_limits = {
+        let table = scopes.clone();
+        Arc::new(move |agent: &str| table.resolve(agent).and_then(|s| s.max_in_flight))
+    };
+    Ok(PipelineOptions {
+        max_in_flight: config.max_in_flight,
+        mode: policy.starting_mode(),
+        ask_policy: config.ask_policy,
+        clock: config.clock.clone(),
+        scope_limits,
+        scopes,
+        tracer: start_tracer(config)?,
+        placement: cluster.map(|c| c.nodes.clone() as Arc<dyn crate::execute::Placement>),
+    })
+}
+
+/// What faces the client, over a started pipeline: client tools and the Agent tool wired to
+/// the `execute` exchange, SessionStart hooks run, and the dispatcher that admits calls.
+async fn front(
+    pipeline: Arc<Pipeline>,
+    config: &Config,
+    registry: &Arc<Registry>,
+    agent_tool: &crate::scope::agent_tool::AgentTool,
+    tool_state: &ToolState,
+) -> (Dispatcher, Arc<ClientTools>) {
+    let exchange = Exchange::new(pipeline.emitter.clone(), pipeline.client_waits().clone());
+    let exchange = Arc::new(exchange);
+    agent_tool.connect(
+        pipeline.scopes.clone(),
+        exchange.clone(),
+        pipeline.hooks.clone(),
+        pipeline.emitter.clone(),
+    );
+    let client_tools = Arc::new(ClientTools::new(registry.clone(), exchange));
+    // Before any call is accepted, as the reference runs SessionStart before the first turn.
+    pipeline
+        .hooks
+        .session_start(crate::supervisor::mode_name(pipeline.mode))
+        .await;
+    let dispatcher = Dispatcher::new(
+        pipeline,
+        Limits {
+            capacity: config.max_in_flight + config.max_queued,
+            max_parallel: config.max_parallel,
+            max_parked: config.max_parked,
+        },
+    );
+    // Before any input, so before any scope starts.
+    dispatcher
+        .pipeline()
+        .scopes
+        .listen(Arc::new(ScopeFollowers {
+            files: tool_state.clone(),
+            parked: dispatcher.parked_sweeper(),
+        }));
+    (dispatcher, client_tools)
+}
+
 impl Runtime {
     /// Builds and starts a runtime. Messages for the client arrive in the returned outbox; it
     /// ends once the runtime is shut down and every message is out. Read it steadily: a call's
@@ -189,13 +282,7 @@ impl Runtime {
                 .with_nodes(config.cluster.is_some()),
         );
 
-        session.env_remove = crate::process::scrubbed_names(&settings.env_scrub);
-        session.env = settings
-            .env
-            .iter()
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect();
-        session.shell = crate::process::find_program("bash", &session.env_remove, &session.env);
+        child_environment(&mut session, settings);
         session.guard = policy.clone();
         let limits = output_limits(settings, &mut warnings);
         let session = Arc::new(session);
@@ -205,16 +292,7 @@ impl Runtime {
         report_warnings(config.strict_settings, &warnings)?;
         let hooks = spawn_hooks(hook_config, &config, &session, &policy, &emitter).await?;
         let hello_limits = limits_for_hello(&config, &limits);
-        let cluster = match &config.cluster {
-            None => None,
-            Some(cluster) => {
-                let events = node_event_sink(emitter.clone());
-                let started =
-                    crate::cluster::Coordinator::start(cluster, events, sandbox.sandbox.clone())
-                        .await;
-                Some(started.map_err(StartError::Cluster)?)
-            }
-        };
+        let cluster = start_cluster(&config, &emitter, &sandbox.sandbox).await?;
         let registry = Arc::new(registry);
         // Weak: the registry holds the servers' tools, which hold their server.
         let weak = Arc::downgrade(&registry);
@@ -238,56 +316,14 @@ impl Runtime {
             stages,
             session.clone(),
             emitter,
-            PipelineOptions {
-                max_in_flight: config.max_in_flight,
-                mode: policy.starting_mode(),
-                ask_policy: config.ask_policy,
-                clock: config.clock.clone(),
-                // Each agent's own limit: its scope's maxInFlight, narrowed along its chain.
-                scope_limits: {
-                    let table = scopes.clone();
-                    Arc::new(move |agent: &str| table.resolve(agent).and_then(|s| s.max_in_flight))
-                },
-                scopes,
-                tracer: start_tracer(&config)?,
-                placement: (cluster.as_ref())
-                    .map(|c| c.nodes.clone() as Arc<dyn crate::execute::Placement>),
-            },
+            pipeline_options(&config, &policy, scopes, cluster.as_ref())?,
         );
         let pipeline = Arc::new(pipeline);
         if let Some(sandbox) = &sandbox.sandbox {
             sandbox.set_network_asker(network_asker(&pipeline));
         }
-        let exchange = Exchange::new(pipeline.emitter.clone(), pipeline.client_waits().clone());
-        let exchange = Arc::new(exchange);
-        agent_tool.connect(
-            pipeline.scopes.clone(),
-            exchange.clone(),
-            pipeline.hooks.clone(),
-            pipeline.emitter.clone(),
-        );
-        let client_tools = Arc::new(ClientTools::new(registry.clone(), exchange));
-        // Before any call is accepted, as the reference runs SessionStart before the first turn.
-        pipeline
-            .hooks
-            .session_start(crate::supervisor::mode_name(pipeline.mode))
-            .await;
-        let dispatcher = Dispatcher::new(
-            pipeline,
-            Limits {
-                capacity: config.max_in_flight + config.max_queued,
-                max_parallel: config.max_parallel,
-                max_parked: config.max_parked,
-            },
-        );
-        // Before any input, so before any scope starts.
-        dispatcher
-            .pipeline()
-            .scopes
-            .listen(Arc::new(ScopeFollowers {
-                files: tool_state.clone(),
-                parked: dispatcher.parked_sweeper(),
-            }));
+        let (dispatcher, client_tools) =
+            front(pipeline, &config, &registry, &agent_tool, &tool_state).await;
         Ok((
             Self {
                 dispatcher,

@@ -151,6 +151,22 @@ impl Progress {
     }
 }
 
+/// Wall time of `n` no-op calls at 16 and then at 1,000 in flight, on the latency run's driver.
+async fn throughput(
+    mut noop: pipeline::Driver,
+    n: usize,
+    next_ids: &mut impl FnMut(usize) -> u64,
+) -> Result<(std::time::Duration, std::time::Duration), String> {
+    let (c16, _) = noop
+        .closed_loop(workload::noop_line, next_ids(n), n, 16, false)
+        .await?;
+    let (c1000, _) = noop
+        .closed_loop(workload::noop_line, next_ids(n), n, 1_000, false)
+        .await?;
+    noop.shutdown().await;
+    Ok((c16, c1000))
+}
+
 /// Every measurement, in an order that keeps them from disturbing each other: memory first
 /// (a fresh runtime, before other runs leave freed heap behind that would hide its growth),
 /// then the pure decision, then the latency runs interleaved, throughput, the clocked stage
@@ -173,20 +189,14 @@ async fn measure(options: &Options) -> Result<Report, String> {
     progress.step("decide: 1,000 rules");
     let (decide, decide_cases) = decide(&ws.cwd, sizes.decide_samples)?;
 
-    let (latency, mut noop) = latency(&ws.cwd, &sizes, &progress, &mut next_ids).await?;
+    let (latency, noop) = latency(&ws.cwd, &sizes, &progress, &mut next_ids).await?;
 
     progress.step(&format!(
         "throughput: {} calls at 16 and at 1,000 in flight",
         sizes.throughput_calls
     ));
     let n = sizes.throughput_calls;
-    let (c16, _) = noop
-        .closed_loop(workload::noop_line, next_ids(n), n, 16, false)
-        .await?;
-    let (c1000, _) = noop
-        .closed_loop(workload::noop_line, next_ids(n), n, 1_000, false)
-        .await?;
-    noop.shutdown().await;
+    let (c16, c1000) = throughput(noop, n, &mut next_ids).await?;
 
     progress.step(&format!(
         "stages: {} calls timed stage by stage",

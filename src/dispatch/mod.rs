@@ -401,6 +401,58 @@ impl Dispatcher {
         Ok(())
     }
 
+    /// Refuses a whole batch whose id is still in flight.
+    fn refuse_batch(&self, batch_id: &str, calls: &[ToolCall]) {
+        let ids = calls.iter().map(|c| c.id.clone()).collect::<Vec<_>>();
+        self.pipeline.emitter.send_reply(ServerMessage::Error {
+            message: format!(
+                "duplicate batch id {batch_id:?}: a batch with this id is still in flight; this one was refused{}",
+                describe_ids(&ids)
+            ),
+            line: None,
+            code: Some("duplicate_id"),
+            ids: ids.into_iter().take(IDS_IN_ONE_ERROR).collect(),
+        });
+    }
+
+    /// Registers each call of a batch under the batch's token with its result slot; a call
+    /// whose id repeats one in the batch or in flight is refused (one error line for all).
+    fn accept_batch_calls(
+        &self,
+        batch_id: &str,
+        calls: Vec<ToolCall>,
+        batch_cancel: &CancellationToken,
+    ) -> Vec<(Pending, ToolCall)> {
+        let mut seen = HashSet::new();
+        let mut refused = Vec::new();
+        let mut accepted = Vec::with_capacity(calls.len());
+        for call in calls {
+            let id: Arc<str> = Arc::from(call.id.as_str());
+            if !seen.insert(id.clone()) {
+                refused.push(id);
+                continue;
+            }
+            let Some(entry) = self.register(&id, batch_cancel.child_token()) else {
+                refused.push(id);
+                continue;
+            };
+            let slot = ResultSlot::new(
+                id,
+                entry.seq,
+                self.pipeline.emitter.clone(),
+                self.active.clone(),
+                None,
+                call.agent_id.clone(),
+            );
+            *entry.queued.lock().unwrap_or_else(|p| p.into_inner()) = Some(slot);
+            accepted.push((Pending(entry), call));
+        }
+        if !refused.is_empty() {
+            self.refuse_duplicates(&refused, Some(batch_id));
+        }
+        accepted
+    }
+
     fn offer_batch(
         &self,
         batch_id: String,
@@ -408,16 +460,7 @@ impl Dispatcher {
         bytes: usize,
     ) -> Result<(), Unplaced> {
         if self.active.batches.contains_key(&batch_id) {
-            let ids = calls.iter().map(|c| c.id.clone()).collect::<Vec<_>>();
-            self.pipeline.emitter.send_reply(ServerMessage::Error {
-                message: format!(
-                    "duplicate batch id {batch_id:?}: a batch with this id is still in flight; this one was refused{}",
-                    describe_ids(&ids)
-                ),
-                line: None,
-                code: Some("duplicate_id"),
-                ids: ids.into_iter().take(IDS_IN_ONE_ERROR).collect(),
-            });
+            self.refuse_batch(&batch_id, &calls);
             return Ok(());
         }
         // Places for the whole batch up front, as far as capacity goes; a batch larger than
@@ -451,33 +494,7 @@ impl Dispatcher {
         if self.root.is_cancelled() {
             batch_cancel.cancel();
         }
-        let mut seen = HashSet::new();
-        let mut refused = Vec::new();
-        let mut accepted = Vec::with_capacity(calls.len());
-        for call in calls {
-            let id: Arc<str> = Arc::from(call.id.as_str());
-            if !seen.insert(id.clone()) {
-                refused.push(id);
-                continue;
-            }
-            let Some(entry) = self.register(&id, batch_cancel.child_token()) else {
-                refused.push(id);
-                continue;
-            };
-            let slot = ResultSlot::new(
-                id,
-                entry.seq,
-                self.pipeline.emitter.clone(),
-                self.active.clone(),
-                None,
-                call.agent_id.clone(),
-            );
-            *entry.queued.lock().unwrap_or_else(|p| p.into_inner()) = Some(slot);
-            accepted.push((Pending(entry), call));
-        }
-        if !refused.is_empty() {
-            self.refuse_duplicates(&refused, Some(&batch_id));
-        }
+        let accepted = self.accept_batch_calls(&batch_id, calls, &batch_cancel);
         let ids: Vec<&str> = accepted.iter().map(|(_, c)| c.id.as_str()).collect();
         if pool.is_some() {
             tracing::debug!(batch = %batch_id, calls = ids.len(), "batch admitted");
