@@ -12,6 +12,34 @@ pub(super) struct Judged {
     pub(super) read: bool,
 }
 
+impl Judged {
+    /// The part's line in an explanation: how it shows, what it comes to and what decided.
+    /// `reading`: the part only computes a value (plan mode may run it).
+    pub(super) fn into_verdict(self, c: &Command, mode: Mode, reading: bool) -> SubcommandVerdict {
+        let command = match (c.display.is_empty(), c.origin) {
+            (true, _) => "(redirection)".to_string(),
+            (false, Origin::Reading) => format!("(a value that may run) {}", c.display),
+            (false, Origin::RunBy) => format!("(run by the part before) {}", c.display),
+            (false, Origin::Script) => c.display.clone(),
+        };
+        let behavior = sub_behavior(&self.steps, mode, self.read || reading);
+        let steps = self.steps;
+        let decided_by = (steps.deny)
+            .or(steps.ask)
+            .or((steps.never).map(|(why, _)| DecidedBy::NeverAutoApproved { why }))
+            .or(steps.allow)
+            .unwrap_or(match self.why_not {
+                Some(why) => DecidedBy::NotUnderstood { why },
+                None => DecidedBy::NoRule,
+            });
+        SubcommandVerdict {
+            command,
+            behavior,
+            decided_by,
+        }
+    }
+}
+
 /// What judging one part of a command finds on the way.
 struct Findings {
     steps: Steps,

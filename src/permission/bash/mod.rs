@@ -171,31 +171,7 @@ impl Policy {
                     first_why = j.why_not.clone();
                 }
             }
-            let command = match (c.display.is_empty(), c.origin) {
-                (true, _) => "(redirection)".to_string(),
-                (false, Origin::Reading) => format!("(a value that may run) {}", c.display),
-                (false, Origin::RunBy) => format!("(run by the part before) {}", c.display),
-                (false, Origin::Script) => c.display.clone(),
-            };
-            let behavior = sub_behavior(&j.steps, mode, j.read || reading);
-            let decided_by = j
-                .steps
-                .deny
-                .or(j.steps.ask)
-                .or(j
-                    .steps
-                    .never
-                    .map(|(why, _)| DecidedBy::NeverAutoApproved { why }))
-                .or(j.steps.allow)
-                .unwrap_or(match j.why_not {
-                    Some(why) => DecidedBy::NotUnderstood { why },
-                    None => DecidedBy::NoRule,
-                });
-            verdicts.push(SubcommandVerdict {
-                command,
-                behavior,
-                decided_by,
-            });
+            verdicts.push(j.into_verdict(c, mode, reading));
         }
         if let Some(err) = &a.parse_error {
             let why = format!("the command cannot be parsed: {err}");

@@ -184,40 +184,53 @@ pub(crate) fn find(args: &[Word], cwd: &Cwd) -> Outcome {
                 ));
             }
         }
-        match t {
-            "-delete" => {
-                out.not_read_only
-                    .get_or_insert_with(|| "find -delete removes files".into());
-                removes_found(&starts, !filtered, &mut out.effects);
-            }
-            "-fprint" | "-fprint0" | "-fls" | "-fprintf" => {
-                out.not_read_only
-                    .get_or_insert_with(|| format!("find {t} writes a file"));
-                if let Some(v) = vals.first() {
-                    out.effects.writes.extend(target(v, cwd));
-                }
-            }
-            "-files0-from" => {
-                out.problem("find -files0-from reads start points from a file");
-                if let Some(v) = vals.first() {
-                    out.effects.reads.extend(target(v, cwd));
-                }
-            }
-            "-anewer" | "-cnewer" | "-newer" | "-samefile" => {
-                if let Some(v) = vals.first() {
-                    out.effects.lists.extend(target(v, cwd));
-                }
-            }
-            _ if t.starts_with("-newer") && !t.ends_with('t') => {
-                if let Some(v) = vals.first() {
-                    out.effects.lists.extend(target(v, cwd));
-                }
-            }
-            _ => {}
-        }
+        primary_effects(t, vals, &starts, filtered, cwd, &mut out);
         i += 1 + n;
     }
     out
+}
+
+/// What the primary `t` with its values `vals` does beyond listing: removes (`-delete`),
+/// writes (`-fprint`…), reads (`-files0-from`) or looks at another file (`-newer`…).
+fn primary_effects(
+    t: &str,
+    vals: &[Word],
+    starts: &[Target],
+    filtered: bool,
+    cwd: &Cwd,
+    out: &mut Outcome,
+) {
+    match t {
+        "-delete" => {
+            out.not_read_only
+                .get_or_insert_with(|| "find -delete removes files".into());
+            removes_found(starts, !filtered, &mut out.effects);
+        }
+        "-fprint" | "-fprint0" | "-fls" | "-fprintf" => {
+            out.not_read_only
+                .get_or_insert_with(|| format!("find {t} writes a file"));
+            if let Some(v) = vals.first() {
+                out.effects.writes.extend(target(v, cwd));
+            }
+        }
+        "-files0-from" => {
+            out.problem("find -files0-from reads start points from a file");
+            if let Some(v) = vals.first() {
+                out.effects.reads.extend(target(v, cwd));
+            }
+        }
+        "-anewer" | "-cnewer" | "-newer" | "-samefile" => {
+            if let Some(v) = vals.first() {
+                out.effects.lists.extend(target(v, cwd));
+            }
+        }
+        _ if t.starts_with("-newer") && !t.ends_with('t') => {
+            if let Some(v) = vals.first() {
+                out.effects.lists.extend(target(v, cwd));
+            }
+        }
+        _ => {}
+    }
 }
 
 /// What `find … -delete` (or `-exec rm {}`) may remove below `starts`: the start points
