@@ -403,6 +403,96 @@ fn no_source_file_is_over_800_lines() {
     );
 }
 
+/// The most lines a function outside tests may span, its signature and closing brace included.
+const MAX_FN_LINES: usize = 120;
+
+/// The functions of `text` (before its `#[cfg(test)]` module) longer than `MAX_FN_LINES`, as
+/// `name (N lines)`: from a line that starts a `fn` to the first `}` line at its indent.
+fn long_functions(text: &str) -> Vec<String> {
+    let lines: Vec<&str> = text.lines().collect();
+    let end = (0..lines.len())
+        .find(|&i| {
+            lines[i].starts_with("#[cfg(test)]")
+                && lines.get(i + 1).is_some_and(|next| next.contains("mod "))
+        })
+        .unwrap_or(lines.len());
+    let mut long = Vec::new();
+    for (i, line) in lines[..end].iter().enumerate() {
+        let code = line.trim_start();
+        let indent = line.len() - code.len();
+        let Some(name) = code
+            .split_once("fn ")
+            .filter(|(before, _)| {
+                before.split_whitespace().all(|w| {
+                    ["pub", "async", "const", "unsafe"].contains(&w) || w.starts_with("pub(")
+                })
+            })
+            .and_then(|(_, rest)| rest.split(['(', '<']).next())
+        else {
+            continue;
+        };
+        // A declaration without a body (a trait's) ends at `;` before any `{`.
+        let Some(open) = (i..end).find(|&j| lines[j].trim_end().ends_with(['{', ';'])) else {
+            continue;
+        };
+        if lines[open].trim_end().ends_with(';') {
+            continue;
+        }
+        let close = (open + 1..end).find(|&j| {
+            let l = lines[j];
+            l.len() > indent && l[..indent].trim().is_empty() && l[indent..].starts_with('}')
+        });
+        let span = close.map_or(end, |c| c + 1) - i;
+        if span > MAX_FN_LINES {
+            long.push(format!("{name} ({span} lines)"));
+        }
+    }
+    long
+}
+
+#[test]
+fn no_function_is_over_120_lines() {
+    let root = src();
+    let mut files = Vec::new();
+    walk(&root, &mut files);
+    let mut long: Vec<String> = files
+        .iter()
+        .flat_map(|file| {
+            let rel = file.strip_prefix(&root).unwrap().to_path_buf();
+            let found = if test_only(&rel) {
+                Vec::new()
+            } else {
+                long_functions(&std::fs::read_to_string(file).unwrap())
+            };
+            found
+                .into_iter()
+                .map(move |f| format!("src/{}: {f}", rel.display()))
+        })
+        .collect();
+    long.sort();
+    assert!(
+        long.is_empty(),
+        "over {MAX_FN_LINES} lines, split them: {}",
+        long.join(", ")
+    );
+}
+
+#[test]
+fn the_function_scanner_measures_bodies_only() {
+    let body = "    x();\n".repeat(MAX_FN_LINES);
+    let long = format!("pub(crate) async fn big(a: u8) -> u8 {{\n{body}}}\n");
+    assert_eq!(
+        long_functions(&long),
+        vec![format!("big ({} lines)", MAX_FN_LINES + 2)]
+    );
+    let short = format!("fn small() {{\n    x();\n}}\n    fn decl(&self);\n{long}");
+    assert_eq!(long_functions(&short).len(), 1);
+    let tested = format!("fn a() {{}}\n#[cfg(test)]\nmod tests {{\n{long}}}\n");
+    assert!(long_functions(&tested).is_empty());
+    // `fn` inside a line of code is no function's start.
+    assert!(long_functions(&format!("let f = |x| {{\n{body}}};\n")).is_empty());
+}
+
 #[test]
 fn test_only_files_are_told_apart() {
     for (path, exempt) in [
