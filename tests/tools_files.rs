@@ -242,3 +242,59 @@ fn rewind_to_a_call_that_changed_nothing_or_was_rewound_is_an_error_line() {
     let (_, status) = s.finish();
     assert!(status.success());
 }
+
+/// Changes of one file sent as separate calls run in parallel: none of them may be lost. Each
+/// Edit (and Write) checks, writes and records the file as one step, so a second change of the
+/// same file waits and then sees the first: every change that reports success is in the file.
+#[test]
+fn parallel_changes_of_one_file_lose_nothing() {
+    let mut s = Server::start(&[]);
+    let file = s.cwd().join("shared.txt");
+    // Several rounds: without the per-file step, a round loses an update about half the time.
+    for round in 0..6 {
+        let lines: String = (0..8).map(|i| format!("L{i}\n")).collect();
+        std::fs::write(&file, &lines).unwrap();
+        assert_outcome(
+            &s.call(
+                &format!("r{round}"),
+                "Read",
+                json!({"file_path": "shared.txt"}),
+            ),
+            "success",
+        );
+        for i in 0..8 {
+            s.send(json!({"type": "tool_use", "id": format!("e{round}-{i}"), "name": "Edit",
+                "input": {"file_path": "shared.txt", "old_string": format!("L{i}\n"), "new_string": format!("E{i}\n")}}));
+        }
+        let succeeded: Vec<usize> = (0..8)
+            .filter(|i| s.result(&format!("e{round}-{i}"))["outcome"] == "success")
+            .collect();
+        let text = std::fs::read_to_string(&file).unwrap();
+        for i in &succeeded {
+            assert!(
+                text.contains(&format!("E{i}\n")),
+                "round {round}: edit {i} reported success but the file lost it: {text:?}"
+            );
+        }
+        // The same caller's earlier changes count as seen: every Edit applies.
+        assert_eq!(succeeded.len(), 8, "round {round}: {text:?}");
+    }
+    // Writes too: each one that succeeds is what the file held right after it, and the last
+    // one to succeed is what it holds now.
+    assert_outcome(
+        &s.call("rw", "Read", json!({"file_path": "shared.txt"})),
+        "success",
+    );
+    for i in 0..6 {
+        s.send(
+            json!({"type": "tool_use", "id": format!("w{i}"), "name": "Write",
+            "input": {"file_path": "shared.txt", "content": format!("W{i}\n")}}),
+        );
+    }
+    let wrote: Vec<usize> = (0..6)
+        .filter(|i| s.result(&format!("w{i}"))["outcome"] == "success")
+        .collect();
+    assert_eq!(wrote.len(), 6, "every Write follows the one before it");
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(text.starts_with('W') && text.len() == 3, "{text:?}");
+}

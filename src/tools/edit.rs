@@ -211,6 +211,9 @@ fn edit_file(files: &FileState, input: &Input, ctx: &ToolContext) -> ToolOutput 
         new,
         replace_all,
     };
+    // Reading, the check and the write as one step for this file: no other change slips in
+    // between (a second Edit of the file waits, then sees this one's result).
+    let _file = files.lock_path(&path);
     // Regular files only, bounded as Read is: the path may have changed since validation.
     let decided = ctx.decided_paths.as_deref();
     let bytes = match super::file_bytes::read_regular_as_decided(

@@ -6,8 +6,9 @@
 //! Everything here touches the file system synchronously: the tools call it on the blocking
 //! pool ([`super::on_blocking_pool`]), never on the pipeline's thread.
 
+use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::checkpoint::{CheckpointStore, RewindError};
 use super::read_state::ReadState;
@@ -28,7 +29,14 @@ pub(crate) struct FileState {
     checkpoints: CheckpointStore,
     /// `tools.requireReadBeforeEdit`: Edit, and Write over an existing file, need a fresh read.
     require_read_before_edit: bool,
+    /// Locks by path (a path's stripe): a change's check, write and record, and a read with its
+    /// record, happen under the lock of the file's path, so two changes of one file never both
+    /// pass the check against the same content (the later one sees the earlier).
+    path_locks: Box<[Mutex<()>]>,
 }
+
+/// How many path locks a session has: changes of different files rarely share one.
+const PATH_LOCKS: usize = 256;
 
 impl FileState {
     /// State for one session; checkpoints are kept under `checkpoint_dir` (`None`: under the
@@ -38,7 +46,20 @@ impl FileState {
             read_state: ReadState::default(),
             checkpoints: CheckpointStore::new(checkpoint_dir),
             require_read_before_edit,
+            path_locks: (0..PATH_LOCKS).map(|_| Mutex::new(())).collect(),
         }
+    }
+
+    /// Holds the lock of `path`'s file (found through links when it exists, so two names of
+    /// one file share it) until the guard is dropped. Blocking: call it on the blocking pool.
+    pub(crate) fn lock_path(&self, path: &Path) -> MutexGuard<'_, ()> {
+        let file = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+        let mut h = std::hash::DefaultHasher::new();
+        file.hash(&mut h);
+        let stripe = (h.finish() % PATH_LOCKS as u64) as usize;
+        self.path_locks[stripe]
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     /// Gives an agent scope's state an empty record of what it read (at the scope's start).

@@ -91,6 +91,8 @@ impl Tool for Write {
 fn write_file(files: &FileState, input: &Input, ctx: &ToolContext) -> ToolOutput {
     let path = target(input, &ctx.session);
     let content = str_field(input, "content").unwrap_or_default();
+    // The check and the write as one step for this file: no other change slips in between.
+    let _file = files.lock_path(&path);
     let existed = path.exists();
     // Checked again here: another call may have changed the file since validation.
     if existed && let Err(e) = files.check_fresh(ctx.state, &path) {
