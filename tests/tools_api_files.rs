@@ -228,25 +228,25 @@ async fn edit_counts_occurrences_and_keeps_crlf_and_bom() {
     call(&e, "Read", "r", json!({"file_path": "w.txt"}))
         .await
         .unwrap();
-    let out = call(
+    // An old_string found twice, or not at all, is refused by validation, before the call.
+    let err = call(
         &e,
         "Edit",
         "e1",
         json!({"file_path": "w.txt", "old_string": "= 1", "new_string": "= 3"}),
     )
     .await
-    .unwrap();
-    assert_eq!(out.status, ToolStatus::Failed);
-    assert!(out.content.contains("occurs 2 times"), "{}", out.content);
-    let out = call(
+    .unwrap_err();
+    assert!(err.contains("occurs 2 times"), "{err}");
+    let err = call(
         &e,
         "Edit",
         "e2",
         json!({"file_path": "w.txt", "old_string": "nope", "new_string": "x"}),
     )
     .await
-    .unwrap();
-    assert!(out.content.contains("not found"), "{}", out.content);
+    .unwrap_err();
+    assert!(err.contains("not found"), "{err}");
     let err = call(
         &e,
         "Edit",

@@ -111,7 +111,7 @@ fn edit_reports_occurrences_and_keeps_crlf() {
         "Edit",
         json!({"file_path": "w.txt", "old_string": "= 1", "new_string": "= 2"}),
     );
-    assert_outcome(&r, "failed");
+    assert_outcome(&r, "validation_error");
     assert!(content(&r).contains("2 times"), "{r}");
     let r = s.call(
         "e2",
@@ -297,4 +297,59 @@ fn parallel_changes_of_one_file_lose_nothing() {
     assert_eq!(wrote.len(), 6, "every Write follows the one before it");
     let text = std::fs::read_to_string(&file).unwrap();
     assert!(text.starts_with('W') && text.len() == 3, "{text:?}");
+}
+
+/// An old_string that is absent, or found more than once without `replace_all`, is the call's
+/// validation error (as the reference answers it), decided on the file as it is when checked;
+/// Write and Edit do not create a file through a link that points nowhere.
+#[test]
+fn edit_match_errors_are_validation_errors_and_dangling_links_are_refused() {
+    let mut s = Server::start(&[]);
+    let cwd = s.cwd();
+    std::fs::write(cwd.join("notes.txt"), "alpha alpha\n").unwrap();
+    s.send(json!({"type": "batch", "id": "b", "calls": [
+        {"id": "r", "name": "Read", "input": {"file_path": "notes.txt"}},
+        {"id": "missing", "name": "Edit", "input": {"file_path": "notes.txt", "old_string": "beta", "new_string": "g"}},
+        {"id": "twice", "name": "Edit", "input": {"file_path": "notes.txt", "old_string": "alpha", "new_string": "g"}}
+    ]}));
+    assert_outcome(&s.result("r"), "success");
+    let r = s.result("missing");
+    assert_outcome(&r, "validation_error");
+    assert!(content(&r).contains("was not found"), "{r}");
+    let r = s.result("twice");
+    assert_outcome(&r, "validation_error");
+    assert!(content(&r).contains("occurs 2 times"), "{r}");
+    assert_eq!(
+        std::fs::read_to_string(cwd.join("notes.txt")).unwrap(),
+        "alpha alpha\n"
+    );
+
+    std::os::unix::fs::symlink("nowhere.txt", cwd.join("dangling")).unwrap();
+    let r = s.call(
+        "w",
+        "Write",
+        json!({"file_path": "dangling", "content": "via"}),
+    );
+    assert_outcome(&r, "validation_error");
+    assert!(
+        content(&r).contains("symbolic link") && content(&r).contains("nowhere.txt"),
+        "{r}"
+    );
+    let r = s.call(
+        "c",
+        "Edit",
+        json!({"file_path": "dangling", "old_string": "", "new_string": "via"}),
+    );
+    assert_outcome(&r, "validation_error");
+    assert!(!cwd.join("nowhere.txt").exists(), "nothing was created");
+    assert!(
+        std::fs::symlink_metadata(cwd.join("dangling")).is_ok(),
+        "the link is kept"
+    );
+    let r = s.call("rd", "Read", json!({"file_path": "dangling"}));
+    assert_outcome(&r, "failed");
+    assert!(
+        content(&r).contains("symbolic link") && !content(&r).contains("Did you mean"),
+        "{r}"
+    );
 }

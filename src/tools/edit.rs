@@ -6,7 +6,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use serde_json::{Value, json};
 
-use super::files::{FileState, number_line, target, worth_checking};
+use super::files::{FileState, number_line, refuse_dangling_link, target, worth_checking};
 use super::{absolutize_field, bool_field, on_blocking_pool, patch, str_field};
 use crate::call::Input;
 use crate::session::Session;
@@ -28,7 +28,7 @@ impl Edit {
 }
 
 /// Why an edit could not be applied.
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum EditError {
     /// `old_string` does not occur.
     NotFound,
@@ -54,6 +54,74 @@ fn to_crlf(s: &str) -> String {
     s.replace("\r\n", "\n").replace('\n', "\r\n")
 }
 
+impl EditError {
+    /// What the model is told, for the file at `path`.
+    fn message(&self, path: &std::path::Path) -> String {
+        match self {
+            EditError::NotFound => format!(
+                "old_string was not found in {}. It must match the file exactly, including \
+                 whitespace and indentation; Read the file again and copy the exact text.",
+                path.display()
+            ),
+            EditError::Ambiguous(n) => format!(
+                "old_string occurs {n} times in {}, but must occur exactly once. Include more \
+                 surrounding lines to make it unique, or set replace_all to true to change \
+                 all {n}.",
+                path.display()
+            ),
+        }
+    }
+}
+
+/// Whether `old` can replace as asked in the file at `path` as it is now, for validation: an
+/// old_string that is absent, or present more than once without `replace_all`, is refused
+/// before the call runs (as the reference does). A file this cannot read as text is left to
+/// the call, which explains it.
+fn check_match(
+    path: &std::path::Path,
+    old: &str,
+    replace_all: bool,
+    len: u64,
+) -> Result<(), String> {
+    if len > super::read::MAX_FILE_BYTES {
+        return Ok(());
+    }
+    let Ok(whole) = std::fs::read(path).map(String::from_utf8) else {
+        return Ok(());
+    };
+    let Ok(whole) = whole else { return Ok(()) };
+    let text = whole.strip_prefix(BOM).unwrap_or(&whole);
+    // Only the match is checked here; the replacement text does not matter for it.
+    match count_matches(text, old, replace_all) {
+        Ok(()) => Ok(()),
+        Err(e) => Err(e.message(path)),
+    }
+}
+
+/// Whether most lines of `text` end in CRLF.
+fn crlf_file(text: &str) -> bool {
+    let crlf_lines = text.matches("\r\n").count();
+    let lf_lines = text.matches('\n').count();
+    crlf_lines > 0 && crlf_lines * 2 >= lf_lines
+}
+
+/// What [`apply_edit`] would find for `old` in `text`, without making the new text.
+fn count_matches(text: &str, old: &str, replace_all: bool) -> Result<(), EditError> {
+    let converted = crlf_file(text).then(|| to_crlf(old));
+    for old in converted.iter().map(String::as_str).chain([old]) {
+        if old.is_empty() {
+            continue;
+        }
+        match text.matches(old).count() {
+            0 => {}
+            1 => return Ok(()),
+            _ if replace_all => return Ok(()),
+            n => return Err(EditError::Ambiguous(n)),
+        }
+    }
+    Err(EditError::NotFound)
+}
+
 /// Replaces `old` by `new` in `text`: exactly one occurrence unless `replace_all`. In a file
 /// whose lines end in CRLF, `old` and `new` written with LF are converted to CRLF first, so the
 /// file keeps its line endings; if the converted `old` is absent, it is matched as given.
@@ -63,10 +131,7 @@ pub(crate) fn apply_edit(
     new: &str,
     replace_all: bool,
 ) -> Result<Edited, EditError> {
-    let crlf_lines = text.matches("\r\n").count();
-    let lf_lines = text.matches('\n').count();
-    let crlf_file = crlf_lines > 0 && crlf_lines * 2 >= lf_lines;
-    let candidates: Vec<(String, String)> = if crlf_file {
+    let candidates: Vec<(String, String)> = if crlf_file(text) {
         vec![
             (to_crlf(old), to_crlf(new)),
             (old.to_string(), new.to_string()),
@@ -153,12 +218,16 @@ impl Tool for Edit {
         let old = str_field(input, "old_string").unwrap_or_default();
         let new = str_field(input, "new_string").unwrap_or_default();
         let (same, creates) = (old == new, old.is_empty());
+        let old = old.to_string();
+        let replace_all = bool_field(input, "replace_all", false);
         let path = target(input, session);
         let (files, guard) = (self.files.clone(), session.guard.clone());
         Verdict::Later(Box::pin(on_blocking_pool(move || {
             if !worth_checking(&path, &*guard) {
                 return Ok(());
             }
+            // A change of the file running now is not seen half done.
+            let _file = files.lock_path(&path);
             if same {
                 return Err(
                     "old_string and new_string are the same, so there is nothing to change. \
@@ -167,7 +236,7 @@ impl Tool for Edit {
                 );
             }
             match std::fs::metadata(&path) {
-                Err(_) if creates => Ok(()),
+                Err(_) if creates => refuse_dangling_link(&path),
                 Err(_) => Err(format!(
                     "File does not exist: {}. Check the path (Glob can find it), or create the \
                      file with Write.",
@@ -185,7 +254,10 @@ impl Tool for Edit {
                      Write to replace the whole file.",
                     path.display()
                 )),
-                Ok(_) => files.check_fresh(state, &path),
+                Ok(m) => {
+                    files.check_fresh(state, &path)?;
+                    check_match(&path, &old, replace_all, m.len())
+                }
             }
         })))
     }
@@ -233,6 +305,9 @@ fn edit_file(files: &FileState, input: &Input, ctx: &ToolContext) -> ToolOutput 
         if !old.is_empty() {
             return ToolOutput::failed(format!("File does not exist: {}.", path.display()));
         }
+        if let Err(e) = refuse_dangling_link(&path) {
+            return ToolOutput::failed(e);
+        }
         return match commit(new.as_bytes()) {
             Ok(()) => ToolOutput::success(format!("Created {}.", path.display()))
                 .with_response(describe.then(|| change.response("", new))),
@@ -271,21 +346,7 @@ fn edit_file(files: &FileState, input: &Input, ctx: &ToolContext) -> ToolOutput 
     }
     let edited = match apply_edit(text, old, new, replace_all) {
         Ok(e) => e,
-        Err(EditError::NotFound) => {
-            return ToolOutput::failed(format!(
-                "old_string was not found in {}. It must match the file exactly, including \
-                 whitespace and indentation; Read the file again and copy the exact text.",
-                path.display()
-            ));
-        }
-        Err(EditError::Ambiguous(n)) => {
-            return ToolOutput::failed(format!(
-                "old_string occurs {n} times in {}, but must occur exactly once. Include more \
-                 surrounding lines to make it unique, or set replace_all to true to change \
-                 all {n}.",
-                path.display()
-            ));
-        }
+        Err(e) => return ToolOutput::failed(e.message(&path)),
     };
     let out = format!("{bom}{}", edited.text);
     if let Err(e) = commit(out.as_bytes()) {
@@ -370,6 +431,12 @@ mod tests {
             ),
         ];
         for (text, old, new, all, want) in cases {
+            // Validation's count finds what the edit finds.
+            assert_eq!(
+                count_matches(text, old, *all).err(),
+                want.as_ref().err().cloned(),
+                "{text:?} {old:?}"
+            );
             let got = apply_edit(text, old, new, *all).map(|e| e.text);
             match want {
                 Ok(w) => assert_eq!(got.as_deref(), Ok(*w), "{text:?} {old:?}"),

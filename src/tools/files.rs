@@ -140,6 +140,35 @@ impl FileState {
     }
 }
 
+/// A path that is a symbolic link to nothing: the message naming where it points (resolved
+/// against the link's folder when relative); `None` for any other path.
+pub(crate) fn dangling_link(path: &Path) -> Option<String> {
+    let link = std::fs::symlink_metadata(path).ok()?;
+    if !link.file_type().is_symlink() || std::fs::metadata(path).is_ok() {
+        return None;
+    }
+    let to = std::fs::read_link(path).ok()?;
+    let to = match path.parent() {
+        Some(dir) if to.is_relative() => dir.join(&to),
+        _ => to,
+    };
+    Some(format!(
+        "{} is a symbolic link to {}, which does not exist",
+        path.display(),
+        to.display()
+    ))
+}
+
+/// Write and Edit do not create a file through a dangling link: the file would appear where
+/// the link points, under the link's name in the result, and a rewind would remove the link
+/// rather than the file. The model is told where the link points, to write there instead.
+pub(crate) fn refuse_dangling_link(path: &Path) -> Result<(), String> {
+    match dangling_link(path) {
+        Some(what) => Err(format!("{what}; write to the link's target path instead")),
+        None => Ok(()),
+    }
+}
+
 /// The absolute path of a file tool's `file_path`.
 pub(crate) fn target(input: &Input, session: &Session) -> PathBuf {
     crate::paths::absolutize(

@@ -108,6 +108,9 @@ fn read_file(files: &FileState, input: &Input, ctx: &ToolContext) -> ToolOutput 
     let meta = match std::fs::metadata(&path) {
         Ok(m) => m,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            if let Some(what) = super::files::dangling_link(&path) {
+                return ToolOutput::failed(format!("{what}: there is nothing to read."));
+            }
             return ToolOutput::failed(missing_file_message(&path, &ctx.session.cwd));
         }
         Err(e) => return ToolOutput::failed(format!("cannot read {}: {e}", path.display())),

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use serde_json::{Value, json};
 
-use super::files::{FileState, prior_text, target, worth_checking};
+use super::files::{FileState, prior_text, refuse_dangling_link, target, worth_checking};
 use super::{absolutize_field, on_blocking_pool, patch, str_field};
 use crate::call::Input;
 use crate::session::Session;
@@ -65,6 +65,8 @@ impl Tool for Write {
             if !worth_checking(&path, &*guard) {
                 return Ok(());
             }
+            // A change of the file running now is not seen half done.
+            let _file = files.lock_path(&path);
             match std::fs::metadata(&path) {
                 Ok(m) if m.is_dir() => Err(format!(
                     "{} is a directory; give the path of a file to write",
@@ -74,7 +76,7 @@ impl Tool for Write {
                     Err(super::file_bytes::FileError::NotRegular(path).to_string())
                 }
                 Ok(_) => files.check_fresh(state, &path),
-                Err(_) => Ok(()),
+                Err(_) => refuse_dangling_link(&path),
             }
         })))
     }
@@ -95,7 +97,12 @@ fn write_file(files: &FileState, input: &Input, ctx: &ToolContext) -> ToolOutput
     let _file = files.lock_path(&path);
     let existed = path.exists();
     // Checked again here: another call may have changed the file since validation.
-    if existed && let Err(e) = files.check_fresh(ctx.state, &path) {
+    let fresh = if existed {
+        files.check_fresh(ctx.state, &path)
+    } else {
+        refuse_dangling_link(&path)
+    };
+    if let Err(e) = fresh {
         return ToolOutput::failed(e);
     }
     // What the file held, for the hooks' description of the change.
