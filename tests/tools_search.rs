@@ -158,3 +158,34 @@ fn an_absolute_glob_pattern_is_judged_on_the_folder_it_searches() {
     assert!(r["content"].as_str().unwrap().contains("in.txt"));
     server.finish();
 }
+
+/// `glob` may list several globs separated by commas (as the reference splits it), and
+/// `context` is `-C` by its other name.
+#[test]
+fn glob_lists_with_commas_and_context_alias() {
+    let mut s = Server::start(&[]);
+    let cwd = s.cwd();
+    std::fs::create_dir(cwd.join("sub")).unwrap();
+    std::fs::write(cwd.join("a.txt"), "before\nalpha\nafter\n").unwrap();
+    std::fs::write(cwd.join("sub/b.py"), "alpha\n").unwrap();
+    std::fs::write(cwd.join("c.md"), "alpha\n").unwrap();
+    let r = s.call(
+        "g",
+        "Grep",
+        json!({"pattern": "alpha", "glob": "*.txt,*.py"}),
+    );
+    assert_outcome(&r, "success");
+    let text = content(&r);
+    assert!(text.starts_with("Found 2 files"), "{text}");
+    assert!(
+        text.contains("a.txt") && text.contains("b.py") && !text.contains("c.md"),
+        "{text}"
+    );
+    let r = s.call(
+        "c",
+        "Grep",
+        json!({"pattern": "alpha", "glob": "a.txt", "output_mode": "content", "context": 1}),
+    );
+    let text = content(&r);
+    assert!(text.contains("before") && text.contains("after"), "{text}");
+}

@@ -49,7 +49,7 @@ pub(crate) struct Request {
     pub pattern: String,
     /// File or folder to search.
     pub path: PathBuf,
-    /// Only files matching this glob (whitespace-separated globs are several).
+    /// Only files matching this glob (several, separated by whitespace or commas: [`glob_patterns`]).
     pub glob: Option<String>,
     /// Only files of this ripgrep type (`rust`, `py`, …).
     pub file_type: Option<String>,
@@ -84,7 +84,8 @@ pub(crate) struct Searched {
 impl Request {
     fn from_input(input: &Input, session: &Session) -> Self {
         let lines = |key: &str| u64_field(input, key).map(|v| (v as usize).min(MAX_CONTEXT));
-        let context = lines("-C").unwrap_or(0);
+        // `context` is the reference's other name for `-C`.
+        let context = lines("-C").or_else(|| lines("context")).unwrap_or(0);
         let mode = match str_field(input, "output_mode") {
             Some("content") => Mode::Content,
             Some("count") => Mode::Count,
@@ -140,7 +141,7 @@ impl Tool for Grep {
             "properties": {
                 "pattern": {"type": "string", "maxLength": limits::PATTERN_CHARS, "description": "Regular expression"},
                 "path": {"type": "string", "maxLength": limits::PATH_CHARS, "description": "File or folder to search (default: the working directory)"},
-                "glob": {"type": "string", "maxLength": limits::PATTERN_CHARS, "description": "Only files matching this glob"},
+                "glob": {"type": "string", "maxLength": limits::PATTERN_CHARS, "description": "Only files matching this glob; several separated by spaces or commas"},
                 "type": {"type": "string", "maxLength": limits::NAME_CHARS, "description": "Only files of this type (rust, py, js, …)"},
                 "output_mode": {"type": "string", "enum": ["files_with_matches", "content", "count"]},
                 "-i": {"type": "boolean", "description": "Case-insensitive"},
@@ -148,6 +149,7 @@ impl Tool for Grep {
                 "-A": {"type": "integer", "minimum": 0, "description": "Lines of context after each match"},
                 "-B": {"type": "integer", "minimum": 0, "description": "Lines of context before each match"},
                 "-C": {"type": "integer", "minimum": 0, "description": "Lines of context around each match"},
+                "context": {"type": "integer", "minimum": 0, "description": "The same as -C"},
                 "multiline": {"type": "boolean", "description": "Let patterns span lines"},
                 "head_limit": {"type": "integer", "minimum": 0, "description": "Return only the first N entries"}
             },
@@ -314,7 +316,7 @@ pub(crate) fn search(
         .filter_entry(|e| e.file_name() != ".git");
     if let Some(glob) = &req.glob {
         let mut ob = ignore::overrides::OverrideBuilder::new(&req.path);
-        for g in glob.split_whitespace() {
+        for g in glob_patterns(glob) {
             ob.add(g).map_err(|e| format!("invalid glob {g:?}: {e}"))?;
         }
         walk.overrides(
@@ -545,8 +547,30 @@ fn format_text(
     }
 }
 
+/// The globs of Grep's `glob`, as the reference splits it: at whitespace, then each word at
+/// commas unless it holds a `{…}` alternative (`*.{ts,tsx}` stays one glob); empty ones dropped.
+fn glob_patterns(glob: &str) -> Vec<&str> {
+    glob.split_whitespace()
+        .flat_map(|word| {
+            if word.contains('{') && word.contains('}') {
+                vec![word]
+            } else {
+                word.split(',').filter(|g| !g.is_empty()).collect()
+            }
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn glob_lists_split_at_whitespace_and_commas_but_not_inside_braces() {
+        assert_eq!(glob_patterns("*.txt,*.py"), ["*.txt", "*.py"]);
+        assert_eq!(glob_patterns(" *.rs  src/*.md,, "), ["*.rs", "src/*.md"]);
+        assert_eq!(glob_patterns("*.{ts,tsx} *.js"), ["*.{ts,tsx}", "*.js"]);
+        assert!(glob_patterns(" , ").is_empty());
+    }
     use super::*;
 
     fn req(root: &Path, pattern: &str, mode: Mode) -> Request {
