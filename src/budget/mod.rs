@@ -194,12 +194,13 @@ fn with_attachments(content: &str, att: &Attachments) -> String {
     )
 }
 
-/// The character limit that applies to this output: failures get the smaller error budget.
+/// The character limit that applies to this output: a success's limit is its tool's, a
+/// failure's the error budget (`limits.error_chars`), whatever its tool's success limit is.
 fn char_limit(output: &ToolOutput, success_limit: usize, limits: &Limits) -> usize {
     if output.status == ToolStatus::Success {
         success_limit
     } else {
-        limits.error_chars.min(success_limit)
+        limits.error_chars
     }
 }
 
@@ -491,6 +492,18 @@ mod tests {
         assert!(matches!(
             plan(&out, BudgetClass::Other, &limits()),
             Plan::Inline
+        ));
+    }
+
+    #[test]
+    fn a_failure_has_the_error_budget_whatever_its_tools_success_limit() {
+        // A success limit below the error budget does not cut failures sooner.
+        let out = ToolOutput::failed("e".repeat(40));
+        assert!(matches!(plan_within(&out, 10, &limits()), Plan::Inline));
+        let out = ToolOutput::failed("e".repeat(41));
+        assert!(matches!(
+            plan_within(&out, 10, &limits()),
+            Plan::External { .. }
         ));
     }
 
