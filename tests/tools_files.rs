@@ -324,6 +324,18 @@ fn edit_match_errors_are_validation_errors_and_dangling_links_are_refused() {
         "alpha alpha\n"
     );
 
+    // A path that cannot be a file (a folder on the way is a file) is refused as such.
+    let r = s.call(
+        "wf",
+        "Write",
+        json!({"file_path": "notes.txt/sub", "content": "x"}),
+    );
+    assert_outcome(&r, "validation_error");
+    assert!(
+        content(&r).contains("cannot write") && !content(&r).contains("checkpoint"),
+        "{r}"
+    );
+
     std::os::unix::fs::symlink("nowhere.txt", cwd.join("dangling")).unwrap();
     let r = s.call(
         "w",

@@ -76,7 +76,10 @@ impl Tool for Write {
                     Err(super::file_bytes::FileError::NotRegular(path).to_string())
                 }
                 Ok(_) => files.check_fresh(state, &path),
-                Err(_) => refuse_dangling_link(&path),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => refuse_dangling_link(&path),
+                // A folder on the way that is a file, a name too long, a loop of links: the
+                // path itself cannot be written.
+                Err(e) => Err(format!("cannot write {}: {e}", path.display())),
             }
         })))
     }
