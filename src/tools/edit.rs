@@ -78,6 +78,7 @@ impl EditError {
 /// before the call runs (as the reference does). A file this cannot read as text is left to
 /// the call, which explains it.
 fn check_match(
+    files: &FileState,
     path: &std::path::Path,
     old: &str,
     replace_all: bool,
@@ -86,6 +87,7 @@ fn check_match(
     if len > super::read::MAX_FILE_BYTES {
         return Ok(());
     }
+    let _turn = files.large_read_turn(len);
     let Ok(whole) = std::fs::read(path).map(String::from_utf8) else {
         return Ok(());
     };
@@ -256,7 +258,7 @@ impl Tool for Edit {
                 )),
                 Ok(m) => {
                     files.check_fresh(state, &path)?;
-                    check_match(&path, &old, replace_all, m.len())
+                    check_match(&files, &path, &old, replace_all, m.len())
                 }
             }
         })))
@@ -286,6 +288,8 @@ fn edit_file(files: &FileState, input: &Input, ctx: &ToolContext) -> ToolOutput 
     // Reading, the check and the write as one step for this file: no other change slips in
     // between (a second Edit of the file waits, then sees this one's result).
     let _file = files.lock_path(&path);
+    let size = std::fs::metadata(&path).map_or(0, |m| m.len());
+    let _turn = files.large_read_turn(size);
     // Regular files only, bounded as Read is: the path may have changed since validation.
     let decided = ctx.decided_paths.as_deref();
     let bytes = match super::file_bytes::read_regular_as_decided(

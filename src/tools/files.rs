@@ -33,7 +33,14 @@ pub(crate) struct FileState {
     /// record, happen under the lock of the file's path, so two changes of one file never both
     /// pass the check against the same content (the later one sees the earlier).
     path_locks: Box<[Mutex<()>]>,
+    /// Held while a file over [`LARGE_FILE_BYTES`] is read whole into memory (Read, Edit):
+    /// one at a time, so parallel calls cannot hold many such files at once.
+    large_read: Mutex<()>,
 }
+
+/// Files larger than this are read whole one at a time (each may cost a few times its size in
+/// memory while it is decoded and changed).
+pub(crate) const LARGE_FILE_BYTES: u64 = 16 * 1024 * 1024;
 
 /// How many path locks a session has: changes of different files rarely share one.
 const PATH_LOCKS: usize = 256;
@@ -47,7 +54,14 @@ impl FileState {
             checkpoints: CheckpointStore::new(checkpoint_dir),
             require_read_before_edit,
             path_locks: (0..PATH_LOCKS).map(|_| Mutex::new(())).collect(),
+            large_read: Mutex::new(()),
         }
+    }
+
+    /// For a file of `len` bytes over [`LARGE_FILE_BYTES`], waits for and holds the one turn
+    /// to read such a file whole; `None` for a smaller file. Take it after the path's lock.
+    pub(crate) fn large_read_turn(&self, len: u64) -> Option<MutexGuard<'_, ()>> {
+        (len > LARGE_FILE_BYTES).then(|| self.large_read.lock().unwrap_or_else(|p| p.into_inner()))
     }
 
     /// Holds the lock of `path`'s file (found through links when it exists, so two names of
