@@ -64,12 +64,16 @@ impl FileState {
         (len > LARGE_FILE_BYTES).then(|| self.large_read.lock().unwrap_or_else(|p| p.into_inner()))
     }
 
-    /// Holds the lock of `path`'s file (found through links when it exists, so two names of
-    /// one file share it) until the guard is dropped. Blocking: call it on the blocking pool.
+    /// Holds the lock of `path`'s file until the guard is dropped: the file's identity when it
+    /// exists (device and inode, through links, so two names of one file share it; one `stat`),
+    /// else the path. Blocking: call it on the blocking pool.
     pub(crate) fn lock_path(&self, path: &Path) -> MutexGuard<'_, ()> {
-        let file = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+        use std::os::unix::fs::MetadataExt;
         let mut h = std::hash::DefaultHasher::new();
-        file.hash(&mut h);
+        match std::fs::metadata(path) {
+            Ok(m) => (m.dev(), m.ino()).hash(&mut h),
+            Err(_) => path.hash(&mut h),
+        }
         let stripe = (h.finish() % PATH_LOCKS as u64) as usize;
         self.path_locks[stripe]
             .lock()
