@@ -53,6 +53,21 @@ pub(crate) enum Cwd {
     Unknown,
 }
 
+/// Adds to `out` (each once) where `cd dir` leads from each of `bases`: `dir` itself when it is
+/// absolute or `~`-relative, else `dir` below the base.
+fn push_joined(out: &mut Vec<String>, bases: Vec<String>, dir: &str) {
+    for base in bases {
+        let joined = if dir.starts_with('/') || dir == "~" || dir.starts_with("~/") {
+            dir.to_string()
+        } else {
+            format!("{base}/{dir}")
+        };
+        if !out.contains(&joined) {
+            out.push(joined);
+        }
+    }
+}
+
 impl Cwd {
     /// The directories after `cd dir` from any of these (a failing `cd` leaves the old one, so
     /// both stay possible).
@@ -67,16 +82,7 @@ impl Cwd {
             Cwd::OneOf(v) => v.clone(),
         };
         let before = out.clone();
-        for base in before {
-            let joined = if dir.starts_with('/') || dir == "~" || dir.starts_with("~/") {
-                dir.to_string()
-            } else {
-                format!("{base}/{dir}")
-            };
-            if !out.contains(&joined) {
-                out.push(joined);
-            }
-        }
+        push_joined(&mut out, before, dir);
         if out.len() > 8 {
             return Cwd::Unknown;
         }
@@ -89,16 +95,7 @@ impl Cwd {
             return Cwd::Unknown;
         }
         let mut out = Vec::new();
-        for base in self.dirs() {
-            let joined = if dir.starts_with('/') || dir == "~" || dir.starts_with("~/") {
-                dir.to_string()
-            } else {
-                format!("{base}/{dir}")
-            };
-            if !out.contains(&joined) {
-                out.push(joined);
-            }
-        }
+        push_joined(&mut out, self.dirs(), dir);
         if out.is_empty() || out.len() > 8 {
             return Cwd::Unknown;
         }
