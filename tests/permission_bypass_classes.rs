@@ -617,3 +617,116 @@ fn class_16_git_configuration_the_agent_wrote_in_bypass() {
     assert!(!fx.path("made_f").exists());
     assert!(!fx.path("d1/made_c").exists() && !fx.path("made_c").exists());
 }
+
+/// Sends each command in each mode, in a project `setup` prepares, and checks that it is denied
+/// and that none of `forbidden` (paths in the project) was written.
+fn must_not_write(
+    setup: &dyn Fn(&Fixture),
+    rules: serde_json::Value,
+    cmds: &[&str],
+    modes: &[&str],
+    forbidden: &[&str],
+) {
+    for mode in modes {
+        let fx = project();
+        setup(&fx);
+        let s = fx.settings(rules.clone());
+        let calls: Vec<_> = cmds
+            .iter()
+            .enumerate()
+            .map(|(i, c)| bash(&format!("c{i}"), c))
+            .collect();
+        let run = fx.run(&s, &["--permission-mode", mode], &calls, "deny");
+        let mut bad = Vec::new();
+        for (id, _, input) in &calls {
+            if run.outcome(id) != "denied" {
+                bad.push(format!("{mode}: {input} -> {}", run.content(id)));
+            }
+        }
+        for f in forbidden {
+            if fx.path(f).exists() {
+                bad.push(format!("{mode}: {f} was written"));
+            }
+        }
+        assert!(bad.is_empty(), "{}\nstderr: {}", bad.join("\n"), run.stderr);
+    }
+}
+
+fn sh(dir: &std::path::Path, script: &str) {
+    let ok = Command::new("sh")
+        .args(["-c", script])
+        .current_dir(dir)
+        .status()
+        .expect("run sh")
+        .success();
+    assert!(ok, "{script}");
+}
+
+/// Rules on `secret.txt` and `.bashrc` (also a protected path), with allow rules for the
+/// programs class 17 writes through.
+fn edit_rules() -> serde_json::Value {
+    json!({
+        "deny": ["Edit(secret.txt)", "Edit(.bashrc)"],
+        "allow": ["Bash(cp *)", "Bash(mv *)", "Bash(gzip *)", "Bash(gunzip *)", "Bash(patch *)"]
+    })
+}
+
+const WRITING_MODES: &[&str] = &["default", "acceptEdits", "dontAsk", "bypassPermissions"];
+
+/// Class 17, backups: `cp -b -S SUF` renames the existing destination to DEST+SUF, a file no
+/// operand names (`cp -b -S rc x .bash` writes `.bashrc`).
+#[test]
+fn class_17_backup_suffix_names_the_written_file() {
+    must_not_write(
+        &|fx| {
+            fx.write("secret", "old\n");
+            fx.write(".bash", "old\n");
+        },
+        edit_rules(),
+        &[
+            "cp -b -S .txt notes.txt secret",
+            "mv --suffix=.txt notes2.txt secret",
+            "cp -S rc notes.txt .bash",
+        ],
+        WRITING_MODES,
+        &["secret.txt", ".bashrc"],
+    );
+}
+
+/// Class 17, compressors: `gunzip F.gz` writes F, `gzip -S SUF F` writes F+SUF.
+#[test]
+fn class_17_compressors_write_derived_names() {
+    must_not_write(
+        &|fx| {
+            fx.write("secret", "old\n");
+            sh(
+                &fx.cwd,
+                "printf x > secret.txt && gzip secret.txt && printf y > .bashrc && gzip .bashrc",
+            );
+        },
+        edit_rules(),
+        &[
+            "gunzip secret.txt.gz",
+            "gzip -S .txt secret",
+            "gzip -dk .bashrc.gz",
+        ],
+        WRITING_MODES,
+        &["secret.txt", ".bashrc"],
+    );
+}
+
+/// Class 17, `patch`: without a file to patch it writes the files its patch names, which toolrt
+/// does not read.
+#[test]
+fn class_17_patch_writes_what_its_patch_names() {
+    let diff = "--- /dev/null\n+++ secret.txt\n@@ -0,0 +1 @@\n+x\n";
+    must_not_write(
+        &|fx| {
+            fx.write("new.diff", diff);
+        },
+        edit_rules(),
+        &["patch -p0 < new.diff", "patch -p0 -i new.diff"],
+        WRITING_MODES,
+        &["secret.txt"],
+    );
+}

@@ -387,3 +387,41 @@ fn s2_3_sort_and_jq() {
     }
     table(&rows);
 }
+
+#[test]
+fn s2_4_derived_names_runners_and_configuration_variables() {
+    let deny_edit = || json!({"deny": ["Edit(secret.txt)"]});
+    #[rustfmt::skip]
+    let rows = vec![
+        // a backup is the destination renamed: DEST+SUFFIX is written
+        (deny_edit(), BP, "Bash", bash("cp -b -S .txt x secret"), D),
+        (deny_edit(), BP, "Bash", bash("mv --suffix=.txt x secret"), D),
+        (deny_edit(), BP, "Bash", bash("cp --su .txt x secret"), D),
+        (deny_edit(), BP, "Bash", bash("cp -b -S .txt secret dir"), D),
+        (deny_edit(), BP, "Bash", bash("ln -sfbS .txt x secret"), D),
+        (deny_edit(), BP, "Bash", bash("install -S .txt x -t . secret"), D),
+        (deny_edit(), BP, "Bash", bash("cp -b x y"), A),
+        (json!({}), AE, "Bash", bash("cp -b -S rc x .bash"), Q),
+        (json!({}), AE, "Bash", bash("cp -b x y"), A),
+        (json!({"allow": ["Bash(cp *)"]}), DF, "Bash", bash("mv -bSrc x .bash"), Q),
+        // compressors write a derived name: F.gz, or F without its suffix
+        (deny_edit(), BP, "Bash", bash("gunzip secret.txt.gz"), D),
+        (deny_edit(), BP, "Bash", bash("gzip -S .txt secret"), D),
+        (deny_edit(), BP, "Bash", bash("xz -dk secret.txt.xz"), D),
+        (deny_edit(), BP, "Bash", bash("unzstd secret.txt.zst"), D),
+        (deny_edit(), BP, "Bash", bash("gunzip -c secret.txt.gz"), A),
+        (deny_edit(), BP, "Bash", bash("gunzip -N a.gz"), Q),
+        (json!({"allow": ["Bash(gunzip *)"]}), DF, "Bash", bash("gunzip .bashrc.gz"), Q),
+        (json!({"allow": ["Bash(gzip *)"]}), DF, "Bash", bash("gzip -dr dir"), Q),
+        (json!({"allow": ["Bash(gzip *)"]}), DF, "Bash", bash("gzip -d a.gz"), A),
+        // patch writes the files its patch names, unless given one
+        (json!({"allow": ["Bash(patch *)"]}), DF, "Bash", bash("patch -p1 < x.diff"), Q),
+        (json!({"allow": ["Bash(patch *)"]}), DF, "Bash", bash("patch -p1 -i x.diff"), Q),
+        (json!({"allow": ["Bash(patch *)"]}), DF, "Bash", bash("patch a x.diff"), A),
+        (json!({"allow": ["Bash(patch *)"]}), DF, "Bash", bash("patch -o .bashrc a x.diff"), Q),
+        (json!({"allow": ["Bash(patch -p1)"]}), DF, "Bash", bash("patch -p1 < x.diff"), A),
+        (deny_edit(), BP, "Bash", bash("patch -p1 < x.diff"), Q),
+        (deny_edit(), BP, "Bash", bash("patch -b -z .txt secret x.diff"), D),
+    ];
+    table(&rows);
+}

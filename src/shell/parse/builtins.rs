@@ -279,6 +279,14 @@ impl Walker {
         } else {
             cmd.effects
                 .extend(programs::deny_effects(prog, args, &ctx.cwd));
+            if let Some(why) = programs::derived(prog, args, &ctx.cwd).unseen {
+                // Like `find -exec`: a rule for the program is no rule for files it names
+                // itself, which may be protected.
+                cmd.prefix_forbidden = true;
+                if ctx.on_chain {
+                    cmd.not_read_only = Some(why);
+                }
+            }
             self.command_options(cmd, prog, args, ctx);
             if ctx.on_chain {
                 cmd.kind = Kind::Other;

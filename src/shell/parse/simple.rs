@@ -527,6 +527,8 @@ impl Walker {
         }
         match prog {
             // `find -exec`, `git -c core.pager=…`, `sort --compress-program=…`.
+            // Options from stdin may make it name what it writes itself (`-N`, `-r`).
+            p if programs::derives_names(p) => cmd.prefix_forbidden = true,
             "find" | "git" | "sort" => {
                 cmd.prefix_forbidden = true;
                 cmd.hide(format!(

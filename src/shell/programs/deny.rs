@@ -165,9 +165,44 @@ const WRITERS: &[&str] = &[
 /// `shuf -o F`, `xxd -r IN OUT`, `tar -x -C DIR`, `unzip -d DIR`, `wget -P DIR`, `openssl
 /// -out F`, `gpg -o F`): each of those words counts as a write too, which only adds checks.
 const MAY_WRITE: &[&str] = &[
-    "uniq", "shuf", "iconv", "xxd", "openssl", "gpg", "tar", "unzip", "7z", "cpio", "zip", "wget",
-    "curl", "mktemp", "base64", "gzip", "gunzip", "pigz", "bzip2", "bunzip2", "xz", "unxz", "zstd",
-    "unzstd", "lz4",
+    "uniq",
+    "shuf",
+    "iconv",
+    "xxd",
+    "openssl",
+    "gpg",
+    "tar",
+    "unzip",
+    "7z",
+    "cpio",
+    "zip",
+    "wget",
+    "curl",
+    "mktemp",
+    "base64",
+    "gzip",
+    "gunzip",
+    "pigz",
+    "unpigz",
+    "bzip2",
+    "bunzip2",
+    "xz",
+    "unxz",
+    "lzma",
+    "unlzma",
+    "zstd",
+    "zstdmt",
+    "unzstd",
+    "lz4",
+    "unlz4",
+    "brotli",
+    "unbrotli",
+    "lzop",
+    "unlzop",
+    "lzip",
+    "plzip",
+    "compress",
+    "uncompress",
 ];
 
 /// Options that name a file a program writes, whatever the program.
@@ -200,6 +235,18 @@ fn is_output_option(o: &str) -> bool {
 pub(crate) fn deny_effects(prog: &str, args: &[Word], cwd: &Cwd) -> Effects {
     let mut fx = Effects::default();
     output_option_writes(args, cwd, &mut fx);
+    let d = super::derived(prog, args, cwd);
+    fx.writes.extend(d.writes);
+    if let Some(why) = d.unseen {
+        // A write toolrt cannot name: an unknown path, asked about when Edit rules exist.
+        fx.writes.push(Target {
+            path: format!("(a file it names itself: {why})"),
+            exact: false,
+            glob: false,
+            cwd: cwd.clone(),
+            repo_top: false,
+        });
+    }
     let reader = is_reader(prog);
     let writer = is_writer(prog) || MAY_WRITE.contains(&prog);
     let downloader = matches!(prog, "sort" | "curl" | "wget");

@@ -5,6 +5,7 @@ use super::super::Cwd;
 use super::super::Target;
 use super::super::options::{self, Grammar};
 use super::super::word::Word;
+use super::derived::backups;
 use super::sed::sed;
 use super::{Outcome, check_words, operand_targets, value_target};
 
@@ -173,6 +174,10 @@ pub(crate) fn file_edit(prog: &str, args: &[Word], cwd: &Cwd) -> Option<Outcome>
                 out.problem(format!("{prog} needs a source and a destination"));
                 (files, Vec::new())
             };
+            // A backup renames an existing destination to a name of its own.
+            out.effects
+                .writes
+                .extend(backups(args, "t", &dests, &sources));
             out.effects.writes.extend(dests);
             if prog == "mv" {
                 out.effects.writes.extend(sources.iter().cloned());

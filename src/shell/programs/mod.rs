@@ -9,6 +9,7 @@
 
 mod command_options;
 mod deny;
+mod derived;
 mod file_edit;
 mod find;
 mod read_only;
@@ -18,6 +19,7 @@ mod tests;
 
 pub(crate) use command_options::{CommandOptions, command_options, git_command_options};
 pub(crate) use deny::deny_effects;
+pub(crate) use derived::{derived, derives_names};
 pub(crate) use file_edit::file_edit;
 pub(crate) use find::{find, removes_found};
 pub(crate) use read_only::read_only;

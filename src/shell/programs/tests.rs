@@ -226,7 +226,21 @@ fn file_edit_table() {
         ("cp -t dir a b", true, vec!["dir"]),
         ("cp --target-directory=dir a", true, vec!["dir"]),
         ("mv a b", true, vec!["b", "a"]),
-        ("mv -S /x a b", false, vec!["b", "a"]),
+        ("mv -S /x a b", false, vec!["b/x", "b/a/x", "b", "a"]),
+        // a backup renames the existing destination: DEST+SUFFIX, or DIR/NAME+SUFFIX
+        (
+            "cp -b -S rc x .bash",
+            true,
+            vec![".bashrc", ".bash/xrc", ".bash"],
+        ),
+        ("cp -bS.txt x s", true, vec!["s.txt", "s/x.txt", "s"]),
+        (
+            "mv --suffix=rc x .bash",
+            true,
+            vec![".bashrc", ".bash/xrc", ".bash", "x"],
+        ),
+        ("cp -b x y", true, vec!["y~", "y/x~", "y"]),
+        ("cp -S rc -t d x", true, vec!["drc", "d/xrc", "d"]),
         ("sed -i s/a/b/ f", true, vec!["f"]),
         ("sed -Ei s/a/b/ f", true, vec!["f"]),
         ("sed -iE s/a/b/ f", true, vec!["f"]),
@@ -274,5 +288,57 @@ fn sed_scripts() {
         ("s/a\\/b/c/", true),
     ] {
         assert_eq!(sed_script_ok(s).is_ok(), ok, "{s}");
+    }
+}
+
+/// Files written under names a program makes from its operands.
+#[test]
+fn derived_writes_table() {
+    for (cmd, writes, unseen) in [
+        ("gzip a", vec!["a.gz"], false),
+        ("gzip -S .txt secret", vec!["secret.txt"], false),
+        ("gzip -c a", vec![], false),
+        ("gunzip .bashrc.gz", vec![".bashrc"], false),
+        ("gzip -dk x.tgz", vec!["x.tar"], false),
+        ("gunzip -S rc .bashrc", vec![".bash"], false),
+        ("gzip -d --suffix=x .bashrcx", vec![".bashrc"], false),
+        ("gunzip -N a.gz", vec!["a"], true),
+        ("gzip -r dir", vec!["dir.gz"], true),
+        ("xz -d a.xz", vec!["a"], false),
+        ("unzstd a.zst", vec!["a"], false),
+        ("zstd -d a.zst -o b", vec!["a"], false),
+        ("bzip2 -d a", vec!["a.out"], false),
+        ("bunzip2 a.bz2", vec!["a"], false),
+        ("patch -p1", vec![], true),
+        ("patch -i x.diff", vec![], true),
+        ("patch --dir sub a x.diff", vec![], true),
+        ("patch --frob a", vec![], true),
+        ("patch --dry-run", vec![], false),
+        ("patch a x.diff", vec!["a.orig", "a.rej", "a"], false),
+        ("patch -o out", vec!["out.orig", "out.rej", "out"], false),
+        (
+            "patch -z rc .bash p",
+            vec![".bash.orig", ".bash.rej", ".bashrc", ".bash"],
+            false,
+        ),
+        (
+            "ln -sbS rc x .bash",
+            vec![
+                "xrc",
+                "x/xrc",
+                "x/.bashrc",
+                ".bashrc",
+                ".bash/xrc",
+                ".bash/.bashrc",
+            ],
+            false,
+        ),
+        ("cat a", vec![], false),
+    ] {
+        let w = words(cmd);
+        let d = derived(&w[0].text, &w[1..], &Cwd::Session);
+        let got: Vec<&str> = d.writes.iter().map(|t| t.path.as_str()).collect();
+        assert_eq!(got, writes, "{cmd}");
+        assert_eq!(d.unseen.is_some(), unseen, "{cmd}: {:?}", d.unseen);
     }
 }
