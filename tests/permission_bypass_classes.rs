@@ -730,3 +730,19 @@ fn class_17_patch_writes_what_its_patch_names() {
         &["secret.txt"],
     );
 }
+
+/// Class 17, terminal multiplexers: tmux and screen run their own command language — keys typed
+/// one by one, `source-file`, `#(…)` in formats — that no deny rule can be checked against.
+#[test]
+fn class_17_multiplexer_command_language() {
+    must_hold(
+        &project,
+        &[
+            "tmux -L t{m} send -t s r m Space {v} Enter",
+            "tmux -L t{m} source-file {m}.conf",
+            "tmux -L t{m} display -p '#(touch {m})'",
+            "screen -c {m}.rc -dm true",
+        ],
+        ALL,
+    );
+}

@@ -391,6 +391,7 @@ fn s2_3_sort_and_jq() {
 #[test]
 fn s2_4_derived_names_runners_and_configuration_variables() {
     let deny_edit = || json!({"deny": ["Edit(secret.txt)"]});
+    let deny_rm = || json!({"deny": ["Bash(rm *)"]});
     #[rustfmt::skip]
     let rows = vec![
         // a backup is the destination renamed: DEST+SUFFIX is written
@@ -422,6 +423,12 @@ fn s2_4_derived_names_runners_and_configuration_variables() {
         (json!({"allow": ["Bash(patch -p1)"]}), DF, "Bash", bash("patch -p1 < x.diff"), A),
         (deny_edit(), BP, "Bash", bash("patch -p1 < x.diff"), Q),
         (deny_edit(), BP, "Bash", bash("patch -b -z .txt secret x.diff"), D),
+        // terminal multiplexers run a command language toolrt does not read
+        (deny_rm(), BP, "Bash", bash("tmux send -t s r m Space x Enter"), Q),
+        (deny_rm(), BP, "Bash", bash("tmux source-file f.conf"), Q),
+        (deny_rm(), BP, "Bash", bash("tmux display -p '#(rm x)'"), Q),
+        (deny_rm(), BP, "Bash", bash("tmux new -d 'rm -rf x'"), D),
+        (json!({}), BP, "Bash", bash("tmux ls"), A),
     ];
     table(&rows);
 }

@@ -143,11 +143,21 @@ const RUNNERS: &[&str] = &[
     "run-one",
 ];
 
+/// Terminal multiplexers: what they run is in a command language of their own, typed into a
+/// session or read from files toolrt does not see.
+fn is_multiplexer(prog: &str) -> bool {
+    matches!(
+        prog,
+        "tmux" | "tmate" | "screen" | "byobu" | "zellij" | "dtach" | "abduco"
+    )
+}
+
 /// Command runners whose options toolrt does not model: every argument that could start a
 /// command is a reading.
 fn is_runner(prog: &str) -> bool {
     // The dynamic loader runs the program named by its first operand.
     RUNNERS.contains(&prog)
+        || is_multiplexer(prog)
         || ["ld-linux", "ld.so", "ld64.so", "ld-musl", "qemu-"]
             .iter()
             .any(|p| prog.starts_with(p))
@@ -315,8 +325,10 @@ fn unmodelled(prog: &str, args: &[Word]) -> Option<Peeled> {
             out.prefix_forbidden = true;
             out.inner = plausible(args, 0);
             out.inner.extend(runner_scripts(args));
-            if matches!(p, "at" | "batch" | "parallel") {
-                // The job's script (parallel's commands) may come from stdin or a file.
+            if matches!(p, "at" | "batch" | "parallel") || is_multiplexer(p) {
+                // The job's script (parallel's commands) may come from stdin or a file; a
+                // terminal multiplexer runs its own command language (`tmux send-keys` typed
+                // key by key, `source-file`, `#(…)` in formats, hooks, its start-up file).
                 out.inner.push(Inner::ScriptUnknown);
             }
             if out.inner.is_empty() {

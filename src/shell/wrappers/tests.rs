@@ -81,4 +81,13 @@ fn peel_table() {
         Inner::Script(s) if s == "rm x"
     ));
     assert!(peel("ls", &[], &Cwd::Session).is_none());
+    // a multiplexer's command language toolrt does not read
+    for cmd in ["tmux ls", "screen -r", "zellij run"] {
+        let w = words(cmd);
+        let got = peel(&w[0].text, &w[1..], &Cwd::Session).expect(cmd);
+        assert!(
+            got.inner.iter().any(|i| matches!(i, Inner::ScriptUnknown)),
+            "{cmd}"
+        );
+    }
 }
