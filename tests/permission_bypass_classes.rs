@@ -687,6 +687,7 @@ fn class_17_backup_suffix_names_the_written_file() {
             "cp -b -S .txt notes.txt secret",
             "mv --suffix=.txt notes2.txt secret",
             "cp -S rc notes.txt .bash",
+            "SIMPLE_BACKUP_SUFFIX=.txt cp --backup notes.txt secret",
         ],
         WRITING_MODES,
         &["secret.txt", ".bashrc"],
@@ -742,6 +743,26 @@ fn class_17_multiplexer_command_language() {
             "tmux -L t{m} source-file {m}.conf",
             "tmux -L t{m} display -p '#(touch {m})'",
             "screen -c {m}.rc -dm true",
+        ],
+        ALL,
+    );
+}
+
+/// Class 17, configuration through the environment: a variable that holds options or names a
+/// configuration file (npm, pip, cargo, git, the loader) can make an allowed program run
+/// anything.
+#[test]
+fn class_17_configuration_variables() {
+    must_hold(
+        &project,
+        &[
+            "npm_config_script_shell={m}.sh npm test",
+            "NPM_CONFIG_USERCONFIG={m}.rc npm --version",
+            "export npm_config_node_options=--require=./{m}.js && npm --version",
+            "PIP_CONFIG_FILE={m}.conf pip --version",
+            "RUSTFLAGS='-C linker=./{m}' cargo --version",
+            "GIT_CONFIG_GLOBAL={m}.cfg git status",
+            "LD_PRELOAD=./{m}.so ls",
         ],
         ALL,
     );

@@ -401,6 +401,7 @@ fn s2_4_derived_names_runners_and_configuration_variables() {
         (deny_edit(), BP, "Bash", bash("cp -b -S .txt secret dir"), D),
         (deny_edit(), BP, "Bash", bash("ln -sfbS .txt x secret"), D),
         (deny_edit(), BP, "Bash", bash("install -S .txt x -t . secret"), D),
+        (deny_edit(), BP, "Bash", bash("SIMPLE_BACKUP_SUFFIX=.txt cp -b x secret"), Q),
         (deny_edit(), BP, "Bash", bash("cp -b x y"), A),
         (json!({}), AE, "Bash", bash("cp -b -S rc x .bash"), Q),
         (json!({}), AE, "Bash", bash("cp -b x y"), A),
@@ -429,6 +430,23 @@ fn s2_4_derived_names_runners_and_configuration_variables() {
         (deny_rm(), BP, "Bash", bash("tmux display -p '#(rm x)'"), Q),
         (deny_rm(), BP, "Bash", bash("tmux new -d 'rm -rf x'"), D),
         (json!({}), BP, "Bash", bash("tmux ls"), A),
+        // configuration and options through the environment: code toolrt cannot see
+        (deny_rm(), BP, "Bash", bash("npm_config_script_shell=/tmp/e npm test"), Q),
+        (deny_rm(), BP, "Bash", bash("NPM_CONFIG_USERCONFIG=/tmp/rc npm i"), Q),
+        (deny_rm(), BP, "Bash", bash("export npm_config_node_options=--require=x && npm test"), Q),
+        (deny_rm(), BP, "Bash", bash("npm_config_git=x; export npm_config_git; npm i"), Q),
+        (deny_rm(), BP, "Bash", bash("env PIP_CONFIG_FILE=/tmp/p pip install x"), Q),
+        (deny_rm(), BP, "Bash", bash("CARGO_BUILD_RUSTC_WRAPPER=/tmp/e cargo build"), Q),
+        (deny_rm(), BP, "Bash", bash("RUSTFLAGS='-C linker=/tmp/e' cargo build"), Q),
+        (deny_rm(), BP, "Bash", bash("GIT_CONFIG_GLOBAL=/tmp/c git status"), Q),
+        (deny_rm(), BP, "Bash", bash("GIT_CONFIG_KEY_0=core.pager GIT_CONFIG_VALUE_0=x git log"), Q),
+        (deny_rm(), BP, "Bash", bash("HOME=/tmp/h git status"), Q),
+        (deny_rm(), BP, "Bash", bash("LD_PRELOAD=/tmp/e.so ls"), Q),
+        (deny_rm(), BP, "Bash", bash("GIT_SSH_COMMAND='rm x' git fetch"), D),
+        (deny_rm(), BP, "Bash", bash("npm_config_registry=https://r npm i"), A),
+        (deny_rm(), BP, "Bash", bash("PIP_INDEX_URL=https://r pip install x"), A),
+        (deny_rm(), BP, "Bash", bash("CARGO_TERM_COLOR=always cargo build"), A),
+        (json!({}), BP, "Bash", bash("npm_config_script_shell=/tmp/e npm test"), A),
     ];
     table(&rows);
 }

@@ -407,6 +407,10 @@ impl Walker {
                         ..w.clone()
                     };
                     self.value_as_command(name, &v, cmd);
+                } else if exported && let Some(why) = env_vars::hidden_by(name) {
+                    // `x=…; export npm_config_script_shell`: the value set earlier now reaches
+                    // every later program.
+                    cmd.hide(why);
                 }
             }
         }

@@ -6,6 +6,7 @@
 
 mod builtins;
 mod compound;
+mod env_vars;
 mod simple;
 
 use brush_parser::ast;
@@ -121,7 +122,8 @@ pub(crate) fn safe_assignment(name: &str) -> bool {
 /// exported (bash's own variables and the ones programs read are upper-case).
 fn inert(name: &str) -> bool {
     safe_assignment(name)
-        || (name.chars().any(|c| c.is_ascii_lowercase())
+        || (env_vars::hidden_by(name).is_none()
+            && name.chars().any(|c| c.is_ascii_lowercase())
             && !name.chars().any(|c| c.is_ascii_uppercase())
             && !matches!(
                 name,

@@ -268,12 +268,10 @@ impl Walker {
     /// A variable's value may be run as a command (`GIT_PAGER`, `PAGER`, `BASH_ENV`, …): deny
     /// and ask rules see it as one.
     pub(super) fn value_as_command(&mut self, name: &str, value: &Word, cmd: &mut Command) {
-        if let Some(holds) = commands_in_options(name) {
+        if let Some(why) = env_vars::hidden_by(name) {
             // Not a script: options or configuration, in a syntax of their own, that may name
             // a command (`TAR_OPTIONS='--to-command=…'`, `LESSOPEN='|…'`).
-            cmd.hide(format!(
-                "{name} holds {holds}, which can run commands toolrt does not read"
-            ));
+            cmd.hide(why);
             return;
         }
         if value.exact {
@@ -631,23 +629,4 @@ impl Walker {
             }
         }
     }
-}
-
-/// Variables whose value is a program's options or configuration, not a script, and can make
-/// it run a command; what the value is, for the explanation.
-fn commands_in_options(name: &str) -> Option<&'static str> {
-    Some(match name {
-        "GIT_CONFIG_PARAMETERS" => "git configuration",
-        "TAR_OPTIONS" => "tar options",
-        "LESSOPEN" | "LESSCLOSE" => "less's input filter",
-        "LESS" => "less options",
-        "MANOPT" => "man options",
-        "FZF_DEFAULT_OPTS" => "fzf options",
-        "RIPGREP_CONFIG_PATH" => "rg's options file",
-        "PARALLEL" => "GNU parallel options",
-        "NODE_OPTIONS" | "PERL5OPT" | "RUBYOPT" | "JAVA_TOOL_OPTIONS" | "_JAVA_OPTIONS" => {
-            "interpreter options"
-        }
-        _ => return None,
-    })
 }
