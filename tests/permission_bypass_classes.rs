@@ -767,3 +767,24 @@ fn class_17_configuration_variables() {
         ALL,
     );
 }
+
+/// Class 17, package runners: the command `uv run`, `npx`, `bundle exec`, … run is matched by
+/// deny rules.
+#[test]
+fn class_17_package_runners() {
+    must_hold(
+        &project,
+        &[
+            "uv run rm {v}",
+            "uv run --with x -- rm {v}",
+            "poetry run touch {m}",
+            "npx -y rm {v}",
+            "npm exec -c 'rm {v}'",
+            "pnpm dlx rm {v}",
+            "bundle exec touch {m}",
+            "conda run -n base rm {v}",
+            "mise exec -- rm {v}",
+        ],
+        ALL,
+    );
+}

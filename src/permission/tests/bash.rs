@@ -447,6 +447,24 @@ fn s2_4_derived_names_runners_and_configuration_variables() {
         (deny_rm(), BP, "Bash", bash("PIP_INDEX_URL=https://r pip install x"), A),
         (deny_rm(), BP, "Bash", bash("CARGO_TERM_COLOR=always cargo build"), A),
         (json!({}), BP, "Bash", bash("npm_config_script_shell=/tmp/e npm test"), A),
+        // package runners: deny rules see the command they run; allow rules see the runner
+        (deny_rm(), BP, "Bash", bash("uv run rm -rf x"), D),
+        (deny_rm(), BP, "Bash", bash("uv run --with foo -- rm x"), D),
+        (deny_rm(), BP, "Bash", bash("poetry run rm x"), D),
+        (deny_rm(), BP, "Bash", bash("npx -y rm x"), D),
+        (deny_rm(), BP, "Bash", bash("npm exec -c 'rm x'"), D),
+        (deny_rm(), BP, "Bash", bash("pnpm dlx rm x"), D),
+        (deny_rm(), BP, "Bash", bash("yarn exec rm x"), D),
+        (deny_rm(), BP, "Bash", bash("bundle exec rm x"), D),
+        (deny_rm(), BP, "Bash", bash("conda run -n e rm x"), D),
+        (deny_rm(), BP, "Bash", bash("mise exec node@20 -- rm x"), D),
+        (deny_rm(), BP, "Bash", bash("nix-shell --run 'rm x'"), D),
+        (deny_rm(), BP, "Bash", bash("uv run pytest -k rm"), A),
+        (deny_rm(), BP, "Bash", bash("npm run rm"), A),
+        (json!({"allow": ["Bash(uv run *)"]}), DF, "Bash", bash("uv run pytest -x"), A),
+        (json!({"allow": ["Bash(uv run *)"]}), DF, "Bash", bash("uv run cp a .bashrc"), Q),
+        (json!({"allow": ["Bash(ls *)"]}), DF, "Bash", bash("uv run ls"), Q),
+        (json!({}), DF, "Bash", bash("npx ls"), Q),
     ];
     table(&rows);
 }

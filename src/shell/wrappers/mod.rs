@@ -4,6 +4,7 @@
 //! never auto-allowed. docs/SEMANTICS.md lists the table.
 
 mod grammars;
+mod packages;
 #[cfg(test)]
 mod tests;
 
@@ -336,7 +337,7 @@ fn unmodelled(prog: &str, args: &[Word]) -> Option<Peeled> {
             }
             Some(out)
         }
-        _ => None,
+        _ => packages::peel(prog, args),
     }
 }
 

@@ -50,6 +50,33 @@ fn peel_table() {
         ("exec -a foo rm x", vec!["rm x"], true),
         ("chroot / rm x", vec!["rm x"], true),
         ("strace -f rm x", vec!["rm x", "x"], false),
+        // deny-only runners: the inner command is found, their own options need not be known
+        ("uv run rm -rf x", vec!["rm -rf x"], true),
+        ("uv --quiet run --with foo -p 3.11 rm x", vec!["rm x"], true),
+        ("uv run -- rm x", vec!["rm x"], true),
+        (
+            "uv run --bogus pytest -k rm",
+            vec!["rm", "pytest -k rm"],
+            true,
+        ),
+        ("poetry run pytest -x", vec!["pytest -x"], true),
+        ("npx -y rm x", vec!["rm x"], true),
+        ("npm exec -- rm x", vec!["rm x"], true),
+        ("npm --prefix d x rm x", vec!["rm x"], true),
+        ("pnpm dlx rm x", vec!["rm x"], true),
+        ("bundle exec rm x", vec!["rm x"], true),
+        ("conda run -n env rm x", vec!["rm x"], true),
+        ("direnv exec . rm x", vec![". rm x", "rm x"], true),
+        (
+            "nix develop .#a -c rm x",
+            vec![".#a -c rm x", "rm x", "x"],
+            true,
+        ),
+        (
+            "mise exec node@20 -- rm x",
+            vec!["node@20 -- rm x", "rm x", "x"],
+            true,
+        ),
     ] {
         let w = words(cmd);
         let got = peel(&w[0].text, &w[1..], &Cwd::Session).expect(cmd);
@@ -90,4 +117,20 @@ fn peel_table() {
             "{cmd}"
         );
     }
+    // not a runner's subcommand: an ordinary program
+    for cmd in [
+        "npm install rm",
+        "uv pip install rm",
+        "yarn add x",
+        "cargo run",
+    ] {
+        let w = words(cmd);
+        assert!(peel(&w[0].text, &w[1..], &Cwd::Session).is_none(), "{cmd}");
+    }
+    // a runner's script option
+    let w = words("npx -c rm");
+    assert!(matches!(
+        &peel("npx", &w[1..], &Cwd::Session).unwrap().inner[0],
+        Inner::Script(s) if s == "rm"
+    ));
 }
