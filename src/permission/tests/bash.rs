@@ -406,6 +406,8 @@ fn s2_4_derived_names_runners_and_configuration_variables() {
         (json!({}), AE, "Bash", bash("cp -b -S rc x .bash"), Q),
         (json!({}), AE, "Bash", bash("cp -b x y"), A),
         (json!({"allow": ["Bash(cp *)"]}), DF, "Bash", bash("mv -bSrc x .bash"), Q),
+        (json!({"allow": ["Bash(cp *)", "Bash(gzip *)"]}), DF, "Bash", bash("cp -S \"$X\" a b"), Q),
+        (json!({"allow": ["Bash(cp *)", "Bash(gzip *)"]}), DF, "Bash", bash("gzip -S \"$X\" a"), Q),
         // compressors write a derived name: F.gz, or F without its suffix
         (deny_edit(), BP, "Bash", bash("gunzip secret.txt.gz"), D),
         (deny_edit(), BP, "Bash", bash("gzip -S .txt secret"), D),

@@ -670,6 +670,10 @@ fn file_edit_program(
         }
     }
     cmd.effects.extend(out.effects);
+    if programs::derived(prog, args, &ctx.cwd).unseen.is_some() {
+        // A backup name only known when it runs may be a protected path.
+        cmd.prefix_forbidden = true;
+    }
     if prog != "sed"
         || args
             .iter()

@@ -25,6 +25,21 @@ pub(crate) struct Derived {
 /// The files `prog` writes under names derived from `args`.
 pub(crate) fn derived(prog: &str, args: &[Word], cwd: &Cwd) -> Derived {
     let mut out = Derived::default();
+    if matches!(prog, "cp" | "mv" | "ln" | "install") || codec(prog).is_some() {
+        let values = if matches!(prog, "ln" | "install") {
+            "tgmo"
+        } else {
+            codec(prog).map_or("t", |c| c.values)
+        };
+        if backup_suffixes(args, values)
+            .iter()
+            .any(|(_, exact)| !exact)
+        {
+            out.unseen = Some(format!(
+                "{prog} writes a file named with a suffix only known when it runs"
+            ));
+        }
+    }
     match prog {
         "ln" | "install" => {
             // Every operand may be a destination (generous: these only add checks), and so
@@ -389,7 +404,9 @@ fn compressed(prog: &str, c: &Codec, args: &[Word], cwd: &Cwd, out: &mut Derived
     if r.no_file {
         return;
     }
-    out.unseen = r.unseen;
+    if r.unseen.is_some() {
+        out.unseen = r.unseen;
+    }
     if r.decompress && r.stored_name {
         out.unseen = Some(format!(
             "{prog} -N names the file it writes after the name stored in the archive"
