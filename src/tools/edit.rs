@@ -265,10 +265,7 @@ impl Tool for Edit {
     }
 
     async fn call(&self, input: Input, ctx: ToolContext) -> ToolOutput {
-        let files = self.files.clone();
-        on_blocking_pool(move || Ok(edit_file(&files, &input, &ctx)))
-            .await
-            .unwrap_or_else(ToolOutput::failed)
+        super::file_call(&self.files, input, ctx, edit_file).await
     }
 }
 

@@ -15,7 +15,8 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use crate::tool::{StateKey, Tool};
+use crate::call::Input;
+use crate::tool::{StateKey, Tool, ToolContext, ToolOutput};
 
 pub(crate) mod background;
 pub(crate) mod bash;
@@ -201,6 +202,20 @@ pub(crate) async fn on_blocking_pool<T: Send + 'static>(
     tokio::task::spawn_blocking(work)
         .await
         .unwrap_or_else(|e| Err(format!("toolrt failed while working on the file: {e}")))
+}
+
+/// Runs a file tool's call (`work`, over the session's file state) on the blocking pool, as
+/// Read, Write and Edit do.
+pub(crate) async fn file_call(
+    files: &Arc<files::FileState>,
+    input: Input,
+    ctx: ToolContext,
+    work: fn(&files::FileState, &Input, &ToolContext) -> ToolOutput,
+) -> ToolOutput {
+    let files = files.clone();
+    on_blocking_pool(move || Ok(work(&files, &input, &ctx)))
+        .await
+        .unwrap_or_else(ToolOutput::failed)
 }
 
 /// A path as the reference CLI names it to hooks in Glob's and Grep's responses: relative to

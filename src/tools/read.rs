@@ -9,7 +9,7 @@ use async_trait::async_trait;
 use serde_json::{Value, json};
 
 use super::files::{FileState, number_line};
-use super::{absolutize_field, on_blocking_pool, str_field, u64_field};
+use super::{absolutize_field, str_field, u64_field};
 use crate::call::Input;
 use crate::session::Session;
 use crate::tool::{Access, Tool, ToolContext, ToolOutput};
@@ -89,10 +89,7 @@ impl Tool for Read {
     }
 
     async fn call(&self, input: Input, ctx: ToolContext) -> ToolOutput {
-        let files = self.files.clone();
-        on_blocking_pool(move || Ok(read_file(&files, &input, &ctx)))
-            .await
-            .unwrap_or_else(ToolOutput::failed)
+        super::file_call(&self.files, input, ctx, read_file).await
     }
 }
 

@@ -85,10 +85,7 @@ impl Tool for Write {
     }
 
     async fn call(&self, input: Input, ctx: ToolContext) -> ToolOutput {
-        let files = self.files.clone();
-        on_blocking_pool(move || Ok(write_file(&files, &input, &ctx)))
-            .await
-            .unwrap_or_else(ToolOutput::failed)
+        super::file_call(&self.files, input, ctx, write_file).await
     }
 }
 
