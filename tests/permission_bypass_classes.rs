@@ -788,3 +788,21 @@ fn class_17_package_runners() {
         ALL,
     );
 }
+
+/// Class 18: a destination only known when it runs (`"$PWD/.bashrc"`, `"$X"`) may be a
+/// protected path, so a prefix rule such as `Bash(cp *)` does not allow the command.
+#[test]
+fn class_18_unnamed_destinations_under_a_prefix_rule() {
+    must_not_write(
+        &|fx| {
+            fx.write("notes.txt", "x\n");
+        },
+        json!({"allow": ["Bash(cp *)", "Bash(mv *)"]}),
+        &[
+            "cp notes.txt \"$PWD/.bashrc\"",
+            "X=.bashrc; cp notes.txt \"$X\"",
+        ],
+        &["default", "acceptEdits", "dontAsk"],
+        &[".bashrc"],
+    );
+}

@@ -55,6 +55,8 @@ struct Findings {
     edits_ok: bool,
     /// git's configuration runs nothing the agent could have written.
     git_ok: bool,
+    /// It writes a file only known when it runs: a rule with a wildcard cannot allow it.
+    unnamed_write: bool,
 }
 
 /// One of the conditions an allow needs, in [`Findings`].
@@ -80,6 +82,7 @@ impl Findings {
             reads_ok: true,
             edits_ok: true,
             git_ok: true,
+            unnamed_write: false,
         }
     }
 
@@ -423,6 +426,9 @@ impl Policy {
                     if self.flags.path_rules {
                         f.uncertain(|| format!("it writes a file an Edit rule may cover, but {w}"));
                     }
+                    // It may be a protected path (`cp a "$HOME/.bashrc"`): a prefix rule
+                    // (`Bash(cp *)`) does not see where it goes, so only an exact rule allows it.
+                    f.unnamed_write = true;
                     f.edits_ok = false;
                     f.reads_ok = false;
                     if redirect {
@@ -501,11 +507,10 @@ impl Policy {
             Some(by.clone())
         } else if !understood {
             None
-        } else if let Some(i) = c
-            .allow_view
-            .as_deref()
-            .and_then(|v| self.allow.bash_rule(v, c.prefix_forbidden))
-        {
+        } else if let Some(i) = c.allow_view.as_deref().and_then(|v| {
+            self.allow
+                .bash_rule(v, c.prefix_forbidden || f.unnamed_write)
+        }) {
             Some(self.by(i))
         } else if c.kind == Kind::ReadOnly && f.git_ok && f.reads_ok {
             Some(DecidedBy::Default)

@@ -408,6 +408,12 @@ fn s2_4_derived_names_runners_and_configuration_variables() {
         (json!({"allow": ["Bash(cp *)"]}), DF, "Bash", bash("mv -bSrc x .bash"), Q),
         (json!({"allow": ["Bash(cp *)", "Bash(gzip *)"]}), DF, "Bash", bash("cp -S \"$X\" a b"), Q),
         (json!({"allow": ["Bash(cp *)", "Bash(gzip *)"]}), DF, "Bash", bash("gzip -S \"$X\" a"), Q),
+        // a destination only known when it runs may be a protected path: no prefix rule allows it
+        (json!({"allow": ["Bash(cp *)"]}), DF, "Bash", bash("cp a \"$HOME/.bashrc\""), Q),
+        (json!({"allow": ["Bash(cp *)"]}), DF, "Bash", bash("cp a \"$X\""), Q),
+        (json!({"allow": ["Bash(mv *)"]}), DF, "Bash", bash("mv a $(cat dest)"), Q),
+        (json!({"allow": ["Bash(cp *)"]}), DF, "Bash", bash("cp a b"), A),
+        (json!({"allow": ["Bash(cp *)"]}), BP, "Bash", bash("cp a \"$X\""), A),
         // compressors write a derived name: F.gz, or F without its suffix
         (deny_edit(), BP, "Bash", bash("gunzip secret.txt.gz"), D),
         (deny_edit(), BP, "Bash", bash("gzip -S .txt secret"), D),
