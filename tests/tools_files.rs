@@ -365,3 +365,23 @@ fn edit_match_errors_are_validation_errors_and_dangling_links_are_refused() {
         "{r}"
     );
 }
+
+/// A straight quote in old_string matches a curly one in the file, and the new text takes the
+/// file's style, as the reference does.
+#[test]
+fn edit_matches_curly_quotes_with_straight_ones() {
+    let mut s = Server::start(&[]);
+    let f = s.cwd().join("q.txt");
+    std::fs::write(&f, "it\u{2019}s \u{201C}here\u{201D}\n").unwrap();
+    s.call("r", "Read", json!({"file_path": "q.txt"}));
+    let r = s.call(
+        "e",
+        "Edit",
+        json!({"file_path": "q.txt", "old_string": "it's \"here\"", "new_string": "that's \"there\""}),
+    );
+    assert_outcome(&r, "success");
+    assert_eq!(
+        std::fs::read_to_string(&f).unwrap(),
+        "that\u{2019}s \u{201C}there\u{201D}\n"
+    );
+}

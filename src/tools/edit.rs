@@ -109,12 +109,8 @@ fn crlf_file(text: &str) -> bool {
 
 /// What [`apply_edit`] would find for `old` in `text`, without making the new text.
 fn count_matches(text: &str, old: &str, replace_all: bool) -> Result<(), EditError> {
-    let converted = crlf_file(text).then(|| to_crlf(old));
-    for old in converted.iter().map(String::as_str).chain([old]) {
-        if old.is_empty() {
-            continue;
-        }
-        match text.matches(old).count() {
+    for (old, _) in candidates(text, old, "") {
+        match text.matches(old.as_str()).count() {
             0 => {}
             1 => return Ok(()),
             _ if replace_all => return Ok(()),
@@ -124,27 +120,39 @@ fn count_matches(text: &str, old: &str, replace_all: bool) -> Result<(), EditErr
     Err(EditError::NotFound)
 }
 
+/// The ways `old` (with its `new`) may stand in `text`, tried in order: converted to CRLF in a
+/// CRLF file, as written, and then with straight quotes standing for the file's curly ones (the
+/// new text taking their style). Empty ones are left out.
+fn candidates(text: &str, old: &str, new: &str) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = Vec::with_capacity(3);
+    if crlf_file(text) {
+        out.push((to_crlf(old), to_crlf(new)));
+    }
+    out.push((old.to_string(), new.to_string()));
+    let quoted: Vec<(String, String)> = out
+        .iter()
+        .filter_map(|(o, n)| {
+            let actual = super::quotes::actual_text(text, o)?;
+            let new = super::quotes::keep_quote_style(&actual, n);
+            Some((actual, new))
+        })
+        .collect();
+    out.extend(quoted);
+    out.retain(|(o, _)| !o.is_empty());
+    out
+}
+
 /// Replaces `old` by `new` in `text`: exactly one occurrence unless `replace_all`. In a file
 /// whose lines end in CRLF, `old` and `new` written with LF are converted to CRLF first, so the
-/// file keeps its line endings; if the converted `old` is absent, it is matched as given.
+/// file keeps its line endings; if the converted `old` is absent, it is matched as given; if
+/// that is absent too, straight quotes in it match the file's curly ones ([`candidates`]).
 pub(crate) fn apply_edit(
     text: &str,
     old: &str,
     new: &str,
     replace_all: bool,
 ) -> Result<Edited, EditError> {
-    let candidates: Vec<(String, String)> = if crlf_file(text) {
-        vec![
-            (to_crlf(old), to_crlf(new)),
-            (old.to_string(), new.to_string()),
-        ]
-    } else {
-        vec![(old.to_string(), new.to_string())]
-    };
-    for (old, new) in candidates {
-        if old.is_empty() {
-            continue;
-        }
+    for (old, new) in candidates(text, old, new) {
         let count = text.matches(old.as_str()).count();
         if count == 0 {
             continue;

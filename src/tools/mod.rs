@@ -29,6 +29,7 @@ pub(crate) mod glob;
 pub(crate) mod grep;
 pub(crate) mod noop;
 pub(crate) mod patch;
+mod quotes;
 pub(crate) mod read;
 pub(crate) mod read_state;
 mod shell_run;
