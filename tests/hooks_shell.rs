@@ -82,15 +82,16 @@ fn a_syntax_error_of_the_shell_is_a_reported_failure_not_a_block() {
     );
     assert!(error.contains("syntax error"), "{error}");
 
-    // A script whose own text does not parse is the same failure.
+    // A script is run, not pre-checked: one whose text its shell cannot parse exited 2 from a
+    // run that started, and that blocks, as the reference CLI reads it.
     let script = fx.hooks.path().join("broken.sh");
     std::fs::write(&script, "#!/bin/sh\nif then\n").unwrap();
     std::fs::set_permissions(&script, PermissionsExt::from_mode(0o755)).unwrap();
     let cmd = script.to_string_lossy().into_owned();
     fx.settings(json!({"hooks": {"PreToolUse": [group("Bash", &[&cmd])]}}));
     let run = fx.serve("bypassPermissions").run(&[bash("a2", "echo ran")]);
-    assert_eq!(run.outcome("a2"), "success", "{:#?}", run.lines);
-    assert_eq!(run.hook_ends("PreToolUse")[0]["outcome"], "error");
+    assert_eq!(run.outcome("a2"), "denied", "{:#?}", run.lines);
+    assert_eq!(run.hook_ends("PreToolUse")[0]["outcome"], "blocking");
 
     // A hook that means to block still does.
     let blocker = fx.stderr_hook("not allowed", 2);
@@ -98,6 +99,44 @@ fn a_syntax_error_of_the_shell_is_a_reported_failure_not_a_block() {
     let run = fx.serve("bypassPermissions").run(&[bash("a3", "echo ran")]);
     assert_eq!(run.outcome("a3"), "denied");
     assert!(run.content("a3").contains("not allowed"));
+}
+
+/// A guard script that `bash -n` rejects (extglob is only on once `shopt` has run; a syntax error
+/// after the `exit 2` it reaches) still blocks: its real exit status decides.
+#[test]
+fn a_script_that_exits_2_blocks_whatever_bash_n_thinks_of_its_text() {
+    let fx = Fixture::new();
+    let script = fx.hooks.path().join("guard.sh");
+    std::fs::write(
+        &script,
+        "#!/bin/bash\nshopt -s extglob\ncmd=$(cat)\ncase \"$cmd\" in\n  *rm\\ *) echo \"Blocked: rm\" >&2; exit 2 ;;\n  @(curl|wget)\\ *) echo net >&2 ;;\nesac\nexit 0\nif then\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, PermissionsExt::from_mode(0o755)).unwrap();
+    std::fs::write(fx.cwd().join("keep.txt"), "keep").unwrap();
+    let cmd = script.to_string_lossy().into_owned();
+    fx.settings(json!({"hooks": {"PreToolUse": [group("Bash", &[&cmd])]}}));
+    let run = fx
+        .serve_with("bypassPermissions", &[], &[("SHELL", "/bin/bash")])
+        .run(&[bash("a1", "rm keep.txt")]);
+    assert_eq!(run.outcome("a1"), "denied", "{:#?}", run.lines);
+    assert!(
+        run.content("a1").contains("Blocked: rm"),
+        "{}",
+        run.content("a1")
+    );
+    assert!(fx.cwd().join("keep.txt").exists());
+    assert_eq!(run.hook_ends("PreToolUse")[0]["outcome"], "blocking");
+
+    // An inline command that exits 2 before the line its shell cannot parse ran: a block too.
+    fx.settings(
+        json!({"hooks": {"PreToolUse": [group("Bash", &["echo no >&2; exit 2\nif then fi"])]}}),
+    );
+    let run = fx
+        .serve_with("bypassPermissions", &[], &[("SHELL", "/bin/bash")])
+        .run(&[bash("a2", "rm keep.txt")]);
+    assert_eq!(run.outcome("a2"), "denied", "{:#?}", run.lines);
+    assert!(fx.cwd().join("keep.txt").exists());
 }
 
 #[test]

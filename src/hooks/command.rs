@@ -238,71 +238,56 @@ pub(crate) fn user_shell(shell_var: Option<&OsStr>) -> PathBuf {
 /// How long a syntax check (`shell -n`) may take.
 const SYNTAX_CHECK_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// Whether the shell reports a syntax error in `command` itself, or, when the command is just
-/// the path of a shell script (`#!/bin/sh`, bash, zsh, dash), in that script: `<shell> -n`
-/// parses without running anything. A hook that exits 2 because of such an error did not mean to
-/// block. Errs on the side of "no syntax error" when the check itself cannot run.
+/// Whether the shell reports a syntax error in the text of `command` itself: `<shell> -n -c`
+/// parses without running anything. Only the command line is checked, never the text of a script
+/// it runs: a script's interpreter reads it as it goes (a `shopt -s extglob` changes how the rest
+/// parses; an error after the `exit 2` it reaches is never read), so a script that exits 2 ran
+/// and asked to block. Errs on the side of "no syntax error" when the check itself cannot run.
 pub(crate) async fn has_syntax_error(shell: &Path, command: &str, cwd: &Path) -> bool {
-    let check = |program: PathBuf, args: Vec<OsString>| async move {
-        let mut cmd = Command::new(&program);
-        cmd.args(args)
-            .current_dir(cwd)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .kill_on_drop(true);
-        let label = format!("{} -n (syntax check)", program.display());
-        // `-n` runs nothing, so the child needs no particular environment.
-        let none: [(&str, &str); 0] = [];
-        let Ok((mut child, _group)) = crate::process::spawn(cmd, &[], none, &label).await else {
-            return false;
-        };
-        match tokio::time::timeout(SYNTAX_CHECK_TIMEOUT, child.wait()).await {
-            Ok(Ok(status)) => !status.success(),
-            _ => false,
-        }
+    let mut cmd = Command::new(shell);
+    cmd.args(["-n", "-c", command])
+        .current_dir(cwd)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .kill_on_drop(true);
+    let label = format!("{} -n (syntax check)", shell.display());
+    // `-n` runs nothing, so the child needs no particular environment.
+    let none: [(&str, &str); 0] = [];
+    let Ok((mut child, _group)) = crate::process::spawn(cmd, &[], none, &label).await else {
+        return false;
     };
-    let args = vec![OsString::from("-n"), "-c".into(), command.into()];
-    if check(shell.to_path_buf(), args).await {
-        return true;
-    }
-    // Reading the script's first line is file work: on the blocking pool.
-    let (command, dir) = (command.to_string(), cwd.to_path_buf());
-    let script = tokio::task::spawn_blocking(move || script_interpreter(&command, &dir)).await;
-    match script {
-        Ok(Some((interp, script))) => {
-            check(interp, vec!["-n".into(), script.into_os_string()]).await
-        }
+    match tokio::time::timeout(SYNTAX_CHECK_TIMEOUT, child.wait()).await {
+        Ok(Ok(status)) => !status.success(),
         _ => false,
     }
 }
 
-/// For a command that is one word naming a script with a shell `#!` line: (interpreter, script).
-fn script_interpreter(command: &str, cwd: &Path) -> Option<(PathBuf, PathBuf)> {
-    let word = command.trim();
-    let word = word
-        .strip_prefix('"')
-        .and_then(|w| w.strip_suffix('"'))
-        .or_else(|| word.strip_prefix('\'').and_then(|w| w.strip_suffix('\'')))
-        .unwrap_or(word);
-    if word.is_empty() || word.contains(char::is_whitespace) || word.contains('$') {
-        return None;
-    }
-    let script = cwd.join(word);
-    let mut head = [0u8; 128];
-    let n = {
-        use std::io::Read;
-        std::fs::File::open(&script).ok()?.read(&mut head).ok()?
-    };
-    let first = head[..n].split(|b| *b == b'\n').next()?;
-    let line = std::str::from_utf8(first.strip_prefix(b"#!")?).ok()?.trim();
-    let mut words = line.split_whitespace();
-    let mut interp = words.next()?;
-    if Path::new(interp).file_name()? == "env" {
-        interp = words.next()?;
-    }
-    let name = Path::new(interp).file_name()?.to_str()?;
-    matches!(name, "sh" | "bash" | "zsh" | "dash").then(|| (PathBuf::from(interp), script))
+/// Whether `stderr` holds the shell's own report of a syntax error in its `-c` text: bash's
+/// `<shell>: -c: line N: syntax error…`, dash's `<shell>: N: Syntax error: …`, zsh's
+/// `zsh:N: parse error…`. A script's interpreter names the script instead, so a script that
+/// fails to parse mid-run (it ran) never matches.
+pub(crate) fn shell_reported_syntax_error(shell: &Path, stderr: &str) -> bool {
+    let full = shell.to_string_lossy();
+    let name = shell.file_name().and_then(OsStr::to_str).unwrap_or("");
+    stderr.lines().any(|line| {
+        let rest = [full.as_ref(), name]
+            .into_iter()
+            .filter(|p| !p.is_empty())
+            .find_map(|p| line.strip_prefix(p).and_then(|r| r.strip_prefix(':')));
+        let Some(rest) = rest else {
+            return false;
+        };
+        let rest = rest.trim_start();
+        if let Some(r) = rest.strip_prefix("-c: line ") {
+            return r.contains("syntax error");
+        }
+        let digits = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+        digits > 0 && {
+            let r = rest[digits..].trim_start_matches(':').trim_start();
+            r.starts_with("Syntax error") || r.starts_with("parse error")
+        }
+    })
 }
 
 /// What one pipe produced: the first [`CAPTURE_LIMIT`] bytes, and how many more were dropped.
@@ -359,14 +344,53 @@ mod tests {
         let sh = Path::new("/bin/sh");
         assert!(has_syntax_error(sh, "if then fi", dir.path()).await);
         assert!(!has_syntax_error(sh, "exit 2", dir.path()).await);
-        // A script whose own text does not parse.
+        // A script's own text is never checked: its interpreter reads it as it runs it.
         std::fs::write(dir.path().join("bad.sh"), "#!/bin/sh\nif then\n").unwrap();
-        std::fs::write(dir.path().join("good.sh"), "#!/usr/bin/env bash\nexit 2\n").unwrap();
-        std::fs::write(dir.path().join("py"), "#!/usr/bin/python3\nif then\n").unwrap();
-        assert!(has_syntax_error(sh, "./bad.sh", dir.path()).await);
-        assert!(has_syntax_error(sh, "'./bad.sh'", dir.path()).await);
-        assert!(!has_syntax_error(sh, "./good.sh", dir.path()).await);
-        assert!(!has_syntax_error(sh, "./py", dir.path()).await);
+        std::fs::write(
+            dir.path().join("extglob.sh"),
+            "#!/bin/bash\nshopt -s extglob\ncase x in @(a|b)) ;; esac\nexit 2\n",
+        )
+        .unwrap();
+        assert!(!has_syntax_error(sh, "./bad.sh", dir.path()).await);
+        assert!(!has_syntax_error(sh, "'./bad.sh'", dir.path()).await);
+        assert!(!has_syntax_error(sh, "./extglob.sh", dir.path()).await);
         assert!(!has_syntax_error(sh, "./missing.sh", dir.path()).await);
+    }
+
+    #[test]
+    fn only_the_shells_own_parse_report_counts() {
+        let bash = Path::new("/bin/bash");
+        let dash = Path::new("/bin/sh");
+        let zsh = Path::new("/usr/bin/zsh");
+        for (shell, stderr, want) in [
+            (
+                bash,
+                "/bin/bash: -c: line 1: syntax error near unexpected token `then'",
+                true,
+            ),
+            (
+                bash,
+                "bash: -c: line 2: syntax error: unexpected end of file",
+                true,
+            ),
+            (dash, "/bin/sh: 1: Syntax error: \"then\" unexpected", true),
+            (zsh, "zsh:1: parse error near `then'", true),
+            // A script's interpreter names the script: it ran.
+            (
+                bash,
+                "/x/guard.sh: line 9: syntax error near unexpected token `('",
+                false,
+            ),
+            (
+                dash,
+                "./bad.sh: 2: Syntax error: \"then\" unexpected",
+                false,
+            ),
+            (bash, "Blocked: rm keep.txt", false),
+            (bash, "/bin/bash: line 1: foo: command not found", false),
+            (bash, "", false),
+        ] {
+            assert_eq!(shell_reported_syntax_error(shell, stderr), want, "{stderr}");
+        }
     }
 }

@@ -4,7 +4,8 @@
 //! # What counts as a failure
 //! A hook that cannot start, times out, exits with a code other than 0 or 2, prints `{`… that is
 //! not a JSON object, answers an HTTP status outside 2xx, or whose shell cannot parse its
-//! command (a syntax error makes `sh` exit 2, which is not the hook asking to block). Its
+//! command line (a syntax error makes `sh` exit 2 and say so on stderr, which is not the hook
+//! asking to block; a script that ran and exited 2 always blocks). Its
 //! `onFailure` decides: `continue` (the default) reports it on `hook_end` (`error`) and lets the
 //! call go ahead; `block` treats it as exit code 2.
 

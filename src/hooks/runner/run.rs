@@ -319,9 +319,16 @@ impl Shared {
                             Some("printed `{` on stdout but not a valid JSON object".into());
                     }
                     0 => {}
-                    2 if shell_form && self.syntax_error(&hook.command).await => {
-                        // The shell refused the command; the hook never ran, so it did not ask
-                        // to block.
+                    2 if shell_form
+                        && command::shell_reported_syntax_error(
+                            &self.shell,
+                            &ran.output.stderr,
+                        )
+                        && self.syntax_error(&hook.command).await =>
+                    {
+                        // The shell itself refused the command line (its own report on stderr,
+                        // and `-n` agrees): that exit 2 is the shell's, not a block. Any other
+                        // exit 2 — a script that ran, whatever its text — blocks.
                         ran.failure = Some(format!(
                             "{} could not parse the hook command: {}",
                             self.shell.display(),
