@@ -183,14 +183,52 @@ impl Matcher {
             .map_err(|e| one_line_regex_error(&e))
     }
 
-    /// Whether this matcher selects the tool named `tool`.
+    /// Whether this matcher selects the tool named `tool` (a canonical name), or one of its
+    /// former names in the reference CLI: `Task` selects `Agent`. As in the reference, a regex
+    /// selects a tool by a former name only when it spells that name as a whole word (so `^T`
+    /// or `TaskStop|TaskOutput` does not select `Agent`; `^Task$` does).
     pub(crate) fn matches(&self, tool: &str) -> bool {
         match self {
             Matcher::All => true,
-            Matcher::Names(names) => names.iter().any(|n| n == tool),
-            Matcher::Regex(re) => re.is_match(tool),
+            Matcher::Names(names) => names
+                .iter()
+                .any(|n| n == tool || former_names(tool).any(|f| f == n)),
+            Matcher::Regex(re) => {
+                re.is_match(tool)
+                    || former_names(tool).any(|f| mentions_word(re.as_str(), f) && re.is_match(f))
+            }
         }
     }
+}
+
+/// The reference CLI's former names of tools toolrt has (former → current): a hook matcher (and a
+/// permission rule) naming the former name still selects the tool.
+const FORMER_NAMES: &[(&str, &str)] = &[
+    ("Task", "Agent"),
+    ("KillShell", "TaskStop"),
+    ("KillBash", "TaskStop"),
+];
+
+/// The former names of the tool `tool`.
+fn former_names(tool: &str) -> impl Iterator<Item = &'static str> + '_ {
+    FORMER_NAMES
+        .iter()
+        .filter(move |(_, now)| *now == tool)
+        .map(|(former, _)| *former)
+}
+
+/// Whether `pattern` contains `word` with no identifier character on either side (a `\b` before
+/// it counts as a boundary).
+fn mentions_word(pattern: &str, word: &str) -> bool {
+    let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    pattern.match_indices(word).any(|(i, _)| {
+        let pre = &pattern[..i];
+        let before_ok = !pre.chars().next_back().is_some_and(ident)
+            || pre.ends_with("\\b")
+            || pre.ends_with("\\B");
+        let after = pattern[i + word.len()..].chars().next();
+        before_ok && !after.is_some_and(ident)
+    })
 }
 
 /// The regex crate's syntax errors span several lines (pattern, caret, message); settings errors

@@ -44,6 +44,19 @@ fn matcher_table() {
         ("[Bb]ash", "bash", true),
         ("Web(Fetch|Search)", "WebSearch", true),
         ("Web(Fetch|Search)", "webfetch", false),
+        // The reference CLI's former names select the tool they name now.
+        ("Task", "Agent", true),
+        ("Agent", "Agent", true),
+        ("Bash|Task", "Agent", true),
+        ("KillShell", "TaskStop", true),
+        ("Task", "TaskStop", false),
+        ("^Task$", "Agent", true),
+        ("\\bTask\\b", "Agent", true),
+        ("Task|Write.*", "Agent", true),
+        ("Task.*", "Agent", true),
+        ("TaskStop|TaskOutput", "Agent", false),
+        ("Task.*", "TaskStop", true),
+        ("^T", "Agent", false),
     ];
     for &(m, tool, want) in rows {
         let matcher = Matcher::parse(m).unwrap();
