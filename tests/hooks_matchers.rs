@@ -66,3 +66,34 @@ fn an_if_rule_naming_task_filters_agent_calls_by_subagent_type() {
     );
     assert!(run.content("a2").contains("fallback"));
 }
+
+#[test]
+fn a_look_around_matcher_selects_by_it_and_an_invalid_one_is_only_a_warning() {
+    let fx = Fixture::new();
+    let block = fx.stderr_hook("writes need review", 2);
+    let invalid = fx.stderr_hook("never runs", 2);
+    let (logger, log) = fx.logger("seen");
+    fx.settings(json!({"hooks": {"PreToolUse": [
+        group("^(?!Read$|Glob$|Grep$).*", &[&block]),
+        group("mcp__[", &[&invalid]),
+        group("", &[&logger]),
+    ]}}));
+    std::fs::write(fx.cwd().join("f.txt"), "x\n").unwrap();
+    let path = fx.cwd().join("f.txt").to_string_lossy().into_owned();
+    let run = fx.serve("bypassPermissions").run(&[
+        bash("a1", "echo hi"),
+        call("a2", "Read", json!({"file_path": path})),
+    ]);
+    assert_eq!(run.outcome("a1"), "denied", "{:#?}", run.lines);
+    assert!(run.content("a1").contains("writes need review"));
+    assert_eq!(run.outcome("a2"), "success", "{:#?}", run.lines);
+    assert!(!run.content("a1").contains("never runs"));
+    // Other hooks still run: the logger saw both calls.
+    assert_eq!(log_lines(&log).len(), 2);
+    assert!(
+        run.stderr.contains("invalid regex \"mcp__[\"")
+            && run.stderr.contains("hooks.PreToolUse[1].matcher"),
+        "{}",
+        run.stderr
+    );
+}

@@ -153,7 +153,40 @@ pub(crate) enum Matcher {
     /// Only letters, digits, `_`, `-`, spaces, `,` and `|`: exact, case-sensitive names.
     Names(Vec<String>),
     /// Anything else: an unanchored, case-sensitive regular expression.
-    Regex(regex::Regex),
+    Regex(Pattern),
+}
+
+/// A matcher's regular expression: the `regex` crate's, or, for what it does not take
+/// (look-around, backreferences — JavaScript regexes, which the reference CLI uses, have them),
+/// `fancy-regex`'s with a bounded backtracking budget.
+#[derive(Debug, Clone)]
+pub(crate) enum Pattern {
+    Plain(regex::Regex),
+    Fancy(fancy_regex::Regex),
+}
+
+/// The backtracking steps one fancy matcher may take on one tool name.
+const FANCY_BACKTRACK_LIMIT: usize = 100_000;
+
+impl Pattern {
+    fn as_str(&self) -> &str {
+        match self {
+            Pattern::Plain(re) => re.as_str(),
+            Pattern::Fancy(re) => re.as_str(),
+        }
+    }
+
+    /// A pattern past its backtracking budget selects the tool: the hook then runs and judges
+    /// the call itself, where skipping it would let a guard hook silently miss a call.
+    fn is_match(&self, text: &str) -> bool {
+        match self {
+            Pattern::Plain(re) => re.is_match(text),
+            Pattern::Fancy(re) => re.is_match(text).unwrap_or_else(|e| {
+                tracing::warn!(pattern = re.as_str(), error = %e, "hook matcher gave up; the hook runs");
+                true
+            }),
+        }
+    }
 }
 
 impl Matcher {
@@ -175,12 +208,21 @@ impl Matcher {
             // A matcher made only of separators names nothing; it must not silently match all.
             return Ok(Matcher::Names(names));
         }
-        regex::RegexBuilder::new(raw)
+        let plain_error = match regex::RegexBuilder::new(raw)
             // Bounded so a hostile pattern cannot take the memory of the runtime.
             .size_limit(1 << 20)
             .build()
-            .map(Matcher::Regex)
-            .map_err(|e| one_line_regex_error(&e))
+        {
+            Ok(re) => return Ok(Matcher::Regex(Pattern::Plain(re))),
+            Err(e) => one_line_regex_error(&e),
+        };
+        fancy_regex::RegexBuilder::new(raw)
+            .backtrack_limit(FANCY_BACKTRACK_LIMIT)
+            .delegate_size_limit(1 << 20)
+            .build()
+            .map(|re| Matcher::Regex(Pattern::Fancy(re)))
+            // The `regex` crate's message is the clearer one for a pattern neither takes.
+            .map_err(|_| plain_error)
     }
 
     /// Whether this matcher selects the tool named `tool` (a canonical name), or one of its
@@ -461,12 +503,15 @@ impl HookConfig {
                 };
                 let matcher = match group.get("matcher") {
                     None | Some(Value::Null) => Matcher::All,
-                    Some(Value::String(m)) => Matcher::parse(m).map_err(|e| {
-                        err(
-                            format!("{gkey}.matcher"),
-                            format!("invalid regex {m:?}: {e}"),
-                        )
-                    })?,
+                    // As in the reference CLI, a matcher nobody can compile selects no tool;
+                    // the file still loads, with a warning naming it.
+                    Some(Value::String(m)) => Matcher::parse(m).unwrap_or_else(|e| {
+                        warnings.push(format!(
+                            "{source}: {gkey}.matcher: invalid regex {m:?}: {e}; \
+                             this group's hooks never run"
+                        ));
+                        Matcher::Names(Vec::new())
+                    }),
                     Some(other) => {
                         return Err(err(format!("{gkey}.matcher"), expected("a string", other)));
                     }

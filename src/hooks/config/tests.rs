@@ -122,6 +122,46 @@ fn parses_handlers_in_order_with_defaults() {
 }
 
 #[test]
+fn look_around_matchers_work_and_an_invalid_one_is_a_warning_that_selects_nothing() {
+    for (m, tool, want) in [
+        ("^(?!Read$|Glob$|Grep$).*", "Bash", true),
+        ("^(?!Read$|Glob$|Grep$).*", "Read", false),
+        ("^(?!Read$|Glob$|Grep$).*", "ReadMe", true),
+        ("(?<=mcp__)github__.*", "mcp__github__get", true),
+        ("(?<=mcp__)github__.*", "github__get", false),
+        (r"^(\w)\w*\1$", "TodoT", true), // a backreference
+        ("^(?!Task$)Ta.*", "Agent", false),
+    ] {
+        let matcher = Matcher::parse(m).unwrap();
+        assert!(matches!(matcher, Matcher::Regex(Pattern::Fancy(_))), "{m}");
+        assert_eq!(matcher.matches(tool), want, "matcher {m:?} on {tool:?}");
+    }
+    let mut c = HookConfig::new();
+    let hooks = json!({"PreToolUse": [
+        {"matcher": "mcp__[", "hooks": [{"type": "command", "command": "guard"}]},
+        {"matcher": "(", "hooks": [{"type": "command", "command": "other"}]},
+        {"matcher": "Bash", "hooks": [{"type": "command", "command": "runs"}]},
+    ]});
+    c.add_settings_file(Path::new("s.json"), &hooks, &no_if)
+        .unwrap();
+    assert_eq!(
+        c.warnings(),
+        [
+            "s.json: hooks.PreToolUse[0].matcher: invalid regex \"mcp__[\": unclosed character class; this group's hooks never run",
+            "s.json: hooks.PreToolUse[1].matcher: invalid regex \"(\": unclosed group; this group's hooks never run",
+        ]
+    );
+    let h = c.handlers(HookEvent::PreToolUse);
+    assert_eq!(h.len(), 3);
+    for tool in ["Bash", "mcp__x", "", "mcp__["] {
+        assert!(!h[0].matcher.matches(tool) && !h[1].matcher.matches(tool));
+    }
+    assert!(h[2].matcher.matches("Bash"));
+    // The library API still refuses a pattern nobody can compile.
+    assert!(Matcher::parse("mcp__[").is_err());
+}
+
+#[test]
 fn config_error_table() {
     let bad_if = |rule: &str| {
         if rule.contains('(') && !rule.ends_with(')') {
@@ -141,10 +181,6 @@ fn config_error_table() {
         (
             json!([]),
             "settings.json: hooks: expected an object, got an array",
-        ),
-        (
-            json!({"PreToolUse": [{"matcher": "(", "hooks": []}]}),
-            "settings.json: hooks.PreToolUse[0].matcher: invalid regex \"(\": unclosed group",
         ),
         (
             json!({"PreToolUse": [{"matcher": 3, "hooks": []}]}),
