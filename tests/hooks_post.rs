@@ -391,3 +391,53 @@ fn post_tool_batch_runs_once_after_the_batch_with_every_call() {
     let feedback = end[0]["hook_feedback"].to_string();
     assert!(feedback.contains("batch looked odd"), "{}", end[0]);
 }
+
+/// A `tool_use` is a batch of one: PostToolBatch fires for it too, with the input a one-call
+/// batch gives, and its feedback goes beside the call's result (there is no `batch_end`).
+#[test]
+fn post_tool_batch_fires_for_a_lone_tool_use_as_for_a_batch_of_one() {
+    let fx = Fixture::new();
+    let (logger, log) = fx.logger("lone");
+    let feedback = fx.stderr_hook("lone looked odd", 2);
+    let hooks = json!({"PostToolBatch": [{"hooks": [
+        {"type": "command", "command": logger},
+        {"type": "command", "command": feedback},
+    ]}]});
+    let run = fx.run(
+        hooks.clone(),
+        "bypassPermissions",
+        &[bash("t1", "echo lone")],
+    );
+    let lone = log_lines(&log);
+    assert_eq!(lone.len(), 1, "{:#?}", run.lines);
+    assert!(run.content("t1").contains("lone"));
+    assert!(
+        run.content("t1").contains("lone looked odd"),
+        "{}",
+        run.content("t1")
+    );
+    assert!(run.events("batch_end").is_empty());
+    let start = run
+        .events("hook_start")
+        .into_iter()
+        .find(|e| e["hook_event"] == "PostToolBatch")
+        .unwrap();
+    assert_eq!(start["batch"], "t1");
+    assert!(start["tool_use_id"].is_null());
+
+    // The same call as a batch of one: the hook sees the same input (but for the session).
+    std::fs::remove_file(&log).unwrap();
+    fx.run(
+        hooks,
+        "bypassPermissions",
+        &[batch("b1", &[bash("t1", "echo lone")])],
+    );
+    let in_batch = log_lines(&log);
+    assert_eq!(in_batch.len(), 1);
+    let strip = |v: &serde_json::Value| {
+        let mut v = v["input"].clone();
+        v.as_object_mut().unwrap().remove("session_id");
+        v
+    };
+    assert_eq!(strip(&lone[0]), strip(&in_batch[0]));
+}

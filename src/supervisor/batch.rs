@@ -9,7 +9,10 @@ use serde_json::{Map, Value, json};
 use tokio::sync::oneshot;
 
 use super::{Pipeline, mode_name};
+use crate::call::{Outcome, ToolResult};
 use crate::hooks::{BatchCallRecord, HookEvent};
+use crate::inflight::ResultSlot;
+use crate::protocol::ServerMessage;
 
 /// Where a call of a batch waits for its turn.
 pub(crate) struct Gate {
@@ -84,4 +87,47 @@ pub(crate) async fn end_batch(
         }
     }
     fields
+}
+
+/// A lone call (a `tool_use`: a batch of one) gets a batch link of its own when PostToolBatch
+/// hooks are configured, so that it leaves its record as a batch's calls do.
+pub(super) fn lone_batch(p: &Pipeline) -> Option<BatchLink> {
+    batch_records(p).map(|records| BatchLink {
+        stop: Arc::new(AtomicBool::new(false)),
+        index: 0,
+        records: Some(records),
+    })
+}
+
+/// Runs a lone call's PostToolBatch hooks once it has finished, before its result is written
+/// (there is no `batch_end`): their feedback goes beside the result's content, as a PostToolUse
+/// hook's does, and a stop is told to the client as a `stop` event. A cancelled call runs none.
+pub(super) async fn end_lone_call(
+    p: Arc<Pipeline>,
+    id: Arc<str>,
+    link: Option<BatchLink>,
+    mut result: ToolResult,
+    slot: ResultSlot,
+) {
+    if let Some(link) = link.filter(|_| result.outcome != Outcome::Cancelled) {
+        end_lone_batch(&p, &id, link, &mut result).await;
+    }
+    slot.emit(result);
+}
+
+/// [`end_lone_call`]'s hooks.
+async fn end_lone_batch(p: &Pipeline, id: &str, link: BatchLink, result: &mut ToolResult) {
+    let mut fields = end_batch(p, id, link.records).await;
+    if let Some(Value::Array(feedback)) = fields.remove("hook_feedback") {
+        for note in feedback.iter().filter_map(Value::as_str) {
+            result.content.push_str("\n\n");
+            result.content.push_str(note);
+        }
+    }
+    if let Some(reason) = fields.remove("stop_reason") {
+        p.emitter.send(ServerMessage::event(
+            "stop",
+            json!({"tool_use_id": id, "reason": reason}),
+        ));
+    }
 }

@@ -192,46 +192,70 @@ pub(crate) fn run(job: Job) -> impl Future<Output = ()> + Send {
         pipeline,
     } = job;
     let id = slot.id().clone();
+    // A `tool_use` is a batch of one: with PostToolBatch hooks, a batch link of its own.
+    let lone = batch
+        .is_none()
+        .then(|| batch::lone_batch(&pipeline))
+        .flatten();
+    let is_lone = lone.is_some();
+    let batch = batch.or(lone);
     async move {
-        let span = tracing::debug_span!("call", id = %id, tool = %call.name);
-        let trace = (pipeline.tracer.as_ref())
-            .map(|t| t.begin(&call.name, &id, call.agent_id.as_ref(), slot.started()));
-        let mut c = Call {
-            id: &id,
-            cancel: &cancel,
-            batch: batch.as_ref(),
-            gate,
-            notes: Vec::new(),
-            lap: Lap::new(
-                pipeline.clock.as_ref(),
-                pipeline.debug_log,
-                trace,
-                slot.started(),
-            ),
-            agent: call.agent_id.clone(),
-            slot: None,
-            hook: None,
-            hook_reason: None,
-            scope,
-            node: None,
+        // In a block of its own, so that nothing of the call is kept across the lone call's
+        // PostToolBatch hooks (a variable alive there would grow every call's future).
+        let lone_end = {
+            let span = tracing::debug_span!("call", id = %id, tool = %call.name);
+            let trace = (pipeline.tracer.as_ref())
+                .map(|t| t.begin(&call.name, &id, call.agent_id.as_ref(), slot.started()));
+            let mut c = Call {
+                id: &id,
+                cancel: &cancel,
+                batch: batch.as_ref(),
+                gate,
+                notes: Vec::new(),
+                lap: Lap::new(
+                    pipeline.clock.as_ref(),
+                    pipeline.debug_log,
+                    trace,
+                    slot.started(),
+                ),
+                agent: call.agent_id.clone(),
+                slot: None,
+                hook: None,
+                hook_reason: None,
+                scope,
+                node: None,
+            };
+            // Without a subscriber for the span (debug logging off), the call's future is not
+            // wrapped: the wrapper is one more move of the whole future, and one more step in
+            // every poll.
+            let result = if span.is_disabled() {
+                drive(&pipeline, &mut c, call).await
+            } else {
+                Box::pin(drive(&pipeline, &mut c, call).instrument(span.clone())).await
+            };
+            c.lap.end_trace(&result);
+            let mut result = result.unwrap_or_else(|rejection| {
+                ToolResult::new("", rejection.outcome, rejection.content)
+            });
+            tracing::debug!(parent: &span, outcome = result.outcome.as_str(), stages = %c.lap.summary(), "call finished");
+            // Hooks' additional context and feedback go beside whatever the result is.
+            for note in c.notes {
+                result.content.push_str("\n\n");
+                result.content.push_str(&note);
+            }
+            if is_lone {
+                // Boxed, with the result and its slot: the common path's future does not grow.
+                Some(Box::pin(batch::end_lone_call(
+                    pipeline, id, batch, result, slot,
+                )))
+            } else {
+                slot.emit(result);
+                None
+            }
         };
-        // Without a subscriber for the span (debug logging off), the call's future is not wrapped:
-        // the wrapper is one more move of the whole future, and one more step in every poll.
-        let result = if span.is_disabled() {
-            drive(&pipeline, &mut c, call).await
-        } else {
-            Box::pin(drive(&pipeline, &mut c, call).instrument(span.clone())).await
-        };
-        c.lap.end_trace(&result);
-        let mut result = result
-            .unwrap_or_else(|rejection| ToolResult::new("", rejection.outcome, rejection.content));
-        tracing::debug!(parent: &span, outcome = result.outcome.as_str(), stages = %c.lap.summary(), "call finished");
-        // Hooks' additional context and feedback go beside whatever the result is.
-        for note in c.notes {
-            result.content.push_str("\n\n");
-            result.content.push_str(&note);
+        if let Some(end) = lone_end {
+            end.await;
         }
-        slot.emit(result);
     }
 }
 
@@ -758,8 +782,9 @@ mod tests {
             // bytes in the prepared call and in the tool's context, each held in several steps);
             // 2,176 since `run` and the execute stage's `run` are plain functions returning a
             // block (an `async fn` keeps its arguments twice) and a tool runs on the call's own
-            // task without a second block around it.
-            ("run's future", future_size(run), 2_176),
+            // task without a second block around it; 2,184 since a lone call (a `tool_use`)
+            // runs PostToolBatch hooks after it (the boxed step's pointer, kept across them).
+            ("run's future", future_size(run), 2_184),
             // 224: the worker node the call is placed on (one boxed pointer).
             ("Call", std::mem::size_of::<Call<'static>>(), 224),
         ];
