@@ -110,14 +110,14 @@ fn a_missing_or_broken_plugin_dir_stops_start_up_naming_it() {
     std::fs::create_dir_all(bad.join("hooks")).unwrap();
     std::fs::write(
         bad.join("hooks/hooks.json"),
-        json!({"hooks": {"PreToolUse": [{"matcher": "(", "hooks": []}]}}).to_string(),
+        json!({"hooks": {"PreToolUse": [{"matcher": 3, "hooks": []}]}}).to_string(),
     )
     .unwrap();
     let (code, stderr) =
         support::run_status(&["serve", "--cwd", &cwd, "--plugin-dir", "bad"], fx.cwd());
     assert_eq!(code, Some(2));
     assert!(
-        stderr.contains("bad/hooks/hooks.json: hooks.PreToolUse[0].matcher: invalid regex"),
+        stderr.contains("bad/hooks/hooks.json: hooks.PreToolUse[0].matcher: expected a string"),
         "{stderr}"
     );
 

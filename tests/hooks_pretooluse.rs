@@ -14,11 +14,8 @@ use serde_json::{Value, json};
 
 #[test]
 fn bad_hook_config_exits_2_naming_file_and_key() {
+    // (A matcher that does not compile is a warning, not an error: tests/hooks_matchers.rs.)
     let cases = [
-        (
-            json!({"PreToolUse": [{"matcher": "(", "hooks": []}]}),
-            "hooks.PreToolUse[0].matcher",
-        ),
         (json!({"PreToolUsee": []}), "hooks.PreToolUsee"),
         (json!({"PreToolUse": {}}), "hooks.PreToolUse"),
         (
