@@ -175,3 +175,42 @@ fn broken_hooks_never_break_the_protocol() {
     assert_eq!(run.outcome("a1"), "success");
     assert_eq!(run.code, Some(0));
 }
+
+/// As the reference CLI does, a `hookSpecificOutput` without `hookEventName` (or naming another
+/// event) makes the whole output invalid: the call runs as if the hook had said nothing, and
+/// `hook_end` says why the output was ignored. An exit 2 still blocks.
+#[test]
+fn hook_specific_output_without_its_event_name_is_ignored_and_reported() {
+    let fx = Fixture::new();
+    let missing = fx.json_hook(json!({"systemMessage": "seen", "hookSpecificOutput": {
+        "permissionDecision": "deny", "permissionDecisionReason": "no"}}));
+    let other = fx.json_hook(json!({"hookSpecificOutput": {
+        "hookEventName": "PostToolUse", "permissionDecision": "deny"}}));
+    for (hook, why) in [(&missing, "no hookEventName"), (&other, "\"PostToolUse\"")] {
+        let run = fx.run_bash_hooks("PreToolUse", &[hook], "bypassPermissions", "echo ran");
+        assert_eq!(run.outcome("a1"), "success", "{:#?}", run.lines);
+        assert_eq!(run.content("a1").trim(), "ran");
+        assert!(
+            run.events("hook_message").is_empty(),
+            "nothing of it is obeyed"
+        );
+        let end = run.hook_ends("PreToolUse")[0];
+        assert_eq!(end["outcome"], "error");
+        let error = end["error"].as_str().unwrap();
+        assert!(
+            error.contains("invalid output ignored") && error.contains(why),
+            "{error}"
+        );
+    }
+    // Named, it decides.
+    let named = fx.json_hook(pre_decision("deny", "no"));
+    let run = fx.run_bash_hooks("PreToolUse", &[&named], "bypassPermissions", "echo ran");
+    assert_eq!(run.outcome("a1"), "denied");
+    // Exit 2 blocks whatever it printed.
+    let blocking = fx.json_hook_exit(
+        json!({"hookSpecificOutput": {"permissionDecision": "allow"}}),
+        2,
+    );
+    let run = fx.run_bash_hooks("PreToolUse", &[&blocking], "bypassPermissions", "echo ran");
+    assert_eq!(run.outcome("a1"), "denied");
+}

@@ -237,7 +237,32 @@ fn stop_of(json: &Map<String, Value>, event: HookEvent) -> Option<String> {
     })
 }
 
-/// `hookSpecificOutput`, unless it names another event (a script shared between events).
+/// Why a hook's JSON output is invalid for `event`, as the reference CLI judges it: a
+/// `hookSpecificOutput` must name the event it answers in `hookEventName`. Such an output counts
+/// as a failure and decides nothing (not even its other fields).
+pub(crate) fn invalid_output(json: &Map<String, Value>, event: HookEvent) -> Option<String> {
+    let spec = json.get("hookSpecificOutput")?;
+    let Some(spec) = spec.as_object() else {
+        return Some(format!(
+            "invalid output ignored: hookSpecificOutput is not an object (it must name the \
+             hook event, \"hookEventName\": \"{event}\")"
+        ));
+    };
+    match spec.get("hookEventName") {
+        Some(Value::String(name)) if name == event.as_str() => None,
+        Some(Value::String(name)) => Some(format!(
+            "invalid output ignored: hookSpecificOutput.hookEventName is {name:?}, but the hook \
+             ran for {event}"
+        )),
+        Some(_) | None => Some(format!(
+            "invalid output ignored: hookSpecificOutput has no hookEventName (it must be \
+             \"{event}\")"
+        )),
+    }
+}
+
+/// `hookSpecificOutput`, unless it names another event (the runner has already turned such an
+/// output into a failure; in-crate callers may still pass one).
 fn specific(json: &Map<String, Value>, event: HookEvent) -> Option<&Map<String, Value>> {
     let spec = json.get("hookSpecificOutput")?.as_object()?;
     match spec.get("hookEventName") {
@@ -725,6 +750,33 @@ mod tests {
             .updated_output
             .is_none()
         );
+    }
+
+    #[test]
+    fn hook_specific_output_must_name_its_event() {
+        let ev = HookEvent::PreToolUse;
+        let o = |v: Value| obj(v).unwrap();
+        assert_eq!(invalid_output(&o(json!({"continue": true})), ev), None);
+        assert_eq!(
+            invalid_output(
+                &o(json!({"hookSpecificOutput": {"hookEventName": "PreToolUse"}})),
+                ev
+            ),
+            None
+        );
+        let missing = invalid_output(
+            &o(json!({"hookSpecificOutput": {"permissionDecision": "deny"}})),
+            ev,
+        )
+        .unwrap();
+        assert!(missing.contains("no hookEventName"), "{missing}");
+        let other = invalid_output(
+            &o(json!({"hookSpecificOutput": {"hookEventName": "PostToolUse"}})),
+            ev,
+        )
+        .unwrap();
+        assert!(other.contains("\"PostToolUse\""), "{other}");
+        assert!(invalid_output(&o(json!({"hookSpecificOutput": 3})), ev).is_some());
     }
 
     #[test]

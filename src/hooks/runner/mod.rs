@@ -32,8 +32,8 @@ use super::merge::{
     self, Labelled, PermissionRequestResult, PostBatchResult, PostToolResult, PreToolUseResult, cut,
 };
 use super::protocol::{
-    HookOutput, HookStatus, base_input, permission_denied_retry, session_start_context,
-    system_message,
+    HookOutput, HookStatus, base_input, invalid_output, permission_denied_retry,
+    session_start_context, system_message,
 };
 use run::Job;
 

@@ -162,9 +162,20 @@ impl Shared {
             mut output,
             exit_code,
             dropped,
-            failure,
+            mut failure,
             stdout,
         } = ran;
+        // Output the reference CLI rejects decides nothing; an exit 2 still blocks.
+        if output.status != HookStatus::Blocking
+            && let Some(why) = (output.json.as_ref()).and_then(|j| invalid_output(j, job.event))
+        {
+            output.json = None;
+            output.status = HookStatus::Error;
+            failure = Some(match failure {
+                Some(f) => format!("{f}; {why}"),
+                None => why,
+            });
+        }
         if let Some(why) = &failure {
             tracing::warn!(
                 hook_event = job.event.as_str(),

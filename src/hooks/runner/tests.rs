@@ -302,7 +302,7 @@ async fn hook_killed_by_signal_is_a_nonblocking_error() {
 
 #[tokio::test]
 async fn hook_that_closes_stdin_at_once_still_counts() {
-    let cmd = r#"exec 0<&-; echo '{"hookSpecificOutput":{"permissionDecision":"ask"}}'"#;
+    let cmd = r#"exec 0<&-; echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"ask"}}'"#;
     let h = Harness::new(hooks("PreToolUse", "Bash", &[(cmd, 10)]));
     // An input far over the pipe buffer, so writing it runs into the closed pipe.
     let big = "x".repeat(2_000_000);
@@ -507,12 +507,12 @@ async fn merge_across_real_hooks() {
     // wins although A finishes later.
     let rewrite = |cmd: &str, delay: &str| {
         format!(
-            r#"sleep {delay}; echo '{{"hookSpecificOutput":{{"permissionDecision":"allow","updatedInput":{{"command":"{cmd}"}},"additionalContext":"ctx {cmd}"}}}}'"#
+            r#"sleep {delay}; echo '{{"hookSpecificOutput":{{"hookEventName":"PreToolUse","permissionDecision":"allow","updatedInput":{{"command":"{cmd}"}},"additionalContext":"ctx {cmd}"}}}}'"#
         )
     };
     let a = rewrite("A", "0.5");
     let b = rewrite("B", "0");
-    let ask = r#"echo '{"hookSpecificOutput":{"permissionDecision":"ask"}}'"#;
+    let ask = r#"echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"ask"}}'"#;
     let h = Harness::new(hooks(
         "PreToolUse",
         "Bash",
@@ -574,12 +574,12 @@ impl InProcessHook for Echo {
 async fn in_process_hooks_merge_with_command_hooks() {
     let seen = Arc::new(Mutex::new(None));
     let seen2 = Arc::clone(&seen);
-    let allow = r#"echo '{"hookSpecificOutput":{"permissionDecision":"allow","updatedInput":{"command":"from command"}}}'"#;
+    let allow = r#"echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","updatedInput":{"command":"from command"}}}'"#;
     let h = Harness::with(
         hooks("PreToolUse", "Bash", &[(allow, 10)]),
         move |c| {
             let rewrite = HookOutput::json(json!({"hookSpecificOutput": {
-                "permissionDecision": "defer", "updatedInput": {"command": "from rust"}}}));
+                "hookEventName": "PreToolUse", "permissionDecision": "defer", "updatedInput": {"command": "from rust"}}}));
             c.register_fn(
                 HookEvent::PreToolUse,
                 "Bash",
