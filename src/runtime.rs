@@ -636,6 +636,7 @@ impl Runtime {
             .session_end(
                 crate::supervisor::mode_name(pipeline.mode),
                 ASYNC_HOOK_GRACE,
+                &self.dispatcher.cancelled_all(),
             )
             .await;
         // After every call has its result: no MCP call is in flight any more.

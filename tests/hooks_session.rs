@@ -232,3 +232,90 @@ fn post_tool_use_failure_input_has_duration_and_error() {
     assert_eq!(input["is_interrupt"], false);
     assert!(input["error"].is_string());
 }
+
+/// A SessionEnd hook gets 1.5 s unless a `timeout` of its own or
+/// `CLAUDE_CODE_SESSIONEND_HOOKS_TIMEOUT_MS` gives it more, as in the reference CLI.
+#[test]
+fn session_end_hooks_have_a_short_time_budget() {
+    let fx = Fixture::new();
+    let done = fx.hooks.path().join("done");
+    let slow = fx.script(&format!(
+        "cat > /dev/null\nsleep 3\ntouch '{}'",
+        done.display()
+    ));
+    fx.settings(
+        json!({"hooks": {"SessionEnd": [{"hooks": [{"type": "command", "command": slow}]}]}}),
+    );
+    let started = std::time::Instant::now();
+    let run = fx.serve("plan").run(&[bash("a1", "echo hi")]);
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(3),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(run.code, Some(0));
+    assert!(!done.exists());
+    assert_eq!(run.hook_ends("SessionEnd")[0]["outcome"], "timeout");
+
+    // The variable raises the budget.
+    let run = fx
+        .serve_with(
+            "plan",
+            &[],
+            &[("CLAUDE_CODE_SESSIONEND_HOOKS_TIMEOUT_MS", "6000")],
+        )
+        .run(&[bash("a2", "echo hi")]);
+    assert_eq!(run.hook_ends("SessionEnd")[0]["outcome"], "success");
+    assert!(done.exists());
+
+    // So does the hook's own `timeout`.
+    std::fs::remove_file(&done).unwrap();
+    fx.settings(json!({"hooks": {"SessionEnd": [{"hooks": [
+        {"type": "command", "command": slow, "timeout": 6}
+    ]}]}}));
+    let run = fx.serve("plan").run(&[bash("a3", "echo hi")]);
+    assert_eq!(run.hook_ends("SessionEnd")[0]["outcome"], "success");
+    assert!(done.exists());
+}
+
+/// SIGINT cancels everything, the hooks that run at shutdown (PostToolBatch of the last call,
+/// SessionEnd) included: toolrt exits at once.
+#[test]
+fn sigint_cancels_post_tool_batch_and_session_end_hooks() {
+    for event in ["PostToolBatch", "SessionEnd"] {
+        let fx = Fixture::new();
+        let started = fx.hooks.path().join("started");
+        let slow = fx.script(&format!(
+            "cat > /dev/null\ntouch '{}'\nsleep 30",
+            started.display()
+        ));
+        fx.settings(json!({"hooks": {event: [{"hooks": [
+            {"type": "command", "command": slow, "timeout": 60}
+        ]}]}}));
+        let mut session = fx.serve_with("plan", &["--session-id", "s"], &[]);
+        let pid = session.pid();
+        let flag = started.clone();
+        let signaller = std::thread::spawn(move || {
+            let deadline = std::time::Instant::now() + DEADLINE;
+            while !flag.exists() && std::time::Instant::now() < deadline {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            let _ = std::process::Command::new("kill")
+                .args(["-INT", &pid.to_string()])
+                .status();
+        });
+        let t0 = std::time::Instant::now();
+        session.send(&bash("a1", "echo hi"));
+        let run = session.finish();
+        signaller.join().unwrap();
+        assert!(
+            t0.elapsed() < std::time::Duration::from_secs(15),
+            "{event}: {:?}",
+            t0.elapsed()
+        );
+        assert!(started.exists(), "{event}");
+        assert_eq!(run.outcome("a1"), "success", "{event}: {:#?}", run.lines);
+        assert_eq!(run.hook_ends(event)[0]["outcome"], "cancelled", "{event}");
+    }
+}

@@ -120,7 +120,9 @@ impl Dispatcher {
         };
         let mut end = json!({"batch": batch_id, "ids": ids});
         if let Some(fields) = end.as_object_mut() {
-            fields.extend(supervisor::end_batch(&self.pipeline, &batch_id, records).await);
+            // Cancelling everything (SIGINT) stops the batch's PostToolBatch hooks too.
+            let end = supervisor::end_batch(&self.pipeline, &batch_id, records, &self.root);
+            fields.extend(end.await);
         }
         self.active
             .batches

@@ -7,6 +7,7 @@ use super::Dispatcher;
 use crate::call::Outcome;
 use crate::inflight::CallEntry;
 use crate::protocol::CancelTarget;
+use tokio_util::sync::CancellationToken;
 
 impl Dispatcher {
     /// Cancels one call or every unfinished call of a batch. A call that has not started (parked,
@@ -41,6 +42,12 @@ impl Dispatcher {
         }
         // The call or batch may hold an `Agent` call: its subagents' parked calls end too.
         self.end_cancelled_parked();
+    }
+
+    /// Cancelled once everything is (second SIGTERM, SIGINT): what runs at shutdown (SessionEnd
+    /// hooks, async hooks' grace) stops early with it.
+    pub(crate) fn cancelled_all(&self) -> CancellationToken {
+        self.root.clone()
     }
 
     /// Cancels everything accepted: running, admitted, parked (second SIGTERM, SIGINT).

@@ -83,10 +83,12 @@ pub(crate) enum HookMsg {
     /// PermissionDenied with the denial's reason; answers whether a hook allows a retry.
     Denied(CallFacts, String, RpcReplyPort<(Input, bool)>),
     /// PostToolBatch.
+    /// PostToolBatch, stopped early by its token (cancelling everything).
     Batch(
         String,
         Vec<BatchCallRecord>,
         &'static str,
+        CancellationToken,
         RpcReplyPort<PostBatchResult>,
     ),
 }
@@ -146,8 +148,10 @@ impl Actor for HookStageActor {
                         .await;
                     let _ = reply.send((f.input, r));
                 }
-                HookMsg::Batch(batch, records, mode, reply) => {
-                    let r = runner.post_tool_batch(&batch, &records, mode).await;
+                HookMsg::Batch(batch, records, mode, cancel, reply) => {
+                    let r = runner
+                        .post_tool_batch(&batch, &records, mode, &cancel)
+                        .await;
                     let _ = reply.send(r);
                 }
             }
@@ -304,11 +308,17 @@ impl Hooks {
         }
     }
 
-    /// Runs SessionEnd hooks, then waits at most `grace` for async hooks still running.
-    pub(crate) async fn session_end(&self, mode: &'static str, grace: std::time::Duration) {
+    /// Runs SessionEnd hooks, then waits at most `grace` for async hooks still running;
+    /// `cancel` (cancelling everything: SIGINT) cuts both short.
+    pub(crate) async fn session_end(
+        &self,
+        mode: &'static str,
+        grace: std::time::Duration,
+        cancel: &CancellationToken,
+    ) {
         if let Some(r) = &self.runner {
-            r.session_end(mode).await;
-            r.drain_background(grace).await;
+            r.session_end(mode, cancel).await;
+            r.drain_background(grace, cancel).await;
         }
     }
 
@@ -339,12 +349,13 @@ impl Hooks {
         batch: String,
         records: Vec<BatchCallRecord>,
         mode: &'static str,
+        cancel: CancellationToken,
     ) -> Result<PostBatchResult, StageFault> {
         if !self.has(HookEvent::PostToolBatch) {
             return Ok(PostBatchResult::default());
         }
         request("hooks", self.actor()?, |port| {
-            HookMsg::Batch(batch, records, mode, port)
+            HookMsg::Batch(batch, records, mode, cancel, port)
         })
         .await
     }

@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::{Map, Value, json};
 use tokio::sync::oneshot;
+use tokio_util::sync::CancellationToken;
 
 use super::{Pipeline, mode_name};
 use crate::call::{Outcome, ToolResult};
@@ -61,6 +62,7 @@ pub(crate) async fn end_batch(
     p: &Pipeline,
     batch_id: &str,
     records: Option<BatchRecords>,
+    cancel: &CancellationToken,
 ) -> Map<String, Value> {
     let mut fields = Map::new();
     let Some(records) = records else {
@@ -71,7 +73,12 @@ pub(crate) async fn end_batch(
     let records = records.into_iter().map(|(_, r)| r).collect();
     match p
         .hooks
-        .post_tool_batch(batch_id.to_string(), records, mode_name(p.mode))
+        .post_tool_batch(
+            batch_id.to_string(),
+            records,
+            mode_name(p.mode),
+            cancel.clone(),
+        )
         .await
     {
         Ok(result) => {
@@ -108,16 +115,23 @@ pub(super) async fn end_lone_call(
     link: Option<BatchLink>,
     mut result: ToolResult,
     slot: ResultSlot,
+    cancel: CancellationToken,
 ) {
     if let Some(link) = link.filter(|_| result.outcome != Outcome::Cancelled) {
-        end_lone_batch(&p, &id, link, &mut result).await;
+        end_lone_batch(&p, &id, link, &mut result, &cancel).await;
     }
     slot.emit(result);
 }
 
 /// [`end_lone_call`]'s hooks.
-async fn end_lone_batch(p: &Pipeline, id: &str, link: BatchLink, result: &mut ToolResult) {
-    let mut fields = end_batch(p, id, link.records).await;
+async fn end_lone_batch(
+    p: &Pipeline,
+    id: &str,
+    link: BatchLink,
+    result: &mut ToolResult,
+    cancel: &CancellationToken,
+) {
+    let mut fields = end_batch(p, id, link.records, cancel).await;
     if let Some(Value::Array(feedback)) = fields.remove("hook_feedback") {
         for note in feedback.iter().filter_map(Value::as_str) {
             result.content.push_str("\n\n");

@@ -245,8 +245,9 @@ pub(crate) fn run(job: Job) -> impl Future<Output = ()> + Send {
             }
             if is_lone {
                 // Boxed, with the result and its slot: the common path's future does not grow.
+                // The call's own token: cancelling everything (SIGINT) stops these hooks too.
                 Some(Box::pin(batch::end_lone_call(
-                    pipeline, id, batch, result, slot,
+                    pipeline, id, batch, result, slot, cancel,
                 )))
             } else {
                 slot.emit(result);

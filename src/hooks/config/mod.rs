@@ -370,6 +370,8 @@ pub(crate) struct Handler {
     pub(crate) kind: HandlerKind,
     /// How long it may run.
     pub(crate) timeout: Duration,
+    /// Whether `timeout` was given (a SessionEnd hook's time budget counts only given ones).
+    pub(crate) timeout_given: bool,
     /// What wire events and hook-named texts call it: the command, the URL, or
     /// `in-process hook #n`.
     pub(crate) label: Arc<str>,
@@ -591,6 +593,7 @@ impl HookConfig {
             if_rule: None,
             kind: HandlerKind::InProcess(f),
             timeout,
+            timeout_given: true,
             label: format!("in-process hook #{}", self.in_process_count).into(),
             on_failure: OnFailure::Continue,
             is_async: false,

@@ -78,6 +78,7 @@ pub(super) fn parse_handler(
         if_rule,
         kind,
         timeout,
+        timeout_given: !matches!(obj.get("timeout"), None | Some(Value::Null)),
         label: label.into(),
         on_failure,
         is_async,

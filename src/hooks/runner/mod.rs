@@ -37,6 +37,27 @@ use super::protocol::{
 };
 use run::Job;
 
+/// The variable that may raise SessionEnd hooks' time budget, in milliseconds.
+const SESSION_END_TIMEOUT_VAR: &str = "CLAUDE_CODE_SESSIONEND_HOOKS_TIMEOUT_MS";
+
+/// SessionEnd hooks' time budget, as the reference CLI sets it: the longest of 1.5 s, the
+/// longest `timeout` a SessionEnd hook gives (`given`; at most 60 s counts), and
+/// `CLAUDE_CODE_SESSIONEND_HOOKS_TIMEOUT_MS` (a positive number of milliseconds; at most an
+/// hour counts). Each hook runs for at most this (and at most its own `timeout`).
+pub(crate) fn session_end_budget(
+    given: impl Iterator<Item = Duration>,
+    env: Option<&str>,
+) -> Duration {
+    let floor = Duration::from_millis(1_500);
+    let hooks = given.max().unwrap_or_default().min(Duration::from_secs(60));
+    let env = env
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .map_or(Duration::ZERO, |ms| {
+            Duration::from_millis(ms).min(Duration::from_secs(3_600))
+        });
+    floor.max(hooks).max(env)
+}
+
 /// Hook output strings longer than this (in characters) are saved to a file.
 pub(crate) const MAX_INLINE_CHARS: usize = 10_000;
 /// How much of an externalized string stays inline as a preview.
@@ -328,9 +349,26 @@ impl HookRunner {
         .await;
     }
 
-    /// Runs the SessionEnd hooks (`reason: "other"`).
-    pub(crate) async fn session_end(&self, permission_mode: &str) {
-        self.session_event(HookEvent::SessionEnd, permission_mode, "reason", "other")
+    /// Runs the SessionEnd hooks (`reason: "other"`), within [`session_end_budget`]; `cancel`
+    /// (cancelling everything: SIGINT) stops them at once.
+    pub(crate) async fn session_end(&self, permission_mode: &str, cancel: &CancellationToken) {
+        let event = HookEvent::SessionEnd;
+        let mut selected = self.select(event, None);
+        if selected.is_empty() {
+            return;
+        }
+        let given = selected
+            .iter()
+            .filter(|s| s.handler.timeout_given)
+            .map(|s| s.handler.timeout);
+        let env = self.shared.env_value(SESSION_END_TIMEOUT_VAR);
+        let budget = session_end_budget(given, env.as_deref());
+        for s in &mut selected {
+            s.timeout = s.timeout.min(budget);
+        }
+        let mut input = self.base(permission_mode, event);
+        input.insert("reason".into(), "other".into());
+        self.run_all(event, &selected, input, Subject::default(), cancel)
             .await;
     }
 
@@ -408,12 +446,16 @@ impl HookRunner {
         }
     }
 
-    /// Waits for async hooks still running, at most `grace`, then kills the rest. Called once
-    /// at shutdown.
-    pub(crate) async fn drain_background(&self, grace: Duration) {
+    /// Waits for async hooks still running, at most `grace` (or until `cancel`: SIGINT), then
+    /// kills the rest. Called once at shutdown.
+    pub(crate) async fn drain_background(&self, grace: Duration, cancel: &CancellationToken) {
         let bg = &self.shared.background;
         bg.close();
-        if tokio::time::timeout(grace, bg.wait()).await.is_err() {
+        let waited = tokio::select! {
+            r = tokio::time::timeout(grace, bg.wait()) => r.is_ok(),
+            _ = cancel.cancelled() => false,
+        };
+        if !waited {
             self.shared.background_cancel.cancel();
             bg.wait().await;
         }
@@ -460,6 +502,7 @@ impl HookRunner {
         batch_id: &str,
         calls: &[BatchCallRecord],
         permission_mode: &str,
+        cancel: &CancellationToken,
     ) -> PostBatchResult {
         let event = HookEvent::PostToolBatch;
         let selected = self.select(event, None);
@@ -483,9 +526,8 @@ impl HookRunner {
             tool_use_id: None,
             batch: Some(batch_id.into()),
         };
-        // The batch is over; nothing can cancel its hooks but their timeouts.
-        let never = CancellationToken::new();
-        let outputs = self.run_all(event, &selected, input, subject, &never).await;
+        // The batch is over: only cancelling everything (SIGINT) stops its hooks early.
+        let outputs = self.run_all(event, &selected, input, subject, cancel).await;
         let labelled = labelled(&selected, &outputs);
         let post = merge::merge_post(event, &labelled, &mut |s| self.shared.shorten(s));
         PostBatchResult {

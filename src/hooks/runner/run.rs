@@ -235,7 +235,7 @@ impl Shared {
 
     /// A variable as hook processes would see it: the settings' `env` first, then toolrt's
     /// own environment (minus the scrubbed names).
-    fn env_value(&self, name: &str) -> Option<String> {
+    pub(super) fn env_value(&self, name: &str) -> Option<String> {
         if let Some((_, v)) = self.env.env.iter().rev().find(|(k, _)| k == name) {
             return Some(v.clone());
         }

@@ -393,7 +393,10 @@ async fn event_specific_input_fields() {
         tool_use_id: "t1".into(),
         tool_response: json!("out"),
     };
-    h.runner.post_tool_batch("b1", &[record], "plan").await;
+    let never = CancellationToken::new();
+    h.runner
+        .post_tool_batch("b1", &[record], "plan", &never)
+        .await;
     let lines: Vec<Value> = std::fs::read_to_string(&dump)
         .unwrap()
         .lines()
@@ -739,4 +742,20 @@ fn runner_is_send_and_sync() {
     fn assert_send_sync<T: Send + Sync>() {}
     assert_send_sync::<HookRunner>();
     assert_send_sync::<HookConfig>();
+}
+
+#[test]
+fn session_end_budget_follows_the_reference() {
+    use crate::hooks::runner::session_end_budget;
+    let s = Duration::from_secs;
+    let ms = Duration::from_millis;
+    let none = std::iter::empty::<Duration>;
+    assert_eq!(session_end_budget(none(), None), ms(1_500));
+    assert_eq!(session_end_budget([ms(200)].into_iter(), None), ms(1_500));
+    assert_eq!(session_end_budget([s(5), s(9)].into_iter(), None), s(9));
+    assert_eq!(session_end_budget([s(600)].into_iter(), None), s(60));
+    assert_eq!(session_end_budget(none(), Some("4000")), ms(4_000));
+    assert_eq!(session_end_budget(none(), Some("99999999")), s(3_600));
+    assert_eq!(session_end_budget([s(9)].into_iter(), Some("4000")), s(9));
+    assert_eq!(session_end_budget(none(), Some("soon")), ms(1_500));
 }
