@@ -214,3 +214,24 @@ fn hook_specific_output_without_its_event_name_is_ignored_and_reported() {
     let run = fx.run_bash_hooks("PreToolUse", &[&blocking], "bypassPermissions", "echo ran");
     assert_eq!(run.outcome("a1"), "denied");
 }
+
+/// A job a hook detached on purpose (`nohup … >/dev/null 2>&1 &`: its output redirected, so
+/// nothing holds the hook's pipes once it exits) lives on, as the reference CLI lets it; a child
+/// still holding the pipes is killed after the grace (tested beside the runner).
+#[test]
+fn a_fully_detached_job_a_hook_started_lives_on() {
+    let fx = Fixture::new();
+    let marker = fx.hooks.path().join("marker");
+    let hook = format!(
+        "nohup sh -c \"sleep 1; touch '{}'\" >/dev/null 2>&1 &",
+        marker.display()
+    );
+    let run = fx.run_bash_hooks("PreToolUse", &[&hook], "bypassPermissions", "echo hi");
+    assert_eq!(run.outcome("a1"), "success");
+    assert_eq!(run.hook_ends("PreToolUse")[0]["outcome"], "success");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !marker.exists() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(marker.exists(), "the detached job was killed");
+}

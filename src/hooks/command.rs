@@ -72,8 +72,10 @@ pub(crate) async fn run(spec: CommandSpec<'_>) -> CommandRun {
         .stderr(Stdio::piped())
         .kill_on_drop(true);
     // Its own process group (no terminal signals from ours, one kill reaches its children too),
-    // killed when this run ends: after a normal exit that removes strays the hook left behind,
-    // and when the run future is dropped midway it kills the whole hook.
+    // killed when this run ends: after a normal exit that removes strays still holding the
+    // hook's pipes, and when the run future is dropped midway it kills the whole hook. A job the
+    // hook fully detached (its output redirected, so both pipes closed when the hook exited)
+    // is let live, as the reference CLI lets it.
     let spawned = crate::process::spawn(
         cmd,
         spec.env_remove,
@@ -114,7 +116,12 @@ pub(crate) async fn run(spec: CommandSpec<'_>) -> CommandRun {
     )
     .await;
     let status = match ended {
-        Ended::Exited(st) => st,
+        Ended::Exited(st, pipes_closed) => {
+            if pipes_closed {
+                group.release();
+            }
+            st
+        }
         Ended::TimedOut => {
             crate::process::kill_and_reap(&mut group, &mut child).await;
             return CommandRun::TimedOut;
@@ -129,7 +136,9 @@ pub(crate) async fn run(spec: CommandSpec<'_>) -> CommandRun {
 
 /// How a hook run ended.
 enum Ended {
-    Exited(std::io::Result<std::process::ExitStatus>),
+    /// The hook exited; `true`: nothing held its pipes any more (else a straggler did, past
+    /// the grace).
+    Exited(std::io::Result<std::process::ExitStatus>, bool),
     TimedOut,
     Cancelled,
 }
@@ -156,14 +165,14 @@ async fn supervise(
             && err_done
             && let Some(st) = status.take()
         {
-            break Ended::Exited(st);
+            break Ended::Exited(st, true);
         }
         tokio::select! {
             biased;
             _ = spec.cancel.cancelled() => break Ended::Cancelled,
             _ = &mut sleep => match status.take() {
                 // The shell finished in time; only a straggler holds the pipes.
-                Some(st) => break Ended::Exited(st),
+                Some(st) => break Ended::Exited(st, false),
                 None => break Ended::TimedOut,
             },
             st = &mut wait_fut, if status.is_none() => {

@@ -181,6 +181,14 @@ impl Group {
     }
 }
 
+impl Group {
+    /// Lets the group live on (the watchdog forgets it): for what a hook detached on purpose.
+    pub(crate) fn release(&mut self) {
+        self.pgid.take();
+        self.watched.take();
+    }
+}
+
 impl Drop for Group {
     fn drop(&mut self) {
         self.kill();
