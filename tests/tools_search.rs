@@ -188,4 +188,17 @@ fn glob_lists_with_commas_and_context_alias() {
     );
     let text = content(&r);
     assert!(text.contains("before") && text.contains("after"), "{text}");
+
+    // offset pages through the entries: skipped first, then head_limit.
+    let many: String = (1..=9).map(|i| format!("m{i}\n")).collect();
+    std::fs::write(cwd.join("m.log"), many).unwrap();
+    let r = s.call(
+        "p",
+        "Grep",
+        json!({"pattern": "m[0-9]", "glob": "m.log", "output_mode": "content", "-n": false, "offset": 3, "head_limit": 2}),
+    );
+    let text = content(&r);
+    assert!(text.contains("m4\n") && text.contains("m5"), "{text}");
+    assert!(!text.contains("m3") && !text.contains("m6"), "{text}");
+    assert!(text.contains("after the first 3 skipped"), "{text}");
 }

@@ -67,6 +67,8 @@ pub(crate) struct Request {
     pub multiline: bool,
     /// Return at most this many entries.
     pub head_limit: Option<usize>,
+    /// Skip this many entries before `head_limit` applies (paging through a long result).
+    pub offset: usize,
     /// When set, the search also says what hooks are told ([`Searched::response`]), naming
     /// files relative to this folder (the working directory).
     pub describe_from: Option<PathBuf>,
@@ -111,6 +113,7 @@ impl Request {
             head_limit: u64_field(input, "head_limit")
                 .map(|v| v as usize)
                 .filter(|v| *v > 0),
+            offset: u64_field(input, "offset").map_or(0, |v| (v as usize).min(MAX_ENTRIES)),
             describe_from: None,
         }
     }
@@ -151,7 +154,8 @@ impl Tool for Grep {
                 "-C": {"type": "integer", "minimum": 0, "description": "Lines of context around each match"},
                 "context": {"type": "integer", "minimum": 0, "description": "The same as -C"},
                 "multiline": {"type": "boolean", "description": "Let patterns span lines"},
-                "head_limit": {"type": "integer", "minimum": 0, "description": "Return only the first N entries"}
+                "head_limit": {"type": "integer", "minimum": 0, "description": "Return only the first N entries"},
+                "offset": {"type": "integer", "minimum": 0, "description": "Skip the first N entries (before head_limit)"}
             },
             "required": ["pattern"],
             "additionalProperties": false
@@ -364,7 +368,7 @@ pub(crate) fn search(
             .unwrap_or(SystemTime::UNIX_EPOCH);
         files.push((mtime, path, hits));
         // files_with_matches sorts by time afterwards, so it must see every file.
-        if entries >= limit && req.mode != Mode::FilesWithMatches {
+        if entries >= req.offset + limit && req.mode != Mode::FilesWithMatches {
             stopped = true;
             break;
         }
@@ -466,7 +470,9 @@ fn format_text(
     let more = |shown: usize| {
         if cut(shown) {
             format!(
-                "\n(Output limited to the first {shown} entries; there may be more. Narrow the search or raise head_limit.)"
+                "\n(Output limited to {}{shown} entries{}; there may be more. Narrow the search, raise head_limit or page on with offset.)",
+                if req.offset == 0 { "the first " } else { "" },
+                skipped(req.offset)
             )
         } else {
             String::new()
@@ -477,7 +483,9 @@ fn format_text(
         Mode::FilesWithMatches => {
             files.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
             let total = files.len();
-            let shown: Vec<&str> = files.iter().take(limit).map(|f| f.1.as_str()).collect();
+            let shown: Vec<&str> = (files.iter().skip(req.offset).take(limit))
+                .map(|f| f.1.as_str())
+                .collect();
             let mut out = format!(
                 "Found {total} file{}\n{}",
                 if total == 1 { "" } else { "s" },
@@ -485,8 +493,9 @@ fn format_text(
             );
             if shown.len() < total {
                 out.push_str(&format!(
-                    "\n(Showing {} of {total} files, newest first.)",
-                    shown.len()
+                    "\n(Showing {} of {total} files, newest first{}.)",
+                    shown.len(),
+                    skipped(req.offset)
                 ));
                 summary.applied_limit = Some(limit);
             }
@@ -498,6 +507,7 @@ fn format_text(
         Mode::Count => {
             let shown: Vec<String> = files
                 .iter()
+                .skip(req.offset)
                 .take(limit)
                 .map(|f| format!("{}:{}", f.1, f.2.count))
                 .collect();
@@ -533,6 +543,7 @@ fn format_text(
                 }
             }
             let total = lines.len();
+            lines.drain(..req.offset.min(total));
             lines.truncate(limit);
             let n = lines.len();
             let content = lines.join("\n");
@@ -544,6 +555,15 @@ fn format_text(
             }
             (out, summary)
         }
+    }
+}
+
+/// How a note about a cut result says where it started: nothing from the first entry.
+fn skipped(offset: usize) -> String {
+    if offset == 0 {
+        String::new()
+    } else {
+        format!(", after the first {offset} skipped")
     }
 }
 
@@ -586,6 +606,7 @@ mod tests {
             after: 0,
             multiline: false,
             head_limit: None,
+            offset: 0,
             describe_from: None,
         }
     }
