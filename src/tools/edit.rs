@@ -292,8 +292,9 @@ fn edit_file(files: &FileState, input: &Input, ctx: &ToolContext) -> ToolOutput 
     };
     // Reading, the check and the write as one step for this file: no other change slips in
     // between (a second Edit of the file waits, then sees this one's result).
-    let _file = files.lock_path(&path);
-    let size = std::fs::metadata(&path).map_or(0, |m| m.len());
+    let meta = std::fs::metadata(&path).ok();
+    let _file = files.lock_stated(&path, meta.as_ref());
+    let size = meta.map_or(0, |m| m.len());
     let _turn = files.large_read_turn(size);
     // Regular files only, bounded as Read is: the path may have changed since validation.
     let decided = ctx.decided_paths.as_deref();

@@ -68,11 +68,21 @@ impl FileState {
     /// exists (device and inode, through links, so two names of one file share it; one `stat`),
     /// else the path. Blocking: call it on the blocking pool.
     pub(crate) fn lock_path(&self, path: &Path) -> MutexGuard<'_, ()> {
+        self.lock_stated(path, std::fs::metadata(path).ok().as_ref())
+    }
+
+    /// [`FileState::lock_path`] for a caller that has just read `path`'s metadata (through
+    /// links), or found it missing (`None`): the same lock, without a second `stat`.
+    pub(crate) fn lock_stated(
+        &self,
+        path: &Path,
+        meta: Option<&std::fs::Metadata>,
+    ) -> MutexGuard<'_, ()> {
         use std::os::unix::fs::MetadataExt;
         let mut h = std::hash::DefaultHasher::new();
-        match std::fs::metadata(path) {
-            Ok(m) => (m.dev(), m.ino()).hash(&mut h),
-            Err(_) => path.hash(&mut h),
+        match meta {
+            Some(m) => (m.dev(), m.ino()).hash(&mut h),
+            None => path.hash(&mut h),
         }
         let stripe = (h.finish() % PATH_LOCKS as u64) as usize;
         self.path_locks[stripe]

@@ -132,7 +132,7 @@ fn read_file(files: &FileState, input: &Input, ctx: &ToolContext) -> ToolOutput 
         ));
     }
     // What is recorded as read is what was read: no change of the file comes in between.
-    let _file = files.lock_path(&path);
+    let _file = files.lock_stated(&path, Some(&meta));
     let _turn = files.large_read_turn(meta.len());
     // Checked again on the open file: the path may have changed since.
     let bytes = match read_bounded(&path, ctx.decided_paths.as_deref()) {
