@@ -444,3 +444,58 @@ fn reading_the_output_folder_needs_no_rule_in_any_mode_but_deny_and_ask_rules_ap
     assert_eq!(server.result("r")["outcome"], "denied");
     server.finish();
 }
+
+/// An over-budget output of a tool other than Bash (here Grep) goes to a new file of its own:
+/// a symlink planted under any name the file could have had is not written through, a second
+/// session's output with the same call id in the same `--output-dir` does not overwrite the
+/// first, and the file is the owner's alone (mode 0600).
+#[test]
+fn an_output_file_is_new_private_and_never_written_through_a_planted_link() {
+    use std::os::unix::fs::PermissionsExt;
+    let sb = Sandbox::new();
+    let data: String = (0..5000)
+        .map(|i| format!("line {i} payload payload payload\n"))
+        .collect();
+    std::fs::write(sb.cwd.join("data.txt"), &data).unwrap();
+    let out = sb.cwd.join("out");
+    std::fs::create_dir(&out).unwrap();
+    let victim = sb.dir.path().join("victim.txt");
+    std::fs::write(&victim, "ORIGINAL").unwrap();
+    // The names a per-session counter would have given the first outputs of call `g`.
+    for n in 0..4 {
+        std::os::unix::fs::symlink(&victim, out.join(format!("g-{n}.txt"))).unwrap();
+    }
+    let grep = json!({"type": "tool_use", "id": "g", "name": "Grep",
+        "input": {"pattern": "payload", "path": "data.txt", "output_mode": "content"}});
+    let args = ["--output-dir", out.to_str().unwrap()];
+    let (first, _) = run(&sb, &args, &[], std::slice::from_ref(&grep));
+    let (second, _) = run(&sb, &args, &[], std::slice::from_ref(&grep));
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "ORIGINAL");
+    let file = |messages: &[Value]| {
+        let r = result(messages, "g");
+        assert_eq!(r["outcome"], "success", "{r}");
+        PathBuf::from(
+            r["output_file"]
+                .as_str()
+                .unwrap_or_else(|| panic!("no file: {r}")),
+        )
+    };
+    let (a, b) = (file(&first), file(&second));
+    assert_ne!(a, b, "two sessions' outputs share one file");
+    for path in [&a, &b] {
+        let meta = std::fs::symlink_metadata(path).unwrap();
+        assert!(
+            meta.file_type().is_file(),
+            "{} is not a plain file",
+            path.display()
+        );
+        assert_eq!(
+            meta.permissions().mode() & 0o777,
+            0o600,
+            "{}",
+            path.display()
+        );
+        let text = std::fs::read_to_string(path).unwrap();
+        assert_eq!(text.lines().count(), 5000, "{}", path.display());
+    }
+}

@@ -7,7 +7,6 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
 
@@ -250,10 +249,21 @@ fn outcome_of(status: ToolStatus) -> Outcome {
     }
 }
 
-/// A file name for a call's externalized output: the id made safe, plus a counter so two
-/// outputs never share a file.
-fn file_name(id: &str, seq: u64) -> String {
-    format!("{}-{seq}.txt", crate::paths::file_safe(id))
+/// Writes a call's externalized output into `dir` as a new file of its own: the id made safe,
+/// then random characters, created exclusively with mode 0600 (`tempfile`), so a name planted
+/// in advance (a symlink, another session's file in a shared `--output-dir`) is never written
+/// through or overwritten.
+fn write_output_file(dir: &Path, id: &str, text: &str) -> std::io::Result<PathBuf> {
+    use std::io::Write;
+    crate::paths::create_private_dir(dir)?;
+    let (mut file, path) = tempfile::Builder::new()
+        .prefix(&format!("{}-", crate::paths::file_safe(id)))
+        .suffix(".txt")
+        .tempfile_in(dir)?
+        .keep()
+        .map_err(|e| e.error)?;
+    file.write_all(text.as_bytes())?;
+    Ok(path)
 }
 
 /// Messages of the budget stage.
@@ -287,7 +297,6 @@ pub(crate) struct BudgetState {
     dir: PathBuf,
     /// Whether `dir` is deleted when the session ends.
     temporary: bool,
-    seq: Arc<AtomicU64>,
 }
 
 impl Actor for BudgetActor {
@@ -304,7 +313,6 @@ impl Actor for BudgetActor {
             limits,
             dir,
             temporary,
-            seq: Arc::new(AtomicU64::new(0)),
         })
     }
 
@@ -349,18 +357,13 @@ impl Actor for BudgetActor {
             }
             Plan::External { write, notice, .. } => {
                 let text = write.unwrap_or_default();
-                let path = state
-                    .dir
-                    .join(file_name(&id, state.seq.fetch_add(1, Ordering::Relaxed)));
                 let dir = state.dir.clone();
                 let temporary = state.temporary;
                 // Writing may take a while for a big output: off the actor, so other calls'
                 // small outputs are not held up behind it.
                 tokio::task::spawn_blocking(move || {
-                    let written = crate::paths::create_private_dir(&dir)
-                        .and_then(|_| std::fs::write(&path, text.as_bytes()));
-                    let shaped = match written {
-                        Ok(()) => Shaped {
+                    let shaped = match write_output_file(&dir, &id, &text) {
+                        Ok(path) => Shaped {
                             outcome,
                             content: notice.render(&path, temporary),
                             output_file: Some(path),
@@ -370,8 +373,8 @@ impl Actor for BudgetActor {
                             outcome,
                             // The file could not be written: better an oversized result than a lost one.
                             content: format!(
-                                "[toolrt: could not save the full output to {}: {e}; returning it inline]\n{text}",
-                                path.display()
+                                "[toolrt: could not save the full output in {}: {e}; returning it inline]\n{text}",
+                                dir.display()
                             ),
                             output_file: None,
                             attachments: None,
