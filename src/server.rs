@@ -49,7 +49,16 @@ where
     // Model API turns' results go out as one message each, gathered on the way out.
     let turns = gather::Turns::default();
     let shape = gather::Gather::new(turns.clone());
-    let writer = tokio::spawn(crate::emit::write_reshaped(outbox, output, close_rx, shape));
+    // A client that closed our stdout can read no result: that is a SIGINT (cancel everything,
+    // accept nothing more), not a reason to go on running its calls unseen.
+    let (stop, signals) = with_output_loss(signals);
+    let writer = tokio::spawn(async move {
+        let written = crate::emit::write_reshaped(outbox, output, close_rx, shape).await;
+        if written.is_err() {
+            stop.send_modify(|s| *s = (*s).max(SignalState::CancelAll));
+        }
+        written
+    });
     // Signals are acted on by a task of their own, never behind the reader: whatever the reader
     // waits for (input, room), a SIGINT cancels everything at once.
     let canceller = tokio::spawn(cancel_on_signal(
@@ -76,6 +85,26 @@ where
         }
         Err(_) => Ok(1),
     }
+}
+
+/// The process signals, followed into a channel of their own that one more sender (returned)
+/// can also raise: the writer, when the client's end of stdout is gone.
+fn with_output_loss(
+    mut signals: watch::Receiver<SignalState>,
+) -> (
+    std::sync::Arc<watch::Sender<SignalState>>,
+    watch::Receiver<SignalState>,
+) {
+    let (tx, rx) = watch::channel(*signals.borrow_and_update());
+    let tx = std::sync::Arc::new(tx);
+    let follow = tx.clone();
+    tokio::spawn(async move {
+        while signals.changed().await.is_ok() {
+            let now = *signals.borrow_and_update();
+            follow.send_modify(|s| *s = (*s).max(now));
+        }
+    });
+    (tx, rx)
 }
 
 /// Cancels everything accepted as soon as the signals ask for it.

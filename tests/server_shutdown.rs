@@ -230,3 +230,60 @@ fn serve_makes_its_pipes_non_blocking_unless_told_not_to() {
     assert_eq!(flags(None), (true, true));
     assert_eq!(flags(Some("blocking")), (false, false));
 }
+
+/// A client that closed toolrt's stdout can read no result: the first result that cannot be
+/// written cancels everything (the running `sleep` is killed) and toolrt exits, though stdin is
+/// still open, instead of running the client's calls unseen.
+#[test]
+fn a_closed_stdout_cancels_everything_and_ends_the_session() {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let sb = Sandbox::new();
+    let mut child = Command::new(bin())
+        .args(["serve", "--permission-mode", "bypassPermissions", "--cwd"])
+        .arg(&sb.cwd)
+        .current_dir(&sb.cwd)
+        .env("HOME", sb.dir.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut send = |id: &str, command: &str| {
+        let line =
+            json!({"type": "tool_use", "id": id, "name": "Bash", "input": {"command": command}});
+        writeln!(stdin, "{line}").and_then(|_| stdin.flush())
+    };
+    send("long", "echo $$ > long.pid; exec sleep 60").unwrap();
+    let pid_file = sb.path("long.pid");
+    let start = Instant::now();
+    while std::fs::read_to_string(&pid_file).map_or(true, |s| !s.ends_with('\n')) {
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "the command never started"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let sleeper = read_pid(&pid_file);
+    drop(child.stdout.take());
+    // Its result is the first write that fails.
+    send("quick", "true").unwrap();
+    let start = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "toolrt went on with no reader of its output"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(!status.success(), "a lost output is not a clean exit");
+    assert!(
+        wait_gone_within(sleeper, Duration::from_secs(10)),
+        "the running command was not killed"
+    );
+    drop(stdin);
+}
