@@ -310,8 +310,94 @@ fn looks_like_html(body: &[u8]) -> bool {
     head.contains("<!doctype html") || head.contains("<html")
 }
 
-/// Readable Markdown from an HTML page (scripts, styles and other non-content dropped).
+/// Elements nested deeper than this are not converted to Markdown but stripped to their text:
+/// the converter's work grows faster than the nesting (a page of 200,000 nested `<div>`s kept
+/// a core busy for minutes after its call had ended; the blocking work cannot be stopped).
+const MAX_CONVERTED_DEPTH: usize = 512;
+
+/// Tags that never hold others, or that pages commonly leave open (the next one closes them):
+/// not counted as nesting.
+const NOT_NESTING: &[&str] = &[
+    "area", "base", "br", "col", "dd", "dt", "embed", "hr", "img", "input", "li", "link", "meta",
+    "option", "p", "param", "source", "td", "th", "tr", "track", "wbr",
+];
+
+/// Whether `html` nests elements deeper than [`MAX_CONVERTED_DEPTH`], by a linear scan of its
+/// tags (an estimate that errs deep: an unclosed tag counts as open to the end).
+fn nests_too_deep(html: &str) -> bool {
+    let bytes = html.as_bytes();
+    let mut depth = 0usize;
+    let mut i = 0;
+    while let Some(at) = bytes[i..].iter().position(|&b| b == b'<') {
+        let start = i + at + 1;
+        let closing = bytes.get(start) == Some(&b'/');
+        let name_start = start + usize::from(closing);
+        let name_len = bytes[name_start..]
+            .iter()
+            .take_while(|b| b.is_ascii_alphanumeric())
+            .count();
+        i = name_start + name_len;
+        if name_len == 0 {
+            continue;
+        }
+        // The tag's end: scanning goes on after it, so the page is read once.
+        let Some(end) = bytes[i..].iter().position(|&b| b == b'>').map(|e| i + e) else {
+            break;
+        };
+        let self_closing = end > 0 && bytes[end - 1] == b'/';
+        let name = html[name_start..name_start + name_len].to_ascii_lowercase();
+        i = end + 1;
+        if NOT_NESTING.contains(&name.as_str()) {
+            continue;
+        }
+        if closing {
+            depth = depth.saturating_sub(1);
+        } else if !self_closing {
+            depth += 1;
+            if depth > MAX_CONVERTED_DEPTH {
+                return true;
+            }
+        }
+    }
+    false
+}
+
+/// The text of `html` without its tags, whitespace runs folded: linear in the page's size.
+fn strip_tags(html: &str) -> String {
+    let mut out = String::with_capacity(html.len() / 2);
+    let mut in_tag = false;
+    let mut space = false;
+    for c in html.chars() {
+        match c {
+            '<' => in_tag = true,
+            '>' if in_tag => {
+                in_tag = false;
+                space = true;
+            }
+            _ if in_tag => {}
+            c if c.is_whitespace() => space = true,
+            c => {
+                if space && !out.is_empty() {
+                    out.push(' ');
+                }
+                space = false;
+                out.push(c);
+            }
+        }
+    }
+    out
+}
+
+/// Readable Markdown from an HTML page (scripts, styles and other non-content dropped); the
+/// page's text alone when it nests too deeply to convert in bounded time.
 pub(crate) fn html_to_markdown(html: &str) -> String {
+    if nests_too_deep(html) {
+        return format!(
+            "[toolrt: this page nests its elements more than {MAX_CONVERTED_DEPTH} deep; its text \
+             without markup follows]\n{}",
+            strip_tags(html)
+        );
+    }
     let converter = htmd::HtmlToMarkdown::builder()
         .skip_tags(vec![
             "script", "style", "noscript", "template", "svg", "head",
@@ -337,6 +423,28 @@ fn error_chain(e: &dyn std::error::Error) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_deeply_nested_page_is_stripped_not_converted() {
+        let deep = format!(
+            "<html><body>{}x{}</body></html>",
+            "<div>".repeat(200_000),
+            "</div>".repeat(200_000)
+        );
+        assert!(nests_too_deep(&deep));
+        let text = html_to_markdown(&deep);
+        assert!(text.ends_with("\nx"), "{}", &text[..text.len().min(200)]);
+        // An ordinary page, with tags left open as pages do, is converted.
+        let page = format!(
+            "<html><body><ul>{}</ul><p>one<p>two<br><img src=a.png></body></html>",
+            "<li>item".repeat(2_000)
+        );
+        assert!(!nests_too_deep(&page));
+        assert!(html_to_markdown(&page).contains("two"));
+        // Nesting up to the bound is converted.
+        let at_bound = format!("{}y{}", "<div>".repeat(500), "</div>".repeat(500));
+        assert!(!nests_too_deep(&at_bound));
+    }
 
     #[test]
     fn url_checks() {
