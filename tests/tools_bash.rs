@@ -165,3 +165,15 @@ fn background_tasks_die_at_shutdown() {
     assert!(status.success());
     assert!(wait_gone(pid), "background child {pid} outlived the server");
 }
+
+/// A command holding a NUL character cannot be passed to bash: the call is refused as invalid
+/// input before anything runs, not reported as a failure to start bash.
+#[test]
+fn a_command_with_a_nul_is_a_validation_error() {
+    let mut s = Server::start(&[]);
+    let r = s.call("n", "Bash", json!({"command": "echo \u{0}nul"}));
+    assert_outcome(&r, "validation_error");
+    assert!(content(&r).contains("NUL"), "{r}");
+    let (_, status) = s.finish();
+    assert!(status.success());
+}

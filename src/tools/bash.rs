@@ -109,6 +109,11 @@ impl Tool for Bash {
                 c.len(),
                 limits::COMMAND_CHARS
             )),
+            // An argument of a program cannot hold a NUL: bash would never start.
+            Some(c) if c.contains('\0') => Err(
+                "the command holds a NUL character (\\u0000), which no shell command can hold"
+                    .to_string(),
+            ),
             Some(c) if !c.trim().is_empty() => Ok(()),
             _ => Err("command is empty: give the shell command to run".to_string()),
         })
