@@ -291,8 +291,13 @@ impl Capture {
         let tail = std::mem::take(&mut self.tail);
         let truncated = self.dropped > 0;
         let text = if truncated {
+            // Only a file written whole has what the window leaves out.
+            let whereabouts = match &self.write_error {
+                None => "the output file has all of it".to_string(),
+                Some(err) => format!("they are lost: the output file could not be written ({err})"),
+            };
             format!(
-                "{}\n\n[… {} characters omitted here; the output file has all of it …]\n\n{}",
+                "{}\n\n[… {} characters omitted here; {whereabouts} …]\n\n{}",
                 self.head, self.dropped, tail
             )
         } else {
@@ -430,5 +435,26 @@ mod tests {
             std::fs::read_to_string(out.path.unwrap()).unwrap(),
             chunk.repeat(8)
         );
+    }
+
+    #[tokio::test]
+    async fn a_window_does_not_promise_a_file_that_could_not_be_written() {
+        let dir = tempfile::tempdir().unwrap();
+        // The output folder is a file: the spill file cannot be made.
+        let not_a_dir = dir.path().join("od");
+        std::fs::write(&not_a_dir, "").unwrap();
+        let mut cap = Capture::lazy(&not_a_dir, "big", 100);
+        let line = "0123456789\n".repeat(1000);
+        for _ in 0..20 {
+            cap.push(line.as_bytes()).await;
+        }
+        let out = cap.finish().await;
+        assert!(out.truncated && out.path.is_none() && out.write_error.is_some());
+        assert!(
+            !out.text.contains("the output file has all of it"),
+            "{}",
+            &out.text[..200]
+        );
+        assert!(out.text.contains("they are lost"));
     }
 }
