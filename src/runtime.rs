@@ -242,6 +242,7 @@ impl Runtime {
         session.paths_on_nodes = config.cluster.is_some();
         let (output_dir, temp_output) = output_folder(&config.output_dir, &session.id, &cwd)?;
         session.output_dir = output_dir.clone();
+        session.output_dir_temporary = temp_output.is_some();
         let settings = &config.settings;
 
         let tool_state = ToolState::new(

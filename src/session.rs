@@ -130,6 +130,9 @@ pub struct Session {
     pub home: PathBuf,
     /// Where externalized outputs are written.
     pub output_dir: PathBuf,
+    /// Whether `output_dir` is a temporary folder, deleted when the session ends (what a notice
+    /// naming a file in it says).
+    pub output_dir_temporary: bool,
     /// Names of toolrt's environment variables removed from every process a tool starts
     /// (those matching `toolrt.envScrub`, worked out once).
     pub env_remove: Vec<std::ffi::OsString>,
@@ -147,6 +150,10 @@ pub struct Session {
     pub paths_on_nodes: bool,
 }
 
+/// Said after a path in a temporary output folder, wherever a notice names one.
+pub(crate) const TEMPORARY_NOTE: &str =
+    " (a temporary folder: deleted when this toolrt session ends)";
+
 impl Session {
     /// A session rooted at `cwd`, writing outputs to `output_dir`.
     pub fn new(cwd: PathBuf, output_dir: PathBuf) -> Self {
@@ -155,6 +162,7 @@ impl Session {
             cwd,
             home: home_dir(),
             output_dir,
+            output_dir_temporary: false,
             env_remove: Vec::new(),
             env: Vec::new(),
             shell: PathBuf::from("bash"),

@@ -123,11 +123,19 @@ fn xdg_state_home_is_honoured() {
 #[test]
 fn a_temporary_folder_only_when_asked_and_the_notice_says_so() {
     let sb = Sandbox::new();
+    let background = json!({"type": "tool_use", "id": "bg", "name": "Bash",
+        "input": {"command": "seq 1 3", "run_in_background": true}});
     let (messages, _) = run(
         &sb,
         &["--allowed-tools", "Bash(seq *)", "--temp-output-dir"],
         &[],
-        &[big_call("big")],
+        &[big_call("big"), background],
+    );
+    // A background task's start notice names its output file in the folder too.
+    let started = result(&messages, "bg")["content"].as_str().unwrap();
+    assert!(
+        started.contains(".log (a temporary folder: deleted when this toolrt session ends)"),
+        "{started}"
     );
     let r = result(&messages, "big");
     let file = PathBuf::from(r["output_file"].as_str().unwrap());

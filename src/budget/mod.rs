@@ -60,13 +60,13 @@ pub(crate) struct Notice {
 }
 
 /// What a notice adds after the path of a file in a temporary output folder.
-const TEMPORARY: &str = " (a temporary folder: deleted when this toolrt session ends)";
+use crate::session::TEMPORARY_NOTE;
 
 impl Notice {
     /// The content the model sees: the notice first, then the preview. `temporary`: the file
     /// is in a folder deleted when the session ends, and the notice says so.
     pub(crate) fn render(&self, path: &Path, temporary: bool) -> String {
-        let kept = if temporary { TEMPORARY } else { "" };
+        let kept = if temporary { TEMPORARY_NOTE } else { "" };
         match &self.tail {
             None => format!(
                 "Output too large ({} characters, {} lines); the full output was saved to {}{kept}\nRead that file (with offset/limit) to see the rest.\n\nPreview (first {} characters):\n{}",

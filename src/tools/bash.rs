@@ -142,7 +142,11 @@ impl Tool for Bash {
                 &ctx.cancel,
             );
             return match started_task.await {
-                Ok(task) => mark_sandboxed(started(&task, ctx.hook_response), sandboxed, &[]),
+                Ok(task) => mark_sandboxed(
+                    started(&task, ctx.hook_response, ctx.session.output_dir_temporary),
+                    sandboxed,
+                    &[],
+                ),
                 Err(why) => ToolOutput::failed(why),
             };
         }
@@ -225,7 +229,7 @@ fn mark_sandboxed(mut out: ToolOutput, sandboxed: Option<bool>, refused: &[Strin
 
 /// What Bash answers for a command it started in the background: the task's id and output
 /// file, and for hooks the `BashOutput` shape with `backgroundTaskId`.
-fn started(task: &Task, describe: bool) -> ToolOutput {
+fn started(task: &Task, describe: bool, temporary: bool) -> ToolOutput {
     let id = &task.id;
     let response = describe.then(|| {
         let mut response = response("", &task.command, false);
@@ -235,10 +239,15 @@ fn started(task: &Task, describe: bool) -> ToolOutput {
         response
     });
     ToolOutput::success(format!(
-        "Started in the background with task id {id}.\nOutput file: {}\nRead its output and \
+        "Started in the background with task id {id}.\nOutput file: {}{}\nRead its output and \
          status with TaskOutput {{\"task_id\": \"{id}\"}}; stop it with TaskStop {{\"task_id\": \
          \"{id}\"}}.",
-        task.output_path.display()
+        task.output_path.display(),
+        if temporary {
+            crate::session::TEMPORARY_NOTE
+        } else {
+            ""
+        }
     ))
     .with_response(response)
 }
