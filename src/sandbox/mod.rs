@@ -341,11 +341,11 @@ impl ShellSandbox for Sandbox {
             };
         };
         let proxy = running.proxy.clone();
-        let (name, state) = proxy.register(tool_use_id);
+        let (name, credentials, state) = proxy.register(tool_use_id);
         let mut own = (*launch).clone();
         own.env
             .retain(|(k, _)| !k.to_ascii_lowercase().ends_with("_proxy"));
-        own.env.extend(proxy_env(Some(&name)));
+        own.env.extend(proxy_env(Some(&credentials)));
         SandboxedCall {
             launch: Arc::new(own),
             ticket: Some(Box::new(Ticket { proxy, name, state })),
@@ -408,7 +408,8 @@ impl Drop for Ticket {
     }
 }
 
-/// The proxy variables a sandboxed command gets; `user` names its call to the proxy.
+/// The proxy variables a sandboxed command gets; `user` (`name:secret`) names its call to the
+/// proxy.
 fn proxy_env(user: Option<&str>) -> Vec<(String, String)> {
     let port = policy::PROXY_PORT;
     let url = match user {

@@ -64,6 +64,9 @@ pub(crate) type NetworkAsker =
 #[derive(Debug)]
 pub(crate) struct CallState {
     tool_use_id: String,
+    /// The password of the call's proxy credentials: unguessable, so that another command
+    /// (a background task of an earlier call) cannot pose as this call, whose name is not.
+    secret: String,
     /// Hosts answered for this call: approved (`true`) or refused.
     answered: Mutex<Vec<(String, bool)>>,
     refusals: Mutex<Vec<String>>,
@@ -133,17 +136,33 @@ impl Proxy {
         let _ = self.asker.set(asker);
     }
 
-    /// Registers a running call: the user name its proxy credentials carry, and its state.
-    pub(crate) fn register(&self, tool_use_id: &str) -> (String, Arc<CallState>) {
+    /// Registers a running call: its name, its proxy credentials (`name:secret`), and its
+    /// state. Without a secret (no random bytes) the call is not registered: its connections
+    /// get no asks, as a client without credentials.
+    pub(crate) fn register(&self, tool_use_id: &str) -> (String, String, Arc<CallState>) {
         let name = format!("call{}", self.seq.fetch_add(1, Ordering::Relaxed));
+        let secret = new_secret();
         let state = Arc::new(CallState {
             tool_use_id: tool_use_id.to_string(),
+            secret: secret.clone().unwrap_or_default(),
             answered: Mutex::new(Vec::new()),
             refusals: Mutex::new(Vec::new()),
             ended: CancellationToken::new(),
         });
+        let Some(secret) = secret else {
+            return (name.clone(), name, state);
+        };
         self.calls.insert(name.clone(), state.clone());
-        (name, state)
+        (name.clone(), format!("{name}:{secret}"), state)
+    }
+
+    /// The running call whose name and secret `credentials` carry; none for any other.
+    fn caller(&self, credentials: Option<&(String, String)>) -> Option<Arc<CallState>> {
+        let (user, password) = credentials?;
+        let call = self.calls.get(user)?.clone();
+        let same = call.secret.len() == password.len()
+            && (call.secret.bytes().zip(password.bytes())).fold(0u8, |d, (a, b)| d | (a ^ b)) == 0;
+        (same && !call.secret.is_empty()).then_some(call)
     }
 
     /// Forgets a call: its connections' pending asks are refused.
@@ -179,10 +198,7 @@ impl Proxy {
             Ok(req) => req,
             Err(why) => return reply(&mut client, 400, &why).await,
         };
-        let call = req
-            .user
-            .as_ref()
-            .and_then(|u| self.calls.get(u).map(|c| c.clone()));
+        let call = self.caller(req.credentials.as_ref());
         if let Verdict::Refuse(why) = self.decide(&req.host, req.port, call.as_deref()).await {
             let line = format!("the network proxy refused {}:{}: {why}", req.host, req.port);
             if let Some(call) = &call {
@@ -342,8 +358,8 @@ struct Request {
     tunnel: bool,
     host: String,
     port: u16,
-    /// The user name of `Proxy-Authorization: Basic …`: which call connects.
-    user: Option<String>,
+    /// The user name and password of `Proxy-Authorization: Basic …`: which call connects.
+    credentials: Option<(String, String)>,
     /// For plain HTTP, the head to send on: origin-form request line, no proxy headers, one
     /// request per connection.
     forward: Vec<u8>,
@@ -365,17 +381,17 @@ impl Request {
             .filter_map(|l| l.split_once(':'))
             .map(|(k, v)| (k.trim(), v.trim()))
             .collect();
-        let user = headers
+        let credentials = headers
             .iter()
             .find(|(k, _)| k.eq_ignore_ascii_case("proxy-authorization"))
-            .and_then(|(_, v)| basic_user(v));
+            .and_then(|(_, v)| basic_credentials(v));
         if method == "CONNECT" {
             let (host, port) = host_port(target, None)?;
             return Ok(Request {
                 tunnel: true,
                 host,
                 port,
-                user,
+                credentials,
                 forward: Vec::new(),
             });
         }
@@ -406,7 +422,7 @@ impl Request {
             tunnel: false,
             host,
             port,
-            user,
+            credentials,
             forward: forward.into_bytes(),
         })
     }
@@ -444,8 +460,17 @@ fn clean_host(host: &str) -> Option<String> {
     ok.then_some(host)
 }
 
-/// The user name in `Basic base64(user:password)`.
-fn basic_user(value: &str) -> Option<String> {
+/// 128 random bits in hex, from the ring provider rustls already carries; none if the system
+/// gives no random bytes.
+fn new_secret() -> Option<String> {
+    let mut bytes = [0u8; 16];
+    let random = rustls::crypto::ring::default_provider().secure_random;
+    random.fill(&mut bytes).ok()?;
+    Some(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// The user name and password in `Basic base64(user:password)`.
+fn basic_credentials(value: &str) -> Option<(String, String)> {
     use base64::Engine;
     let (scheme, token) = value.split_once(' ')?;
     if !scheme.eq_ignore_ascii_case("basic") {
@@ -455,8 +480,8 @@ fn basic_user(value: &str) -> Option<String> {
         .decode(token.trim())
         .ok()?;
     let text = String::from_utf8(bytes).ok()?;
-    let user = text.split(':').next().unwrap_or_default();
-    (!user.is_empty()).then(|| user.to_string())
+    let (user, password) = text.split_once(':').unwrap_or((&text, ""));
+    (!user.is_empty()).then(|| (user.to_string(), password.to_string()))
 }
 
 #[cfg(test)]
@@ -470,7 +495,7 @@ mod tests {
         let r = Request::parse(connect.as_bytes()).unwrap();
         assert!(r.tunnel);
         assert_eq!((r.host.as_str(), r.port), ("example.com", 443));
-        assert_eq!(r.user.as_deref(), Some("call7"));
+        assert_eq!(r.credentials, Some(("call7".into(), "".into())));
 
         let get = format!(
             "GET http://a.test:8080/x?y HTTP/1.1\r\nHost: a.test:8080\r\n{auth}Proxy-Connection: keep-alive\r\n\r\n"
@@ -483,7 +508,10 @@ mod tests {
             "GET /x?y HTTP/1.1\r\nHost: a.test:8080\r\nConnection: close\r\n\r\n"
         );
         let r = Request::parse(b"GET http://b.test HTTP/1.1\r\n\r\n").unwrap();
-        assert_eq!((r.host.as_str(), r.port, r.user), ("b.test", 80, None));
+        assert_eq!(
+            (r.host.as_str(), r.port, r.credentials),
+            ("b.test", 80, None)
+        );
 
         for bad in [
             "GET /relative HTTP/1.1\r\n\r\n",
@@ -526,7 +554,7 @@ mod tests {
             count.fetch_add(1, Ordering::Relaxed);
             Box::pin(async move { ask.host == "yes.test" })
         }));
-        let (_, call) = proxy.register("toolu_1");
+        let (_, _, call) = proxy.register("toolu_1");
         assert_eq!(
             proxy.decide("yes.test", 80, Some(&call)).await,
             Verdict::Allow
@@ -540,6 +568,25 @@ mod tests {
             Verdict::Allow
         );
         assert_eq!(asked.load(Ordering::Relaxed), 2);
+    }
+
+    #[test]
+    fn a_call_is_known_by_its_name_and_secret_only() {
+        let proxy = Proxy::new(&[], &[]);
+        let (name, credentials, _) = proxy.register("toolu_1");
+        let (user, secret) = credentials.split_once(':').unwrap();
+        assert_eq!(user, name);
+        assert!(secret.len() >= 32, "{secret}");
+        let (_, other, _) = proxy.register("toolu_2");
+        assert_ne!(other.split_once(':').unwrap().1, secret);
+        let ask = |u: &str, p: &str| proxy.caller(Some(&(u.to_string(), p.to_string())));
+        let known = ask(user, secret).expect("its own credentials name the call");
+        assert_eq!(known.tool_use_id, "toolu_1");
+        // The sequential name alone, or with a wrong secret, names no call.
+        assert!(ask(user, "").is_none());
+        assert!(ask(user, &"0".repeat(secret.len())).is_none());
+        assert!(ask("call1", "").is_none());
+        assert!(proxy.caller(None).is_none());
     }
 
     #[test]
