@@ -194,10 +194,14 @@ impl Proxy {
             return reply(&mut client, 408, "the request head did not arrive in time").await;
         };
         let (head, rest) = head?;
-        let req = match Request::parse(&head) {
+        let mut req = match Request::parse(&head) {
             Ok(req) => req,
             Err(why) => return reply(&mut client, 400, &why).await,
         };
+        // One spelling per address (`0`, `0x7f.1`, `::ffff:127.0.0.1`), the one rules name.
+        if let Some(ip) = literal_ip(&req.host) {
+            req.host = ip.to_string();
+        }
         let call = self.caller(req.credentials.as_ref());
         if let Verdict::Refuse(why) = self.decide(&req.host, req.port, call.as_deref()).await {
             let line = format!("the network proxy refused {}:{}: {why}", req.host, req.port);
@@ -207,6 +211,17 @@ impl Proxy {
             return reply(&mut client, 403, &line).await;
         }
         let mut upstream = match self.connect(&req.host, req.port).await {
+            Ok(s) if self.denied_address(&s) => {
+                let line = format!(
+                    "the network proxy refused {}:{}: its address is in \
+                     sandbox.network.deniedDomains",
+                    req.host, req.port
+                );
+                if let Some(call) = &call {
+                    call.refuse(line.clone());
+                }
+                return reply(&mut client, 403, &line).await;
+            }
             Ok(s) => s,
             Err(e) => {
                 let why = format!("cannot connect to {}:{}: {e}", req.host, req.port);
@@ -277,6 +292,19 @@ impl Proxy {
         }
     }
 
+    /// Whether the address a connection reached is denied: by its own spelling, or as
+    /// `localhost` when it is a loopback address.
+    fn denied_address(&self, stream: &TcpStream) -> bool {
+        let Ok(peer) = stream.peer_addr() else {
+            return true;
+        };
+        let ip = unmapped(peer.ip());
+        let text = ip.to_string();
+        self.deny
+            .iter()
+            .any(|p| p.matches(&text) || (ip.is_loopback() && p.matches("localhost")))
+    }
+
     async fn connect(&self, host: &str, port: u16) -> std::io::Result<TcpStream> {
         let mapped = self
             .resolve
@@ -293,6 +321,55 @@ impl Proxy {
             .await
             .map_err(|_| std::io::Error::new(std::io::ErrorKind::TimedOut, "timed out"))?
     }
+}
+
+/// The address `host` spells, in any form a resolver takes literally: inet_aton's (`127.1`,
+/// `0x7f000001`, `017700000001`, `0`), IPv6 (a v4-mapped one unmapped); the unspecified
+/// address is the local host it reaches.
+fn literal_ip(host: &str) -> Option<IpAddr> {
+    let ip = match host.parse::<std::net::Ipv6Addr>() {
+        Ok(v6) => unmapped(IpAddr::V6(v6)),
+        Err(_) => IpAddr::V4(inet_aton(host)?),
+    };
+    Some(match ip {
+        IpAddr::V4(v4) if v4.is_unspecified() => IpAddr::V4(std::net::Ipv4Addr::LOCALHOST),
+        IpAddr::V6(v6) if v6.is_unspecified() => IpAddr::V6(std::net::Ipv6Addr::LOCALHOST),
+        ip => ip,
+    })
+}
+
+/// A v4-mapped IPv6 address as its IPv4 address.
+fn unmapped(ip: IpAddr) -> IpAddr {
+    match ip {
+        IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(ip, IpAddr::V4),
+        ip => ip,
+    }
+}
+
+/// inet_aton: one to four parts, each decimal, `0x` hex or `0` octal; the last fills the
+/// remaining bytes.
+fn inet_aton(text: &str) -> Option<std::net::Ipv4Addr> {
+    let parts: Vec<u64> = text
+        .split('.')
+        .map(|p| {
+            let (digits, radix) = match p.strip_prefix("0x").or_else(|| p.strip_prefix("0X")) {
+                Some(hex) => (hex, 16),
+                None if p.len() > 1 && p.starts_with('0') => (&p[1..], 8),
+                None => (p, 10),
+            };
+            let ok = !digits.is_empty() || radix == 16;
+            ok.then(|| u64::from_str_radix(digits, radix).ok())?
+        })
+        .collect::<Option<_>>()?;
+    let (last, head) = parts.split_last()?;
+    if head.len() > 3 || head.iter().any(|&p| p > 255) || *last >= 1 << (8 * (4 - head.len())) {
+        return None;
+    }
+    let value = head
+        .iter()
+        .enumerate()
+        .fold(*last, |v, (i, &p)| v | p << (8 * (3 - i)));
+    Some(std::net::Ipv4Addr::from(u32::try_from(value).ok()?))
 }
 
 /// Starts serving on a Unix socket at `path`.
@@ -587,6 +664,47 @@ mod tests {
         assert!(ask(user, &"0".repeat(secret.len())).is_none());
         assert!(ask("call1", "").is_none());
         assert!(proxy.caller(None).is_none());
+    }
+
+    #[test]
+    fn literal_addresses_have_one_spelling() {
+        for (text, want) in [
+            ("0", Some("127.0.0.1")),
+            ("0.0.0.0", Some("127.0.0.1")),
+            ("127.1", Some("127.0.0.1")),
+            ("0x7f000001", Some("127.0.0.1")),
+            ("017700000001", Some("127.0.0.1")),
+            ("0x7f.0.0.1", Some("127.0.0.1")),
+            ("::ffff:127.0.0.1", Some("127.0.0.1")),
+            ("::", Some("::1")),
+            ("::1", Some("::1")),
+            ("10.1.2.3", Some("10.1.2.3")),
+            ("example.com", None),
+            ("256.1.1.1", None),
+            ("1.2.3.4.5", None),
+            ("08", None),
+        ] {
+            assert_eq!(
+                literal_ip(text).map(|i| i.to_string()).as_deref(),
+                want,
+                "{text}"
+            );
+        }
+    }
+
+    #[tokio::test]
+    async fn a_denied_address_is_refused_however_it_is_reached() {
+        let server = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = server.local_addr().unwrap().port();
+        let proxy = Proxy::new(&[], &["127.0.0.1".into()]);
+        let stream = proxy.connect("localhost", port).await.unwrap();
+        assert!(proxy.denied_address(&stream), "a name resolving to it");
+        let proxy = Proxy::new(&[], &["localhost".into()]);
+        let stream = proxy.connect("127.0.0.1", port).await.unwrap();
+        assert!(proxy.denied_address(&stream), "loopback, as localhost");
+        let proxy = Proxy::new(&[], &["10.0.0.1".into()]);
+        let stream = proxy.connect("127.0.0.1", port).await.unwrap();
+        assert!(!proxy.denied_address(&stream));
     }
 
     #[test]
