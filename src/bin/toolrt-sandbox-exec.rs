@@ -9,6 +9,8 @@
 mod exec;
 #[path = "../sandbox/holder.rs"]
 mod holder;
+#[path = "../sandbox/mounts.rs"]
+mod mounts;
 #[path = "../sandbox/policy.rs"]
 mod policy;
 #[path = "../sandbox/seccomp.rs"]

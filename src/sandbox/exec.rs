@@ -8,8 +8,9 @@
 //!    joined (`setns`): creating namespaces costs tens of milliseconds, joining them
 //!    microseconds. The network namespace has only a loopback, on which the holder relays
 //!    `127.0.0.1:PROXY_PORT` to toolrt's proxy.
-//! 2. Mounts in the session's mount namespace (`protect`, made once, skipped when present):
-//!    each `deny_write` path bound onto itself read-only; each `deny_read` path covered by an
+//! 2. Mounts in the session's mount namespace (`protect`, made once, skipped when present;
+//!    the holder first made every mount read-only but the writable roots, `mounts`): each
+//!    `deny_write` and `pinned` path bound onto itself read-only; each `deny_read` path covered by an
 //!    empty stand-in the command may not open (mode 000, read-only), or, with `allow_read`
 //!    paths below it, by a read-only tmpfs that holds only those paths, bound back. Landlock
 //!    alone cannot take a path back out of a folder it allows.
@@ -112,7 +113,7 @@ fn restrict(policy: &ExecPolicy) -> Result<String, String> {
 /// session is protected from the next command on). Read-only first: a denied read inside a
 /// denied write is then still found.
 pub(crate) fn protect(policy: &ExecPolicy) -> Result<(), String> {
-    for path in &policy.deny_write {
+    for path in policy.deny_write.iter().chain(&policy.pinned) {
         let writable = policy.write.iter().any(|w| path.starts_with(w));
         let read_only =
             statvfs(path.as_path()).is_ok_and(|s| s.flags().contains(FsFlags::ST_RDONLY));
@@ -260,8 +261,7 @@ fn join_holder(join: &Join) -> Result<(), String> {
     Ok(())
 }
 
-/// Binds `source` onto `target`, read-only, keeping the flags the kernel locks in a user
-/// namespace (nosuid, nodev, noexec, atime) or the remount is refused.
+/// Binds `source` onto `target`, read-only.
 fn bind_read_only(source: &Path, target: &Path) -> Result<(), String> {
     let fail = |e: nix::Error| format!("cannot protect {}: {e}", target.display());
     mount(
@@ -272,30 +272,7 @@ fn bind_read_only(source: &Path, target: &Path) -> Result<(), String> {
         None::<&str>,
     )
     .map_err(fail)?;
-    let flags = statvfs(target)
-        .map(|s| s.flags())
-        .unwrap_or(FsFlags::empty());
-    let mut keep = MsFlags::empty();
-    for (fs, ms) in [
-        (FsFlags::ST_NOSUID, MsFlags::MS_NOSUID),
-        (FsFlags::ST_NODEV, MsFlags::MS_NODEV),
-        (FsFlags::ST_NOEXEC, MsFlags::MS_NOEXEC),
-        (FsFlags::ST_NOATIME, MsFlags::MS_NOATIME),
-        (FsFlags::ST_NODIRATIME, MsFlags::MS_NODIRATIME),
-        (FsFlags::ST_RELATIME, MsFlags::MS_RELATIME),
-    ] {
-        if flags.contains(fs) {
-            keep |= ms;
-        }
-    }
-    mount(
-        None::<&str>,
-        target,
-        None::<&str>,
-        MsFlags::MS_BIND | MsFlags::MS_REMOUNT | MsFlags::MS_RDONLY | keep,
-        None::<&str>,
-    )
-    .map_err(fail)
+    super::mounts::remount(target, MsFlags::MS_RDONLY).map_err(fail)
 }
 
 /// Landlock: read and execute everywhere, write only below the writable paths; no TCP `bind`

@@ -2,8 +2,9 @@
 //! binaries, as `exec`).
 //!
 //! Creating a network namespace costs tens of milliseconds; joining one costs microseconds. So
-//! the holder makes the session's user, mount and network namespaces once (with the mounts
-//! that protect denied paths), brings the loopback up, and stays: each sandboxed command joins them (`exec::restrict`). The holder is also the
+//! the holder makes the session's user, mount and network namespaces once (every mount made
+//! read-only, the writable roots bound back read-write, and the mounts that protect denied
+//! and pinned paths), brings the loopback up, and stays: each sandboxed command joins them (`exec::restrict`). The holder is also the
 //! bridge out: it listens on `127.0.0.1:PROXY_PORT` inside the namespace and relays every
 //! connection to toolrt's proxy over its Unix socket, the one path that crosses the boundary.
 //!
@@ -58,6 +59,13 @@ pub(crate) fn hold(policy: &ExecPolicy) -> Result<(), String> {
         None::<&str>,
     )
     .map_err(|e| format!("cannot make the mounts private: {e}"))?;
+    super::mounts::read_only_everywhere()?;
+    let mut roots: Vec<&PathBuf> = policy.write.iter().filter(|p| p.exists()).collect();
+    roots.sort_by_key(|p| p.components().count());
+    for root in roots {
+        // One that cannot be bound back stays read-only: less is written, never more.
+        let _ = super::mounts::bind_writable(root);
+    }
     super::exec::protect(policy)?;
     loopback_up()?;
     let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, PROXY_PORT))

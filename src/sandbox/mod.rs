@@ -15,6 +15,7 @@
 pub(crate) mod config;
 pub(crate) mod exec;
 pub(crate) mod holder;
+pub(crate) mod mounts;
 mod nodes;
 pub(crate) mod policy;
 pub(crate) mod proxy;
@@ -466,8 +467,14 @@ fn prepare(
     made.map_err(|e| format!("cannot prepare the sandbox's folder: {e}"))?;
     let mut write = vec![cwd.to_path_buf(), tmp];
     write.extend(config.allow_write.iter().cloned());
+    // The session's TMPDIR goes with the session: nothing later loads from it.
+    let roots: Vec<&Path> = std::iter::once(cwd)
+        .chain(config.allow_write.iter().map(|p| p.as_path()))
+        .collect();
+    let pinned = pin(cwd, &roots)?;
     let policy = ExecPolicy {
         write,
+        pinned,
         deny_write: config.deny_write.clone(),
         deny_read: config.deny_read.clone(),
         allow_read: config.allow_read.clone(),
@@ -479,6 +486,72 @@ fn prepare(
         allow_local_binding: config.allow_local_binding,
     };
     Ok((policy, helper, dir))
+}
+
+/// Folders and files that configure what later runs outside the sandbox (the protected names
+/// of docs/SEMANTICS.md §3.6, and direnv's `.envrc`): read-only inside it, in every writable
+/// root, so a sandboxed command cannot plant code for a later unsandboxed run.
+const PINNED: &[&str] = &[
+    ".git",
+    ".claude",
+    ".mcp.json",
+    ".vscode",
+    ".idea",
+    ".husky",
+    ".cargo",
+    ".devcontainer",
+    ".gitconfig",
+    ".gitmodules",
+    ".bashrc",
+    ".bash_profile",
+    ".bash_login",
+    ".bash_logout",
+    ".zshrc",
+    ".zshenv",
+    ".zprofile",
+    ".zlogin",
+    ".profile",
+    ".npmrc",
+    ".envrc",
+];
+
+/// Names that must exist to be held read-only (a mount needs something to cover), made in the
+/// workspace when absent: an empty `.claude` folder and a `.mcp.json` with no servers.
+const PLACEHOLDERS: &[(&str, Option<&str>)] = &[
+    (".claude", None),
+    (".mcp.json", Some("{\"mcpServers\": {}}\n")),
+];
+
+/// The [`PINNED`] names of every writable root folder, after making the workspace's
+/// [`PLACEHOLDERS`]. A symbolic link at `.git`, `.claude` or `.mcp.json` is refused: the mount
+/// would hold its target, and the link itself could be replaced.
+fn pin(cwd: &Path, roots: &[&Path]) -> Result<Vec<PathBuf>, String> {
+    for (name, text) in PLACEHOLDERS {
+        let path = cwd.join(name);
+        if path.symlink_metadata().is_ok() {
+            continue;
+        }
+        let made = match text {
+            None => std::fs::create_dir(&path),
+            Some(text) => std::fs::write(&path, text),
+        };
+        made.map_err(|e| format!("cannot create {} to hold it read-only: {e}", path.display()))?;
+    }
+    let mut pinned = Vec::new();
+    for root in roots.iter().filter(|r| r.is_dir()) {
+        for name in PINNED {
+            let path = root.join(name);
+            let link = path.symlink_metadata().is_ok_and(|m| m.is_symlink());
+            if link && [".git", ".claude", ".mcp.json"].contains(name) {
+                return Err(format!(
+                    "{} is a symbolic link, which the sandbox cannot hold read-only",
+                    path.display()
+                ));
+            }
+            pinned.push(path);
+        }
+    }
+    Ok(pinned)
 }
 
 /// Starts the proxy and the namespace holder, then probes a command's whole set-up once.

@@ -19,6 +19,10 @@ pub(crate) struct ExecPolicy {
     pub(crate) write: Vec<PathBuf>,
     /// Paths made read-only, inside what is writable.
     pub(crate) deny_write: Vec<PathBuf>,
+    /// Names inside the writable roots that later run code outside the sandbox (`.git`,
+    /// `.claude`, `.mcp.json`, shell start-up files, …): made read-only like `deny_write`.
+    #[serde(default)]
+    pub(crate) pinned: Vec<PathBuf>,
     /// Paths hidden behind an unreadable stand-in.
     pub(crate) deny_read: Vec<PathBuf>,
     /// Paths inside `deny_read` ones that stay readable (and a `deny_read` path itself).
