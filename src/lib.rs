@@ -176,7 +176,7 @@ pub use tool::{
 // The built-in tools, usable without a runtime: their shared state (rewind, background tasks)
 // and the tools themselves (`ToolState::tools`); Noop measures dispatch.
 pub use tools::noop::Noop;
-pub use tools::{DEFAULT_TOOLS, RewindError, ToolState};
+pub use tools::{DEFAULT_TOOLS, RewindError, Rewound, ToolState};
 // Tools the orchestrator runs, and MCP servers.
 pub use client_tools::RegisterError;
 pub use mcp::{ServerStatus as McpServerStatus, Status as McpStatus};

@@ -548,10 +548,22 @@ impl Runtime {
         let target = to.clone();
         let outcome = tokio::task::spawn_blocking(move || state.rewind(&target)).await;
         let message = match outcome {
-            Ok(Ok(files)) => ServerMessage::event(
-                "rewound",
-                serde_json::json!({"to": to, "files": crate::protocol::paths_value(&files)}),
-            ),
+            Ok(Ok(rewound)) => {
+                let mut body = serde_json::json!({
+                    "to": to,
+                    "files": crate::protocol::paths_value(&rewound.files),
+                });
+                // Only when some file was left as it is (a symlink now on its way).
+                if !rewound.not_restored.is_empty() {
+                    let left: Vec<_> = (rewound.not_restored.iter())
+                        .map(|(path, why)| {
+                            serde_json::json!({"path": path.to_string_lossy(), "reason": why})
+                        })
+                        .collect();
+                    body["not_restored"] = left.into();
+                }
+                ServerMessage::event("rewound", body)
+            }
             Ok(Err(e)) => ServerMessage::error(format!("rewind to {to:?}: {e}"), None),
             Err(_) => ServerMessage::error(
                 format!("rewind to {to:?}: internal error while restoring files"),

@@ -311,12 +311,12 @@ async fn rewind_across_three_calls_restores_exact_bytes() {
     assert_eq!(out.status, ToolStatus::Success, "{}", out.content);
 
     // Undo only the last call.
-    let files = e.state.rewind("c3").unwrap();
+    let files = e.state.rewind("c3").unwrap().files;
     assert_eq!(files, vec![created.clone()]);
     assert_eq!(std::fs::read_to_string(&created).unwrap(), "fresh\n");
 
     // Undo from the first call on: the created file goes, the existing one gets its bytes back.
-    let files = e.state.rewind("c1").unwrap();
+    let files = e.state.rewind("c1").unwrap().files;
     assert_eq!(files, vec![created.clone(), existing.clone()]);
     assert!(!created.exists());
     assert_eq!(std::fs::read(&existing).unwrap(), original);

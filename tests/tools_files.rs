@@ -385,3 +385,42 @@ fn edit_matches_curly_quotes_with_straight_ones() {
         "that\u{2019}s \u{201C}there\u{201D}\n"
     );
 }
+
+/// After Writes of notes.txt and sub/new.txt, notes.txt becomes a symlink to a file outside
+/// the workspace and `sub` a symlink to a folder outside: the rewind writes into neither, deletes
+/// nothing there, and names the two files it left as they are.
+#[test]
+fn rewind_follows_no_symlink_put_on_a_changed_path() {
+    let mut s = Server::start(&[]);
+    let cwd = s.cwd();
+    let outside = s.dir.path().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    let (secret, theirs) = (outside.join("secret.txt"), outside.join("new.txt"));
+    std::fs::write(cwd.join("notes.txt"), "old notes\n").unwrap();
+    s.call("r", "Read", json!({"file_path": "notes.txt"}));
+    for (id, file) in [("w1", "notes.txt"), ("w2", "sub/new.txt")] {
+        let input = json!({"file_path": file, "content": "mine\n"});
+        assert_outcome(&s.call(id, "Write", input), "success");
+    }
+    std::fs::write(&secret, "SECRET\n").unwrap();
+    std::fs::write(&theirs, "theirs\n").unwrap();
+    std::fs::remove_file(cwd.join("notes.txt")).unwrap();
+    std::os::unix::fs::symlink(&secret, cwd.join("notes.txt")).unwrap();
+    std::fs::remove_dir_all(cwd.join("sub")).unwrap();
+    std::os::unix::fs::symlink(&outside, cwd.join("sub")).unwrap();
+
+    s.send(json!({"type": "rewind", "to": "w1"}));
+    let ev = s.wait_for(WAIT, "the rewound event", |v| {
+        v["type"] == "event" && v["event"] == "rewound"
+    });
+    assert_eq!(std::fs::read_to_string(&secret).unwrap(), "SECRET\n");
+    assert_eq!(std::fs::read_to_string(&theirs).unwrap(), "theirs\n");
+    assert_eq!(ev["files"], json!([]), "{ev}");
+    let left: Vec<&str> = (ev["not_restored"].as_array().unwrap().iter())
+        .map(|e| e["path"].as_str().unwrap())
+        .collect();
+    let want = [cwd.join("notes.txt"), cwd.join("sub/new.txt")];
+    assert_eq!(left, want.map(|p| p.display().to_string()), "{ev}");
+    let (_, status) = s.finish();
+    assert!(status.success());
+}

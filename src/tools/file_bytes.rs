@@ -47,6 +47,9 @@ pub(crate) enum FileError {
         /// The file it led to when opened.
         opened: std::path::PathBuf,
     },
+    /// The step before the write (its checkpoint) refused; the file was not changed.
+    #[error("{0}")]
+    Refused(String),
     /// Any other failure to open or read.
     #[error("cannot read {}: {source}", .path.display())]
     Io {
@@ -105,70 +108,130 @@ pub(crate) fn check_decided(
     path: &Path,
     decided: Option<&[PathBuf]>,
 ) -> Result<(), FileError> {
-    let Some(decided) = decided else {
-        return Ok(());
-    };
-    let opened =
-        std::fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd())).map_err(|source| {
-            FileError::Io {
-                path: path.to_path_buf(),
-                source,
-            }
-        })?;
-    if decided.contains(&opened) {
+    match decided {
+        Some(decided) => is_decided(&opened_path(file, path)?, path, decided),
+        None => Ok(()),
+    }
+}
+
+/// The kernel's name for the open `file` (opened through `path`).
+fn opened_path(file: &impl AsRawFd, path: &Path) -> Result<PathBuf, FileError> {
+    std::fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd())).map_err(|source| {
+        FileError::Io {
+            path: path.to_path_buf(),
+            source,
+        }
+    })
+}
+
+fn is_decided(opened: &Path, path: &Path, decided: &[PathBuf]) -> Result<(), FileError> {
+    if decided.iter().any(|d| d == opened) {
         Ok(())
     } else {
         Err(FileError::NotAsDecided {
             path: path.to_path_buf(),
-            opened,
+            opened: opened.to_path_buf(),
         })
     }
 }
 
+/// What a write found, handed to its `before` step once the file is checked and before it is
+/// changed: the file to be overwritten (open for reading too, at offset 0), or `None` when this
+/// write created it; and the kernel's name for it (no symlink on it).
+pub(crate) type Before<'a> =
+    &'a mut dyn FnMut(Option<&mut std::fs::File>, &Path) -> Result<(), String>;
+
+/// How often a write starts over when the file appears between its two opens.
+const CREATE_TRIES: usize = 8;
+
 /// Writes `bytes` to the regular file at `path`, created if missing, for a call whose
 /// permission decision judged the paths `decided`: the file opened is checked
-/// ([`check_decided`]) before anything is written, and one this call created where the decision
-/// did not look is removed again.
+/// ([`check_decided`]) before anything is written, then `before` runs (the checkpoint: it
+/// sees the very file that will change); a file this call created is removed again if either
+/// refuses. A file is only ever created new (`O_EXCL`, which also refuses a symlink, even a
+/// dangling one, at the last component): a name that appears between the two opens sends the
+/// write back to the first, so a file reached through a symlink is always the one checked.
 pub(crate) fn write_as_decided(
     path: &Path,
     bytes: &[u8],
     decided: Option<&[PathBuf]>,
+    before: Before<'_>,
 ) -> Result<(), FileError> {
+    use nix::errno::Errno;
+    use nix::sys::stat::Mode;
     let io = |source: std::io::Error| FileError::Io {
         path: path.to_path_buf(),
         source,
     };
-    // Not truncated on opening: the file is checked first.
-    let flags = (OFlag::O_NONBLOCK | OFlag::O_NOCTTY).bits();
-    let existing = std::fs::OpenOptions::new()
-        .write(true)
-        .custom_flags(flags)
-        .open(path);
-    let (mut file, created) = match existing {
-        Ok(file) => (file, false),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            // Through a dangling symlink too, as a write lands there (the decision looked).
-            let new = std::fs::OpenOptions::new()
-                .write(true)
-                .create(true)
-                .custom_flags(flags)
-                .open(path)
-                .map_err(io)?;
-            (new, true)
-        }
-        Err(e) => return Err(io(e)),
+    let nix_io = |e: Errno| io(std::io::Error::from(e));
+    let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
+        return Err(FileError::NotRegular(path.to_path_buf()));
     };
-    if let Err(e) = check_decided(&file, path, decided) {
-        if let (true, FileError::NotAsDecided { opened, .. }) = (created, &e) {
-            let _ = std::fs::remove_file(opened);
+    // The folder is opened once: the file is created in it, and a refused file removed from it
+    // by name, whatever its path leads to by then.
+    let dir = nix::fcntl::open(
+        parent,
+        OFlag::O_PATH | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC,
+        Mode::empty(),
+    )
+    .map_err(|e| match e {
+        Errno::ENOENT => FileError::NotFound(path.to_path_buf()),
+        e => nix_io(e),
+    })?;
+    // Not truncated on opening: the file is checked first.
+    let flags = OFlag::O_RDWR | OFlag::O_NONBLOCK | OFlag::O_NOCTTY | OFlag::O_CLOEXEC;
+    let mut tries = 0;
+    let (mut file, created) = loop {
+        match nix::fcntl::openat(&dir, name, flags, Mode::empty()) {
+            Ok(fd) => break (std::fs::File::from(fd), false),
+            Err(Errno::ENOENT) => {}
+            Err(e) => return Err(nix_io(e)),
         }
-        return Err(e);
+        #[cfg(test)]
+        tests::between_opens();
+        let new = OFlag::O_CREAT | OFlag::O_EXCL | OFlag::O_NOFOLLOW;
+        match nix::fcntl::openat(&dir, name, flags | new, Mode::from_bits_truncate(0o666)) {
+            Ok(fd) => break (std::fs::File::from(fd), true),
+            Err(Errno::EEXIST) if tries < CREATE_TRIES => tries += 1,
+            Err(e) => return Err(nix_io(e)),
+        }
+    };
+    let refused = |file: &std::fs::File, e: FileError| {
+        if created {
+            remove_created(&dir, name, file);
+        }
+        e
+    };
+    let opened = opened_path(&file, path).map_err(|e| refused(&file, e))?;
+    if let Some(decided) = decided {
+        is_decided(&opened, path, decided).map_err(|e| refused(&file, e))?;
     }
     if !file.metadata().map_err(io)?.is_file() {
         return Err(FileError::NotRegular(path.to_path_buf()));
     }
+    let prior = (!created).then_some(&mut file);
+    if let Err(e) = before(prior, &opened) {
+        return Err(refused(&file, FileError::Refused(e)));
+    }
+    use std::io::Seek as _;
+    file.seek(std::io::SeekFrom::Start(0)).map_err(io)?;
     file.set_len(0).map_err(io)?;
     std::io::Write::write_all(&mut file, bytes).map_err(io)
+}
+
+/// Removes `name` from `dir` if it is still the file this write created (`file`): by name in
+/// the folder it was created in, so nothing a symlink leads to is ever removed.
+fn remove_created(dir: &std::os::fd::OwnedFd, name: &std::ffi::OsStr, file: &std::fs::File) {
+    use nix::sys::stat::{fstat, fstatat};
+    let (Ok(mine), Ok(there)) = (
+        fstat(file),
+        fstatat(dir, name, nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW),
+    ) else {
+        return;
+    };
+    if (mine.st_dev, mine.st_ino) == (there.st_dev, there.st_ino) {
+        let _ = nix::unistd::unlinkat(dir, name, nix::unistd::UnlinkatFlags::NoRemoveDir);
+    }
 }
 
 /// At most `limit` bytes of `file` (more is [`FileError::TooLarge`]).
@@ -192,6 +255,70 @@ fn read_limited(file: std::fs::File, path: &Path, limit: u64) -> Result<Vec<u8>,
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::cell::RefCell;
+
+    thread_local! {
+        /// Run once between a write's two opens: a test's rival making the name appear.
+        static RIVAL: RefCell<Option<Box<dyn FnOnce()>>> = const { RefCell::new(None) };
+    }
+
+    pub(super) fn between_opens() {
+        if let Some(rival) = RIVAL.with(|r| r.borrow_mut().take()) {
+            rival();
+        }
+    }
+
+    /// `write_as_decided` with no step before the write.
+    fn write(path: &Path, bytes: &[u8], decided: Option<&[PathBuf]>) -> Result<(), FileError> {
+        write_as_decided(path, bytes, decided, &mut |_, _| Ok(()))
+    }
+
+    /// A symlink to a file outside what was decided appears between the write's two opens
+    /// (the name was missing at the first): the write neither writes through it nor removes
+    /// the file it leads to.
+    #[test]
+    fn a_symlink_appearing_between_the_opens_is_neither_followed_nor_its_target_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(dir.path()).unwrap();
+        let (victim, f) = (root.join("victim"), root.join("f"));
+        std::fs::write(&victim, "precious").unwrap();
+        let decided = crate::paths::candidates(&f);
+        let (v, l) = (victim.clone(), f.clone());
+        RIVAL.with(|r| {
+            *r.borrow_mut() = Some(Box::new(move || {
+                std::os::unix::fs::symlink(&v, &l).unwrap()
+            }))
+        });
+        let wrote = write(&f, b"new", Some(&decided));
+        assert!(
+            matches!(&wrote, Err(FileError::NotAsDecided { opened, .. }) if *opened == victim),
+            "{wrote:?}"
+        );
+        assert_eq!(std::fs::read(&victim).unwrap(), b"precious");
+
+        // A refused checkpoint: the file this write created goes again, nothing else.
+        std::fs::remove_file(&f).unwrap();
+        let refused = write_as_decided(&f, b"x", Some(&decided), &mut |_, _| Err("no".into()));
+        assert!(matches!(refused, Err(FileError::Refused(_))), "{refused:?}");
+        assert!(!f.exists() && victim.exists());
+
+        // The step before sees the file that will change, and its real name.
+        std::fs::write(&victim, "old").unwrap();
+        let mut seen = (String::new(), PathBuf::new());
+        std::os::unix::fs::symlink(&victim, &f).unwrap();
+        write_as_decided(&f, b"new", None, &mut |file, real| {
+            std::io::Read::read_to_string(file.unwrap(), &mut seen.0).unwrap();
+            seen.1 = real.to_path_buf();
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(seen, ("old".to_string(), victim.clone()));
+        assert_eq!(
+            std::fs::read(&victim).unwrap(),
+            b"new",
+            "written from the start"
+        );
+    }
 
     /// A symlink swapped after the decision (it judged `link` → `plain`; it now leads to
     /// `secret`): nothing is read, nothing written, and a file the write would have created
@@ -210,7 +337,7 @@ mod tests {
             read_regular_as_decided(&link, 100, Some(&decided)).unwrap(),
             b"plain"
         );
-        write_as_decided(&link, b"new", Some(&decided)).unwrap();
+        write(&link, b"new", Some(&decided)).unwrap();
         assert_eq!(std::fs::read(&plain).unwrap(), b"new");
 
         std::fs::remove_file(&link).unwrap();
@@ -220,7 +347,9 @@ mod tests {
             matches!(&read, Err(FileError::NotAsDecided { opened, .. }) if *opened == secret),
             "{read:?}"
         );
-        let wrote = write_as_decided(&link, b"PWNED", Some(&decided));
+        // Its checkpoint is not taken either: it would save the secret's bytes.
+        let mut before = |_: Option<&mut std::fs::File>, _: &Path| panic!("saved before the check");
+        let wrote = write_as_decided(&link, b"PWNED", Some(&decided), &mut before);
         assert!(
             matches!(wrote, Err(FileError::NotAsDecided { .. })),
             "{wrote:?}"
@@ -232,18 +361,15 @@ mod tests {
             b"SECRET"
         );
 
-        // A dangling link swapped to lead elsewhere: the file it made is removed.
+        // A dangling link swapped to lead elsewhere: no file is made through it.
         let elsewhere = root.join("elsewhere");
         std::fs::remove_file(&link).unwrap();
         std::os::unix::fs::symlink(root.join("meant"), &link).unwrap();
         let decided = crate::paths::candidates(&link);
         std::fs::remove_file(&link).unwrap();
         std::os::unix::fs::symlink(&elsewhere, &link).unwrap();
-        let wrote = write_as_decided(&link, b"x", Some(&decided));
-        assert!(
-            matches!(wrote, Err(FileError::NotAsDecided { .. })),
-            "{wrote:?}"
-        );
+        let wrote = write(&link, b"x", Some(&decided));
+        assert!(wrote.is_err(), "{wrote:?}");
         assert!(!elsewhere.exists() && !root.join("meant").exists());
     }
 

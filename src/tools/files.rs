@@ -10,7 +10,7 @@ use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use super::checkpoint::{CheckpointStore, RewindError};
+use super::checkpoint::{CheckpointStore, RewindError, Rewound};
 use super::read_state::ReadState;
 use super::str_field;
 use crate::call::Input;
@@ -121,8 +121,9 @@ impl FileState {
         }
     }
 
-    /// Saves the checkpoint of call `id` of `state`, writes `bytes` (parents created), and
-    /// records the result as read by that state. The text on error is for the model.
+    /// Writes `bytes` (parents created), saving the checkpoint of call `id` of `state` from
+    /// the file the write checked, just before it changes, and records the result as read by
+    /// that state. The text on error is for the model.
     pub(crate) fn commit(
         &self,
         state: StateKey,
@@ -133,22 +134,30 @@ impl FileState {
         decided: Option<&[PathBuf]>,
     ) -> Result<(), String> {
         let fallback = output_dir.join("checkpoints");
-        self.checkpoints.save(state, id, path, &fallback).map_err(|e| {
-            format!(
-                "could not save a checkpoint of {} before changing it ({e}); the file was not changed",
-                path.display()
-            )
-        })?;
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent)
                 .map_err(|e| format!("could not create the folder {}: {e}", parent.display()))?;
         }
-        super::file_bytes::write_as_decided(path, bytes, decided).map_err(|e| match e {
-            super::file_bytes::FileError::Io { source, .. } => {
-                format!("could not write {}: {source}", path.display())
-            }
-            other => other.to_string(),
-        })?;
+        let mut save = |prior: Option<&mut std::fs::File>, real: &Path| {
+            let saved = self
+                .checkpoints
+                .save(state, id, (path, real), prior, &fallback);
+            saved.map_err(|e| {
+                format!(
+                    "could not save a checkpoint of {} before changing it ({e}); the file was \
+                     not changed",
+                    path.display()
+                )
+            })
+        };
+        super::file_bytes::write_as_decided(path, bytes, decided, &mut save).map_err(
+            |e| match e {
+                super::file_bytes::FileError::Io { source, .. } => {
+                    format!("could not write {}: {source}", path.display())
+                }
+                other => other.to_string(),
+            },
+        )?;
         self.read_state.record(state, path, bytes);
         Ok(())
     }
@@ -156,15 +165,17 @@ impl FileState {
     /// Restores every file changed by call `to` and by every later Write or Edit of the same
     /// state (the session's calls, or one agent's) to its state before call `to` (later calls
     /// are undone first; a file a Write created is deleted), drops those checkpoints and
-    /// returns the restored files in the order they were first changed. The restored files
-    /// count as unread for that state afterwards, so an Edit needs a fresh Read (for any other
-    /// state they have changed, unless restored to what it read).
-    pub(crate) fn rewind(&self, to: &str) -> Result<Vec<PathBuf>, RewindError> {
-        let (state, files) = self.checkpoints.rewind(to)?;
-        for file in &files {
+    /// says which files were restored (in the order they were first changed) and which were
+    /// left as they are (a symlink now on their way). The files count as unread for that state
+    /// afterwards, so an Edit needs a fresh Read (for any other state they have changed, unless
+    /// restored to what it read).
+    pub(crate) fn rewind(&self, to: &str) -> Result<Rewound, RewindError> {
+        let (state, rewound) = self.checkpoints.rewind(to)?;
+        let left = rewound.not_restored.iter().map(|(path, _)| path);
+        for file in rewound.files.iter().chain(left) {
             self.read_state.forget(state, file);
         }
-        Ok(files)
+        Ok(rewound)
     }
 }
 

@@ -39,7 +39,7 @@ pub(crate) mod web_fetch;
 pub(crate) mod write;
 
 pub(crate) use background::Tasks;
-pub use checkpoint::RewindError;
+pub use checkpoint::{RewindError, Rewound};
 pub(crate) use files::FileState;
 
 /// The longest string each built-in tool's input fields take, in characters (each schema's
@@ -139,10 +139,11 @@ impl ToolState {
     /// Restores every file changed by call `to` and by every later Write or Edit of the same
     /// caller (the session's calls, or one agent scope's) to its state before call `to` (later
     /// calls are undone first; a file a Write created is deleted), drops those checkpoints and
-    /// returns the restored files in the order they were first changed. The restored files
+    /// returns the restored files in the order they were first changed, and those left as they
+    /// are because a symlink now lies on their path (a rewind never follows one). The files
     /// count as unread for that caller afterwards, so an Edit needs a fresh Read. Touches the
     /// file system: call it on the blocking pool.
-    pub fn rewind(&self, to: &str) -> Result<Vec<PathBuf>, RewindError> {
+    pub fn rewind(&self, to: &str) -> Result<Rewound, RewindError> {
         self.files.rewind(to)
     }
 
