@@ -153,6 +153,7 @@ async fn ask(
         }) => {
             *prepared = recheck_input(
                 p,
+                c,
                 prepared,
                 Value::Object(updated),
                 "the input rewritten by a PermissionRequest hook",
@@ -198,7 +199,7 @@ async fn ask(
         None => Ok(Round::Allowed),
         Some(updated) => {
             *prepared =
-                recheck_input(p, prepared, Value::Object(updated), "the approved input").await?;
+                recheck_input(p, c, prepared, Value::Object(updated), "the approved input").await?;
             Ok(Round::Again)
         }
     }

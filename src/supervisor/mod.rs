@@ -31,6 +31,7 @@ mod clock;
 mod network;
 mod pipeline;
 mod place;
+mod validating;
 
 use std::future::Future;
 use std::path::PathBuf;
@@ -48,6 +49,7 @@ pub use clock::{Stage, StageClock};
 pub(crate) use network::ask_network;
 pub use pipeline::AskPolicy;
 pub(crate) use pipeline::{Pipeline, PipelineOptions, Stages};
+use validating::{own_validation, recheck_input, validate};
 
 use crate::call::{Input, Outcome, Rejection, ToolCall, ToolResult};
 use crate::execute::{RemoteEnd, RunTerms};
@@ -59,7 +61,7 @@ use crate::protocol::ServerMessage;
 use crate::scope::Scope;
 use crate::slots::ExecSlot;
 use crate::tool::{BudgetClass, ProgressSink, StateKey, Tool, ToolContext, ToolOutput, ToolStatus};
-use crate::validate::{Checks, Prepared};
+use crate::validate::Prepared;
 use clock::Lap;
 
 /// How long a cancelled tool gets to stop by itself before its call is answered `cancelled`
@@ -282,57 +284,6 @@ async fn drive(p: &Pipeline, c: &mut Call<'_>, call: ToolCall) -> Result<ToolRes
 /// The validate stage's verdict on a call, kept for its turn when it is part of a batch.
 type Checked = Result<Prepared, Rejection>;
 
-/// Resolve, coerce, schema; for a lone call also the tool's own validation (nothing to wait
-/// for, so both halves in one request). Validation is short and never waits on anything
-/// outside toolrt, so a cancel is looked at when it is done rather than raced against it.
-async fn validate(p: &Pipeline, c: &mut Call<'_>, call: ToolCall) -> Result<Checked, Rejection> {
-    c.check_cancelled()?;
-    c.lap.mark(Stage::Queue);
-    if let Some(agent) = &call.agent_id {
-        // Resolved once, at acceptance; a refusal here is the call's answer at its turn, like
-        // a schema error. A scope that ended since cancelled the call (answered above).
-        if c.scope.as_ref().is_none_or(|s| s.has_ended()) {
-            return Ok(Err(unknown_agent(agent)));
-        }
-    }
-    // With worker nodes the tool's own validation waits until the tool is known: a call
-    // placed on a worker is validated there, where its files are (`own_validation`).
-    let checks = if c.gate.is_some() || p.placement.is_some() {
-        Checks::Input
-    } else {
-        Checks::All
-    };
-    let mut checked = p.validator.prepare(call, checks, c.state()).await?;
-    if c.gate.is_none() && p.placement.is_some() {
-        checked = match checked {
-            Ok(prepared) => Box::pin(own_validation(p, prepared)).await?,
-            rejected => rejected,
-        };
-    }
-    // A tool outside the scope's selection does not exist for the agent.
-    if let (Some(scope), Ok(prepared)) = (&c.scope, &checked)
-        && !scope.may_use(&prepared.entry.name)
-    {
-        checked = Err(Rejection::new(
-            Outcome::Unavailable,
-            scope.unavailable(&prepared.entry.name),
-        ));
-    }
-    c.check_cancelled()?;
-    c.lap.mark(Stage::Validate);
-    Ok(checked)
-}
-
-/// A call naming an agent that has no live scope does not run.
-fn unknown_agent(agent: &str) -> Rejection {
-    Rejection::new(
-        Outcome::Denied,
-        format!(
-            "The call was not run: it names agent {agent:?}, which is unknown (never started with agent_start, or already ended)."
-        ),
-    )
-}
-
 /// A batch call waits for its turn: what it does may depend on every earlier call that is not
 /// concurrency-safe. A call refused before its turn runs nothing, so it takes its turn as a
 /// concurrency-safe call would: it is answered then, never before such an earlier call has
@@ -370,20 +321,10 @@ async fn take_turn(
     }
     let checked = checked.inspect_err(|_| c.lap.ended_in(Stage::Validate))?;
     c.lap.restart();
-    let prepared = own_validation(p, checked).await?;
+    let prepared = own_validation(p, c, checked).await?;
     let prepared = prepared.inspect_err(|_| c.lap.ended_in(Stage::Validate))?;
     c.lap.mark(Stage::Validate);
     Ok(prepared)
-}
-
-/// The tool's own validation, here; skipped for a call that will run on a worker node, which
-/// makes it there, against its own files and its own record of what was read.
-async fn own_validation(p: &Pipeline, prepared: Prepared) -> Result<Checked, Rejection> {
-    if p.placement.is_some() && !prepared.entry.tool.awaits_io_only() {
-        return Ok(Ok(prepared));
-    }
-    let (prepared, verdict) = p.validator.validate(prepared).await?;
-    Ok(verdict.map(|()| prepared))
 }
 
 /// PreToolUse hooks: they may add context, stop, deny, defer, ask, allow, or rewrite the input
@@ -431,7 +372,7 @@ async fn pre_hooks(
             "the input rewritten by the PreToolUse hook `{}`",
             updated.hook
         );
-        let recheck = recheck_input(p, prepared, Value::Object(updated.input), &whose);
+        let recheck = recheck_input(p, c, prepared, Value::Object(updated.input), &whose);
         *prepared = Box::pin(recheck).await?;
     }
     c.lap.mark(Stage::PreHooks);
@@ -731,30 +672,6 @@ where
     let (back, answer) = request(std::mem::take(input)).await?;
     *input = back;
     Ok(answer)
-}
-
-/// Checks an input rewritten by a hook or approved by the client again (coercion, schema, the
-/// tool's validation); an invalid one blocks the call.
-async fn recheck_input(
-    p: &Pipeline,
-    prepared: &Prepared,
-    input: Value,
-    whose: &str,
-) -> Result<Prepared, Rejection> {
-    let checked = p
-        .validator
-        .recheck(prepared.entry.clone(), input, prepared.state)
-        .await?;
-    checked.map_err(|problems| {
-        Rejection::new(
-            Outcome::Denied,
-            format!(
-                "The call was blocked: {whose} for {} is invalid:\n- {}",
-                prepared.tool_name(),
-                problems.join("\n- ")
-            ),
-        )
-    })
 }
 
 #[cfg(test)]

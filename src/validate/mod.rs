@@ -206,19 +206,35 @@ pub(crate) enum ValidateMsg {
     Prepare(
         ToolCall,
         Checks,
-        StateKey,
+        Whose,
         RpcReplyPort<Result<Prepared, Rejection>>,
     ),
     /// Run [`validate_tool`] on a checked call; the call comes back with the verdict.
-    Validate(Prepared, RpcReplyPort<(Prepared, Result<(), Rejection>)>),
+    Validate(
+        Prepared,
+        Option<Arc<Session>>,
+        RpcReplyPort<(Prepared, Result<(), Rejection>)>,
+    ),
     /// Check a rewritten input for a tool: coercion, schema, the tool's validation (with the
     /// given tool state).
     Recheck(
         Arc<ToolEntry>,
         Value,
-        StateKey,
+        Whose,
         RpcReplyPort<Result<Prepared, Vec<String>>>,
     ),
+}
+
+/// Whose call is validated: its tool state, and the session its tool's own validation sees
+/// (an agent scope's, whose guard holds every level's rules; `None`: the stage's own). A
+/// validation that looked past the scope's deny rules would tell the model what a denied file
+/// holds ("not found" or not).
+#[derive(Clone)]
+pub(crate) struct Whose {
+    /// The call's tool state.
+    pub(crate) state: StateKey,
+    /// The session the tool's own validation sees, if not the stage's.
+    pub(crate) session: Option<Arc<Session>>,
 }
 
 // A local-only message: ractor's `cluster` feature (ractor_cluster) asks each message type
@@ -257,9 +273,9 @@ impl Actor for ValidatorActor {
         // validation: answered here. A validation that has file work to do answers later, from
         // a task of its own, while this actor takes the next call.
         match msg {
-            ValidateMsg::Prepare(call, checks, tool_state, reply) => {
+            ValidateMsg::Prepare(call, checks, whose, reply) => {
                 let checked = check(&state.registry, &state.session, call).map(|mut p| {
-                    p.state = tool_state;
+                    p.state = whose.state;
                     p
                 });
                 let prepared = match checked {
@@ -269,7 +285,8 @@ impl Actor for ValidatorActor {
                         return Ok(());
                     }
                 };
-                match verdict_of(&prepared, &state.session) {
+                let session = whose.session.as_ref().unwrap_or(&state.session);
+                match verdict_of(&prepared, session) {
                     Verdict::Now(verdict) => {
                         let _ = reply.send(verdict.map(|()| prepared).map_err(rejection));
                     }
@@ -281,18 +298,20 @@ impl Actor for ValidatorActor {
                     }
                 }
             }
-            ValidateMsg::Validate(prepared, reply) => match verdict_of(&prepared, &state.session) {
-                Verdict::Now(verdict) => {
-                    let _ = reply.send((prepared, verdict.map_err(rejection)));
+            ValidateMsg::Validate(prepared, session, reply) => {
+                match verdict_of(&prepared, session.as_ref().unwrap_or(&state.session)) {
+                    Verdict::Now(verdict) => {
+                        let _ = reply.send((prepared, verdict.map_err(rejection)));
+                    }
+                    Verdict::Later(verdict) => {
+                        tokio::spawn(async move {
+                            let verdict = verdict.await.map_err(rejection);
+                            let _ = reply.send((prepared, verdict));
+                        });
+                    }
                 }
-                Verdict::Later(verdict) => {
-                    tokio::spawn(async move {
-                        let verdict = verdict.await.map_err(rejection);
-                        let _ = reply.send((prepared, verdict));
-                    });
-                }
-            },
-            ValidateMsg::Recheck(entry, input, tool_state, reply) => {
+            }
+            ValidateMsg::Recheck(entry, input, whose, reply) => {
                 let input = match check_input(&entry, &state.session, input) {
                     Ok(input) => input,
                     Err(problems) => {
@@ -300,13 +319,14 @@ impl Actor for ValidatorActor {
                         return Ok(());
                     }
                 };
-                let verdict = entry.tool.validate(&input, &state.session, tool_state);
+                let session = whose.session.as_ref().unwrap_or(&state.session);
+                let verdict = entry.tool.validate(&input, session, whose.state);
                 let concurrency_safe = entry.tool.is_concurrency_safe(&input);
                 let prepared = Prepared {
                     entry,
                     input,
                     concurrency_safe,
-                    state: tool_state,
+                    state: whose.state,
                     decided_paths: None,
                 };
                 let answer =
@@ -344,39 +364,42 @@ impl Validator {
     }
 
     /// Resolve, coerce and schema-check a call, and with `Checks::All` also run the tool's own
-    /// validation, against the tool state `state` (the call's scope's, else the session's).
+    /// validation, for the call's scope, else the session (`whose`).
     pub(crate) async fn prepare(
         &self,
         call: ToolCall,
         checks: Checks,
-        state: StateKey,
+        whose: Whose,
     ) -> Result<Result<Prepared, Rejection>, StageFault> {
         request("validate", &self.actor, |port| {
-            ValidateMsg::Prepare(call, checks, state, port)
+            ValidateMsg::Prepare(call, checks, whose, port)
         })
         .await
     }
 
-    /// The tool's own validation of a call checked with `Checks::Input`, at its turn.
+    /// The tool's own validation of a call checked with `Checks::Input`, at its turn, seeing
+    /// `session` (its scope's) if given.
     pub(crate) async fn validate(
         &self,
         prepared: Prepared,
+        session: Option<Arc<Session>>,
     ) -> Result<(Prepared, Result<(), Rejection>), StageFault> {
         request("validate", &self.actor, |port| {
-            ValidateMsg::Validate(prepared, port)
+            ValidateMsg::Validate(prepared, session, port)
         })
         .await
     }
 
-    /// Check an input rewritten by a hook or the client, against the tool state `state`.
+    /// Check an input rewritten by a hook or the client, for the call's scope, else the
+    /// session (`whose`).
     pub(crate) async fn recheck(
         &self,
         entry: Arc<ToolEntry>,
         input: Value,
-        state: StateKey,
+        whose: Whose,
     ) -> Result<Result<Prepared, Vec<String>>, StageFault> {
         request("validate", &self.actor, |port| {
-            ValidateMsg::Recheck(entry, input, state, port)
+            ValidateMsg::Recheck(entry, input, whose, port)
         })
         .await
     }
