@@ -88,8 +88,13 @@ pub(crate) fn jq(args: &[Word], cwd: &Cwd) -> Outcome {
         filter,
         from_file,
         files,
+        dashdash,
     } = jq_options(args, cwd, &mut out);
-    check_words(args, &Parsed::default(), &files, &mut out);
+    let parsed = Parsed {
+        dashdash,
+        ..Parsed::default()
+    };
+    check_words(args, &parsed, &files, &mut out);
     let modules = |out: &mut Outcome| {
         out.effects.reads.push(Target {
             path: "(the modules the jq filter loads)".into(),
@@ -140,6 +145,8 @@ struct JqArgs {
     from_file: bool,
     /// Input files.
     files: Vec<usize>,
+    /// The `--` that ends the options, if any.
+    dashdash: Option<usize>,
 }
 
 /// jq's options: the files they read or list, and where the filter and the input files are.
@@ -148,6 +155,7 @@ fn jq_options(args: &[Word], cwd: &Cwd, out: &mut Outcome) -> JqArgs {
     let mut from_file = false;
     let mut rest = Rest::Files;
     let mut done = false;
+    let mut dashdash = None;
     let mut files: Vec<usize> = Vec::new();
     let mut i = 0;
     while i < args.len() {
@@ -171,6 +179,7 @@ fn jq_options(args: &[Word], cwd: &Cwd, out: &mut Outcome) -> JqArgs {
         }
         if t == "--" {
             done = true;
+            dashdash = Some(i);
             i += 1;
             continue;
         }
@@ -236,6 +245,7 @@ fn jq_options(args: &[Word], cwd: &Cwd, out: &mut Outcome) -> JqArgs {
         filter,
         from_file,
         files,
+        dashdash,
     }
 }
 
@@ -575,7 +585,9 @@ mod tests {
             (&[".env", "a"], true, true, &["a"], &[]),
             (&["\"unterminated", "a"], false, true, &["a"], &[]),
             // a glob is fine as a file, not as the filter or a value
-            (&[".", "*.json"], true, true, &["*.json"], &[]),
+            (&["--", ".", "*.json"], true, true, &["*.json"], &[]),
+            // a match named `--rawfile…` would be an option
+            (&[".", "*.json"], false, true, &["*.json"], &[]),
             (&[".[]", "a"], false, true, &["a"], &[]),
             (&["-n", "$ARGS", "--args", "*.json"], false, true, &[], &[]),
         ];

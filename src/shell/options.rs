@@ -38,6 +38,9 @@ pub(crate) struct Grammar {
     pub(crate) dash_number: bool,
     /// `long` lists every long option of the program: unique prefixes resolve.
     pub(crate) abbrev: bool,
+    /// No option reads or writes a file or runs a program: a glob match the program reads as
+    /// an option changes only the form of its output.
+    pub(crate) harmless: bool,
 }
 
 impl Grammar {
@@ -48,7 +51,14 @@ impl Grammar {
             stop_at_operand: false,
             dash_number: false,
             abbrev: false,
+            harmless: false,
         }
+    }
+
+    /// Every option is harmless ([`Grammar::harmless`]).
+    pub(crate) const fn harmless(mut self) -> Grammar {
+        self.harmless = true;
+        self
     }
 
     pub(crate) const fn stops(mut self) -> Grammar {
@@ -152,6 +162,10 @@ pub(crate) struct Parsed {
     pub(crate) problems: Vec<String>,
     /// Index of the first word that is an unknown option, if any.
     pub(crate) first_unknown: Option<usize>,
+    /// Index of the `--` that ends the options, if any.
+    pub(crate) dashdash: Option<usize>,
+    /// The grammar's options are all harmless ([`Grammar::harmless`]).
+    pub(crate) harmless: bool,
 }
 
 impl Parsed {
@@ -177,7 +191,10 @@ impl Parsed {
 
 /// Splits `args` (the words after the program name) by `grammar`.
 pub(crate) fn parse(grammar: &Grammar, args: &[Word]) -> Parsed {
-    let mut p = Parsed::default();
+    let mut p = Parsed {
+        harmless: grammar.harmless,
+        ..Parsed::default()
+    };
     let mut only_operands = false;
     let mut i = 0;
     while i < args.len() {
@@ -195,6 +212,7 @@ pub(crate) fn parse(grammar: &Grammar, args: &[Word]) -> Parsed {
             );
         } else if t == "--" {
             only_operands = true;
+            p.dashdash = Some(i);
         } else if let Some(long) = t.strip_prefix("--") {
             long_option(grammar, args, &mut i, long, &mut p);
         } else {

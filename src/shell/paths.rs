@@ -197,6 +197,25 @@ pub(crate) fn expand_glob(pattern: &Path, limit: usize) -> Option<Vec<PathBuf>> 
     Some(current)
 }
 
+/// The first match of the relative glob word `word` (expanded from `base`) that bash would hand
+/// over as a word starting with `-`, which a program reads as an option.
+pub(crate) fn option_like_match<'a>(
+    word: &str,
+    base: &Path,
+    matches: &'a [PathBuf],
+) -> Option<&'a PathBuf> {
+    let first = word.split('/').next().unwrap_or("");
+    if word.starts_with(['/', '~']) || !super::word::has_glob(first) {
+        return None;
+    }
+    matches.iter().find(|m| {
+        m.strip_prefix(base)
+            .ok()
+            .and_then(|rel| rel.iter().next())
+            .is_some_and(|c| c.to_string_lossy().starts_with('-'))
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -253,5 +272,23 @@ mod tests {
         let got = expand_glob(&root.join("*.md"), 100).unwrap();
         assert_eq!(got, vec![root.join("*.md")]);
         assert!(expand_glob(&root.join("*"), 2).is_none());
+    }
+
+    #[test]
+    fn option_like_matches() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(tmp.path()).unwrap();
+        for f in ["a.rs", "-n.rs"] {
+            std::fs::write(root.join(f), "").unwrap();
+        }
+        let found = expand_glob(&root.join("*.rs"), 100).unwrap();
+        assert_eq!(
+            option_like_match("*.rs", &root, &found),
+            Some(&root.join("-n.rs"))
+        );
+        // `./-n.rs` is not an option.
+        assert_eq!(option_like_match("./*.rs", &root, &found), None);
+        let only_a = [root.join("a.rs")];
+        assert_eq!(option_like_match("*.rs", &root, &only_a), None);
     }
 }

@@ -203,6 +203,13 @@ impl Policy {
             } else if t.glob {
                 match paths::expand_glob(&abs, 256) {
                     Some(found) => {
+                        if let Some(m) = paths::option_like_match(&t.path, base, &found) {
+                            return Resolved::Unknown(format!(
+                                "`{}` expands to `{}`, which the program would read as an option",
+                                t.path,
+                                m.file_name().unwrap_or_default().to_string_lossy()
+                            ));
+                        }
                         for f in found {
                             for c in candidates(&f) {
                                 if !out.contains(&c) {

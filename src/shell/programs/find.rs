@@ -125,6 +125,11 @@ pub(crate) fn find(args: &[Word], cwd: &Cwd) -> Outcome {
             out.problem(format!(
                 "the start point `{t}` is only known when the command runs"
             ));
+        } else if w.glob && super::may_expand_to(t, &['-', '(', ')', '!', ',']) {
+            // find reads a match named `-delete` or `!` as its expression, and has no `--`.
+            out.problem(format!(
+                "the start point `{t}` may expand to a file name find reads as its expression"
+            ));
         }
         starts.extend(target(w, cwd));
         i += 1;

@@ -143,8 +143,26 @@ pub(crate) fn check_words(args: &[Word], parsed: &Parsed, glob_ok: &[usize], out
                 "`{}` expands to file names where the program does not take a path",
                 w.text
             ));
+        } else if w.glob
+            && !parsed.harmless
+            && parsed.dashdash.is_none_or(|d| d > i)
+            && may_expand_to(&w.text, &['-'])
+        {
+            // bash hands the matches over as words: one named `--output=x` is an option.
+            out.problem(format!(
+                "`{}` may expand to a file name the program reads as an option (put `--` before it)",
+                w.text
+            ));
         }
     }
+}
+
+/// Whether a glob word could expand to a word starting with one of `starts`: its first
+/// character is a glob character (a bracket is not looked into) or one of them.
+pub(crate) fn may_expand_to(text: &str, starts: &[char]) -> bool {
+    text.chars()
+        .next()
+        .is_some_and(|c| matches!(c, '*' | '?' | '[') || starts.contains(&c))
 }
 
 pub(crate) fn operand_targets(args: &[Word], idx: &[usize], cwd: &Cwd) -> Vec<Target> {

@@ -54,7 +54,8 @@ const LS: Grammar = Grammar::new(
         "help",
         "version",
     ],
-);
+)
+.harmless();
 const CAT: Grammar = Grammar::new(
     "AbeEnstTuv",
     &[
@@ -68,7 +69,8 @@ const CAT: Grammar = Grammar::new(
         "help",
         "version",
     ],
-);
+)
+.harmless();
 const HEAD: Grammar = Grammar::new(
     "c:n:qvz",
     &[
@@ -82,7 +84,8 @@ const HEAD: Grammar = Grammar::new(
         "version",
     ],
 )
-.numbers();
+.numbers()
+.harmless();
 const TAIL: Grammar = Grammar::new(
     "c:fFn:qs:vz",
     &[
@@ -102,7 +105,8 @@ const TAIL: Grammar = Grammar::new(
         "version",
     ],
 )
-.numbers();
+.numbers()
+.harmless();
 const GREP: Grammar = Grammar::new(
     "0123456789A:B:C:D:EFGHIJLNPRTUVX:abcd:e:f:hiLlm:noqRrsuvwxyZz",
     &[
@@ -244,7 +248,8 @@ const STAT: Grammar = Grammar::new(
         "help",
         "version",
     ],
-);
+)
+.harmless();
 const DU: Grammar = Grammar::new(
     "0abB:cd:DhHklLmPsSt:xX:",
     &[

@@ -1,0 +1,83 @@
+//! Bypasses through what bash does with words and paths before the program sees them, found by
+//! a tester through `toolrt serve`: a glob match the program reads as an option. Every attempt
+//! must come back `denied` (every ask is answered with deny) and leave no trace.
+
+mod support;
+
+#[path = "common/serve.rs"]
+mod serve;
+
+#[path = "common/bypass.rs"]
+mod bypass;
+
+use bypass::*;
+use serde_json::json;
+use serve::*;
+
+/// A glob's match named like an option: `find *e` finds `-delete`, `sort *` finds
+/// `--compress-program=sh`, `-o.bashrc` or `--files0-from=.env`, `diff *` finds
+/// `--from-file=.env`. bash hands the matches over as words, and the program reads them as
+/// options.
+#[test]
+fn glob_matches_read_as_options() {
+    let fx = || {
+        let fx = project();
+        for name in ["-delete", "--compress-program=sh", "-S1", "-o.bashrc"] {
+            fx.write(name, "");
+        }
+        fx.write("data", "touch made_1\n");
+        fx
+    };
+    must_hold_under(
+        &fx,
+        json!({}),
+        &["find *e", "sort * | head -1", "sort *"],
+        &["default", "plan", "dontAsk"],
+    );
+    let fx = project();
+    fx.write("--from-file=.env", "");
+    fx.write("--files0-from=.env", "");
+    let s = fx.settings(json!({"deny": ["Read(.env)"]}));
+    let calls = [bash("d", "diff *"), bash("w", "wc *")];
+    for mode in ALL {
+        let run = fx.run(&s, &["--permission-mode", mode], &calls, "deny");
+        for id in ["d", "w"] {
+            assert_eq!(
+                run.outcome(id),
+                "denied",
+                "{mode} {id}: {}",
+                run.content(id)
+            );
+        }
+        assert!(
+            !run.lines.iter().any(|l| l.to_string().contains("hunter2")),
+            "{mode}: {:?}",
+            run.lines
+        );
+    }
+    assert!(!fx.path(".bashrc").exists());
+}
+
+/// Without such names, globs stay allowed where they were; `--` keeps a program that honours it
+/// from reading a match as an option.
+#[test]
+fn plain_globs_stay_allowed() {
+    let fx = project();
+    fx.write("a.txt", "one\n");
+    let s = fx.settings(json!({}));
+    let calls = [
+        bash("l", "ls *"),
+        bash("c", "cat *.txt"),
+        bash("g", "grep -h alpha -- *.txt"),
+        bash("f", "find ./*.txt"),
+    ];
+    let run = fx.run(&s, &[], &calls, "deny");
+    for id in ["l", "c", "g", "f"] {
+        assert_eq!(run.outcome(id), "success", "{id}: {}", run.content(id));
+        assert!(!run.asked(id), "{id} asked");
+    }
+    // A harmless program still asks once a match is named like an option.
+    fx.write("-n", "");
+    let run = fx.run(&s, &[], &[bash("c", "cat *")], "deny");
+    assert_eq!(run.outcome("c"), "denied", "{}", run.content("c"));
+}
