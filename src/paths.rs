@@ -30,7 +30,40 @@ pub(crate) fn sweep_dead_owners(tmp: &Path, prefix: &str) {
 /// the home directory, and `.`, `..` and repeated separators are folded away lexically (no file
 /// system access, so a path that does not exist yet normalises too).
 pub(crate) fn absolutize(raw: &str, cwd: &Path, home: &Path) -> PathBuf {
-    let joined = if raw == "~" {
+    normalize(&joined(raw, cwd, home))
+}
+
+/// [`absolutize`] with `..` undone as the kernel undoes it: from where the path before it
+/// leads through its symlinks (`link/../x` is `x` beside the link's target, not beside the
+/// link). What does not exist yet is folded lexically. For paths a process opens itself (shell
+/// commands); the file tools open the lexical path.
+pub(crate) fn absolutize_physical(raw: &str, cwd: &Path, home: &Path) -> PathBuf {
+    physical(&joined(raw, cwd, home))
+}
+
+/// An absolute path with `.` and `..` folded as the kernel resolves them ([`absolutize_physical`]).
+pub(crate) fn physical(path: &Path) -> PathBuf {
+    if !path.is_absolute() {
+        return normalize(path);
+    }
+    let mut out = PathBuf::from("/");
+    for component in path.components() {
+        match component {
+            Component::CurDir | Component::RootDir | Component::Prefix(_) => {}
+            Component::ParentDir => {
+                if let Ok(real) = std::fs::canonicalize(&out) {
+                    out = real;
+                }
+                out.pop();
+            }
+            Component::Normal(name) => out.push(name),
+        }
+    }
+    out
+}
+
+fn joined(raw: &str, cwd: &Path, home: &Path) -> PathBuf {
+    if raw == "~" {
         home.to_path_buf()
     } else if let Some(rest) = raw.strip_prefix("~/") {
         home.join(rest)
@@ -38,8 +71,7 @@ pub(crate) fn absolutize(raw: &str, cwd: &Path, home: &Path) -> PathBuf {
         PathBuf::from(raw)
     } else {
         cwd.join(raw)
-    };
-    normalize(&joined)
+    }
 }
 
 /// Folds `.`, `..` and repeated separators out of a path lexically. `..` at the root stays at the
@@ -266,5 +298,33 @@ mod tests {
         ] {
             assert_eq!(absolutize(raw, cwd, home), PathBuf::from(want), "{raw}");
         }
+    }
+
+    #[test]
+    fn dot_dot_after_a_symlink_is_undone_from_its_target() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(tmp.path()).unwrap();
+        std::fs::create_dir_all(root.join("secret/inner")).unwrap();
+        std::fs::create_dir_all(root.join("sub")).unwrap();
+        std::os::unix::fs::symlink("../secret/inner", root.join("sub/ln")).unwrap();
+        let home = Path::new("/h");
+        for (raw, want) in [
+            ("sub/ln/../key", "secret/key"),
+            ("sub/ln/./../../x", "x"),
+            ("sub/../sub/ln/../key", "secret/key"),
+            // what does not exist yet folds lexically
+            ("sub/ln/new/../../key", "secret/key"),
+            ("sub/none/../x", "sub/x"),
+        ] {
+            assert_eq!(
+                absolutize_physical(raw, &root, home),
+                root.join(want),
+                "{raw}"
+            );
+        }
+        assert_eq!(
+            absolutize("sub/ln/../key", &root, home),
+            root.join("sub/key")
+        );
     }
 }

@@ -81,3 +81,67 @@ fn plain_globs_stay_allowed() {
     let run = fx.run(&s, &[], &[bash("c", "cat *")], "deny");
     assert_eq!(run.outcome("c"), "denied", "{}", run.content("c"));
 }
+
+/// The project with `secret/key` (the secret), `secret/inner/`, `sub/ln -> ../secret/inner`
+/// and `lo -> ../outside/inner`: a `..` after either link leads beside its target.
+fn linked() -> Fixture {
+    let fx = project();
+    fx.write("secret/key", "SECRET=hunter2\n");
+    std::fs::create_dir_all(fx.path("secret/inner")).unwrap();
+    std::fs::create_dir_all(fx.root.join("outside/inner")).unwrap();
+    std::os::unix::fs::symlink("../secret/inner", fx.path("sub/ln")).unwrap();
+    std::os::unix::fs::symlink("../outside/inner", fx.path("lo")).unwrap();
+    fx
+}
+
+/// `..` after a symlink: the kernel undoes it from the link's target, so `sub/ln/../key` is
+/// `secret/key`, not `sub/key`.
+#[test]
+fn dot_dot_after_a_symlink_is_where_the_kernel_goes() {
+    must_hold_under(
+        &linked,
+        json!({"deny": ["Read(./secret/**)"]}),
+        &[
+            "cat sub/ln/../key",
+            "cd sub/ln && cat ../key",
+            "grep -r hunter2 sub/ln/..",
+            "cd sub/ln/.. && cat key",
+            "cd sub/ln && cat /proc/self/cwd/../key",
+        ],
+        ALL,
+    );
+    must_hold_under(
+        &linked,
+        json!({}),
+        &["cat lo/../secret.txt", "cd lo && cat ../secret.txt"],
+        // plan mode reads outside the workspace anyway
+        &["default", "acceptEdits", "dontAsk"],
+    );
+    // Writes beside the target: outside the workspace, or into `.git`.
+    for mode in ["default", "acceptEdits", "dontAsk"] {
+        let fx = linked();
+        repo(&fx);
+        std::os::unix::fs::symlink(".git/refs", fx.path("gl")).unwrap();
+        let config = std::fs::read_to_string(fx.path(".git/config")).unwrap();
+        let s = fx.settings(json!({}));
+        let calls = [
+            bash("o", "echo owned > lo/../made_out"),
+            bash("g", "echo '[core]' >> gl/../config"),
+        ];
+        let run = fx.run(&s, &["--permission-mode", mode], &calls, "deny");
+        for id in ["o", "g"] {
+            assert_eq!(
+                run.outcome(id),
+                "denied",
+                "{mode} {id}: {}",
+                run.content(id)
+            );
+        }
+        assert!(!fx.root.join("outside/made_out").exists(), "{mode}");
+        assert_eq!(
+            std::fs::read_to_string(fx.path(".git/config")).unwrap(),
+            config,
+            "{mode}"
+        );
+    }
+}

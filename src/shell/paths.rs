@@ -58,17 +58,25 @@ pub(crate) fn network(path: &str) -> Option<(&'static str, String, String)> {
 /// What `path` (as a shell command run in `cwd` would see it) names. `cwd` and `home` are
 /// absolute.
 pub(crate) fn name(path: &str, cwd: &Path, home: &Path) -> Named {
+    name_at(path, cwd, home, true)
+}
+
+/// [`name`], with `..` undone through this file system's symlinks (`physical`, as the kernel
+/// does) or lexically (a path on another node).
+pub(crate) fn name_at(path: &str, cwd: &Path, home: &Path, physical: bool) -> Named {
     if let Some((proto, host, port)) = network(path) {
         return Named::Net { proto, host, port };
     }
     // `/proc/self/cwd/..` is the parent of the cwd: map the magic link before `..` is folded,
     // and again as long as the result is another such link.
-    let mut abs = match proc_self(path, cwd) {
+    let mut abs = match proc_self(path, cwd, physical) {
         Some(mapped) => mapped,
+        // The process opening the path undoes `..` after symlinks are followed.
+        None if physical => crate::paths::absolutize_physical(path, cwd, home),
         None => crate::paths::absolutize(path, cwd, home),
     };
     for _ in 0..8 {
-        match proc_self(&abs.to_string_lossy(), cwd) {
+        match proc_self(&abs.to_string_lossy(), cwd, physical) {
             Some(mapped) => abs = mapped,
             None => break,
         }
@@ -113,7 +121,7 @@ pub(crate) fn name(path: &str, cwd: &Path, home: &Path) -> Named {
 }
 
 /// `/proc/self/cwd/…` and `/proc/self/root/…` (or `thread-self`) as the path they name.
-fn proc_self(path: &str, cwd: &Path) -> Option<PathBuf> {
+fn proc_self(path: &str, cwd: &Path, physical: bool) -> Option<PathBuf> {
     use std::path::Component;
     let mut comps = Path::new(path).components();
     if comps.next() != Some(Component::RootDir) {
@@ -136,7 +144,12 @@ fn proc_self(path: &str, cwd: &Path) -> Option<PathBuf> {
         }
         _ => return None,
     };
-    Some(crate::paths::normalize(&base.join(comps.as_path())))
+    let joined = base.join(comps.as_path());
+    Some(if physical {
+        crate::paths::physical(&joined)
+    } else {
+        crate::paths::normalize(&joined)
+    })
 }
 
 /// Expands a glob pattern (an absolute path with unquoted `*`, `?`, `[…]`) the way bash would

@@ -36,8 +36,11 @@ pub(crate) fn paths_named_by(command: &str, cwd: &Path, home: &Path, limit: usiz
         // Globs are not expanded on a node, and git's work trees are not looked for there.
         for t in targets.filter(|t| t.exact && !t.glob) {
             for base in site.bases(t, &[]) {
-                let Ok(Some(abs)) = site.name(&t.path, &base) else {
-                    continue;
+                // As a node's decision names them (`Site::name`): `..` folded lexically.
+                let abs = match paths::name_at(&t.path, &base, home, false) {
+                    Named::File(abs) => abs,
+                    Named::Net { .. } => absolutize(&t.path, &base, home),
+                    _ => continue,
                 };
                 if !out.contains(&abs) {
                     if out.len() == limit {
@@ -252,7 +255,7 @@ impl Policy {
         }
         let (cwd, home) = (site.cwd, site.home);
         bases.iter().any(|base| {
-            let abs = match paths::name(&t.path, base, home) {
+            let abs = match paths::name_at(&t.path, base, home, site.node.is_none()) {
                 Named::File(p) => p,
                 Named::Device | Named::Fd => return false,
                 Named::Net { .. } => return false,
@@ -298,8 +301,13 @@ impl Site<'_> {
         if *set == Cwd::Session {
             return vec![self.cwd.to_path_buf()];
         }
+        // `cd link/..` leads beside the link's target, as the kernel resolves it (this file
+        // system's view; on a node, lexically).
         (set.dirs().iter())
-            .map(|d| absolutize(d, self.cwd, self.home))
+            .map(|d| match self.node {
+                None => crate::paths::absolutize_physical(d, self.cwd, self.home),
+                Some(_) => absolutize(d, self.cwd, self.home),
+            })
             .collect()
     }
 
@@ -334,7 +342,8 @@ impl Site<'_> {
     /// `path` from `base`, absolute; None where it names no file (a device, a descriptor),
     /// or why it cannot be placed.
     fn name(&self, path: &str, base: &Path) -> Result<Option<PathBuf>, String> {
-        match paths::name(path, base, self.home) {
+        // On a node `..` folds lexically: this file system's symlinks are not the node's.
+        match paths::name_at(path, base, self.home, self.node.is_none()) {
             Named::File(p) => Ok(Some(p)),
             Named::Device | Named::Fd => Ok(None),
             Named::Net { .. } => Ok(Some(absolutize(path, base, self.home))),
