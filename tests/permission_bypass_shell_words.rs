@@ -145,3 +145,34 @@ fn dot_dot_after_a_symlink_is_where_the_kernel_goes() {
         );
     }
 }
+
+/// `git config --blob`, and `git log -S/-G/--find-object` (which commits a pickaxe lists tells
+/// whether a file holds a guess), show a Read-denied file's content.
+#[test]
+fn git_commands_that_show_content() {
+    let fx = project();
+    repo(&fx);
+    let s = fx.settings(json!({"deny": ["Read(.env)"]}));
+    let calls = [
+        bash("blob", "git config --blob HEAD:.env --list"),
+        bash("s", "git log -S hunter2 --oneline"),
+        bash("g", "git log -G hunter --oneline"),
+        bash("o", "git log --find-object=HEAD:.env --oneline"),
+    ];
+    for mode in ALL {
+        let run = fx.run(&s, &["--permission-mode", mode], &calls, "deny");
+        for id in ["blob", "s", "g", "o"] {
+            assert_eq!(
+                run.outcome(id),
+                "denied",
+                "{mode} {id}: {}",
+                run.content(id)
+            );
+        }
+        assert!(
+            !(run.lines.iter())
+                .any(|l| l.to_string().contains("hunter2") && l["type"] != "permission_request"),
+            "{mode}"
+        );
+    }
+}

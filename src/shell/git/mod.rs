@@ -304,7 +304,8 @@ fn history(sub: &str, args: &[Word], cwd: &Cwd, out: &mut ReadOnly) -> Option<()
         (args, options::parse(log_grammar(), args))
     };
     problems_of(args, &p, out);
-    out.shows_content = patch_requested(&p) || p.has(&["-m", "-c"]) && !content_limited(&p);
+    out.shows_content =
+        patch_requested(&p) || p.has(&["-m", "-c"]) && !content_limited(&p) || pickaxe(&p);
     values_read(&p, &["-O"], cwd, &mut out.effects);
     for v in p.values(&["-L"]) {
         if let Some((_, file)) = v.text.rsplit_once(':') {
@@ -321,18 +322,24 @@ fn history(sub: &str, args: &[Word], cwd: &Cwd, out: &mut ReadOnly) -> Option<()
     Some(())
 }
 
+/// A pickaxe (`-S`, `-G`, `--find-object`): which commits it lists tells whether a file's
+/// content matches a guess, so it reveals content one guess at a time.
+fn pickaxe(p: &Parsed) -> bool {
+    p.has(&["-S", "-G", "--find-object"])
+}
+
 /// `show` and `diff`: file content unless an option limits the output.
 fn changes(sub: &str, args: &[Word], cwd: &Cwd, out: &mut ReadOnly) {
     if sub == "show" {
         let p = options::parse(log_grammar(), args);
         problems_of(args, &p, out);
-        out.shows_content = !content_limited(&p);
+        out.shows_content = !content_limited(&p) || pickaxe(&p);
         values_read(&p, &["-O"], cwd, &mut out.effects);
         rev_paths(args, &p.operands, cwd, &mut out.effects);
     } else {
         let p = options::parse(diff_grammar(), args);
         problems_of(args, &p, out);
-        out.shows_content = !content_limited(&p);
+        out.shows_content = !content_limited(&p) || pickaxe(&p);
         values_read(&p, &["-O"], cwd, &mut out.effects);
         if p.has(&["--no-index"]) {
             for &i in &p.operands {
@@ -484,6 +491,8 @@ fn config(args: &[Word], cwd: &Cwd, out: &mut ReadOnly) -> Option<()> {
     };
     problems_of(rest, &p, out);
     values_read(&p, &["-f", "--file"], cwd, &mut out.effects);
+    // `--blob REV:path` or a blob id: it prints a file's content from the repository.
+    out.shows_content = p.has(&["--blob"]);
     Some(())
 }
 

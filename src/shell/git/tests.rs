@@ -95,6 +95,19 @@ fn content_and_paths() {
     assert!(!ro("log --oneline").unwrap().shows_content);
     assert!(ro("show HEAD").unwrap().shows_content);
     assert!(!ro("show --stat HEAD").unwrap().shows_content);
+    // A pickaxe tells whether a file holds a guess; a blob is a file's content.
+    for cmd in [
+        "log -S hunter2 --oneline",
+        "log -Ghunt --oneline",
+        "log --find-object=HEAD:.env",
+        "diff --stat -S x",
+        "show --stat -G x HEAD",
+        "config --blob HEAD:.env --list",
+        "config --blob=abc123 --get a.b",
+    ] {
+        assert!(ro(cmd).expect(cmd).shows_content, "{cmd}");
+    }
+    assert!(!ro("config --list").unwrap().shows_content);
     let r = ro("diff --no-index .env /dev/null").unwrap();
     assert!(r.effects.reads.iter().any(|t| t.path == ".env"));
     let r = ro("blame .env").unwrap();
