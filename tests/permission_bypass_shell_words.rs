@@ -176,3 +176,45 @@ fn git_commands_that_show_content() {
         );
     }
 }
+
+/// `mv` of a folder takes the files below it out of the Read and Edit rules that named them:
+/// after `mv conf moved`, `moved/creds.json` is readable.
+#[test]
+fn renaming_a_folder_asks_when_a_rule_reaches_below_it() {
+    let rules = json!({"deny": [
+        "Read(./conf/secret/**)", "Read(./conf/creds.json)", "Edit(./keep/locked/**)"
+    ]});
+    for mode in ["default", "acceptEdits", "dontAsk"] {
+        let fx = project();
+        fx.write("conf/creds.json", "SECRET=hunter2\n");
+        fx.write("conf/secret/k", "x\n");
+        fx.write("keep/locked/a", "x\n");
+        let s = fx.settings(rules.clone());
+        let calls = [
+            bash("conf", "mv conf moved"),
+            bash("keep", "mv keep moved2"),
+        ];
+        let run = fx.run(&s, &["--permission-mode", mode], &calls, "deny");
+        for id in ["conf", "keep"] {
+            assert_eq!(
+                run.outcome(id),
+                "denied",
+                "{mode} {id}: {}",
+                run.content(id)
+            );
+        }
+        assert!(fx.path("conf/creds.json").exists() && fx.path("keep/locked/a").exists());
+    }
+    // A folder no rule reaches into, or a plain file, still moves in acceptEdits.
+    let fx = project();
+    fx.write("plain/a.txt", "a\n");
+    let s = fx.settings(rules);
+    let calls = [
+        bash("dir", "mv plain moved"),
+        bash("file", "mv notes.txt notes3.txt"),
+    ];
+    let run = fx.run(&s, &["--permission-mode", "acceptEdits"], &calls, "deny");
+    for id in ["dir", "file"] {
+        assert_eq!(run.outcome(id), "success", "{id}: {}", run.content(id));
+    }
+}

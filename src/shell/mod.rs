@@ -185,6 +185,8 @@ pub(crate) struct Effects {
     pub redirects: Vec<Target>,
     /// Paths removed (`rm`, `rmdir`, `find -delete`, `xargs rm`, …) for the critical-path check.
     pub removes: Vec<Target>,
+    /// Paths renamed (`mv` sources): a rule on a file below one no longer holds for it.
+    pub moves: Vec<Target>,
     /// Network endpoints opened by the shell.
     pub network: Vec<Endpoint>,
     /// A network endpoint that is only known when the command runs (a dynamic redirect target).
@@ -199,6 +201,7 @@ impl Effects {
         self.writes.extend(other.writes);
         self.redirects.extend(other.redirects);
         self.removes.extend(other.removes);
+        self.moves.extend(other.moves);
         self.network.extend(other.network);
         self.network_unknown |= other.network_unknown;
     }

@@ -121,6 +121,7 @@ impl Policy {
         let worktrees = self.judge_git(c, mode, written_before, &mut f, site);
         self.judge_reads(c, &worktrees, &mut f, site);
         self.judge_writes(c, mode, &worktrees, &mut f, site);
+        self.judge_moves(c, &worktrees, &mut f, site);
         self.judge_network(c, &mut f);
         if let Some(u) = f.uncertain.take()
             && f.steps.never.as_ref().is_none_or(|(_, ok)| *ok)
@@ -437,6 +438,41 @@ impl Policy {
                         f.why = Some(w);
                     }
                 }
+            }
+        }
+    }
+
+    /// The paths it renames: a Read or Edit deny or ask rule on a file below one would no
+    /// longer cover that file under its new name, so such a rule makes the command ask.
+    fn judge_moves(&self, c: &Command, worktrees: &[PathBuf], f: &mut Findings, site: &Site<'_>) {
+        for t in &c.effects.moves {
+            // Unknown paths are judged as writes already.
+            let Resolved::Paths(dirs) = self.resolve(t, worktrees, site) else {
+                continue;
+            };
+            let below = |d: &PathBuf| {
+                [
+                    &self.deny.read_paths,
+                    &self.ask.read_paths,
+                    &self.deny.edit_paths,
+                    &self.ask.edit_paths,
+                ]
+                .iter()
+                .any(|set| set.first_under(d).is_some())
+            };
+            // A file's own rules are checked as a write; only a directory has files below.
+            let dir = |d: &&PathBuf| site.node.is_some() || d.is_dir();
+            if dirs.iter().filter(dir).any(below) {
+                f.uncertain(|| {
+                    format!(
+                        "it renames {}, below which a Read or Edit deny or ask rule applies",
+                        t.path
+                    )
+                });
+                f.fail(
+                    Gate::Edits,
+                    format!("it renames {}, which a rule covers", t.path),
+                );
             }
         }
     }

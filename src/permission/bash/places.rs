@@ -32,7 +32,8 @@ pub(crate) fn paths_named_by(command: &str, cwd: &Path, home: &Path, limit: usiz
             .chain(&e.trees)
             .chain(&e.writes)
             .chain(&e.redirects)
-            .chain(&e.removes);
+            .chain(&e.removes)
+            .chain(&e.moves);
         // Globs are not expanded on a node, and git's work trees are not looked for there.
         for t in targets.filter(|t| t.exact && !t.glob) {
             for base in site.bases(t, &[]) {

@@ -180,6 +180,7 @@ pub(crate) fn file_edit(prog: &str, args: &[Word], cwd: &Cwd) -> Option<Outcome>
                 .extend(backups(args, "t", &dests, &sources));
             out.effects.writes.extend(dests);
             if prog == "mv" {
+                out.effects.moves.extend(sources.iter().cloned());
                 out.effects.writes.extend(sources.iter().cloned());
                 out.effects.reads.extend(sources);
             } else if p.has(&["-r", "-R", "--recursive", "-a", "--archive"]) {

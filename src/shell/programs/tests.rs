@@ -231,6 +231,22 @@ fn sort_table() {
 }
 
 #[test]
+fn mv_sources_are_moves() {
+    let w = words("mv -t dir a b");
+    let o = file_edit("mv", &w[1..], &Cwd::Session).unwrap();
+    let moved: Vec<&str> = o.effects.moves.iter().map(|t| t.path.as_str()).collect();
+    assert_eq!(moved, ["a", "b"]);
+    let w = words("cp -r a b");
+    assert!(
+        file_edit("cp", &w[1..], &Cwd::Session)
+            .unwrap()
+            .effects
+            .moves
+            .is_empty()
+    );
+}
+
+#[test]
 fn file_edit_table() {
     for (cmd, ok, writes) in [
         ("mkdir -p a/b", true, vec!["a/b"]),
