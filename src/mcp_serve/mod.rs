@@ -14,6 +14,7 @@ mod http;
 pub use http::{HttpError, HttpOptions, HttpServer};
 mod mapping;
 mod router;
+mod stdio;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -22,6 +23,7 @@ use dashmap::DashMap;
 use rmcp::ServiceExt;
 use rmcp::model::ProgressToken;
 use rmcp::service::{Peer, RoleServer};
+use rmcp::transport::async_rw::AsyncRwTransport;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::watch;
 
@@ -130,9 +132,11 @@ where
     R: AsyncRead + Send + Unpin + 'static,
     W: AsyncWrite + Send + Unpin + 'static,
 {
+    let bound = config.max_in_flight.max(stdio::MIN_BOUND);
     let serving = Serving::start(config, options).await?;
     let handler = handler::Handler::new(serving.shared.clone());
-    let code = match handler.serve((input, output)).await {
+    let transport = stdio::Bounded::new(AsyncRwTransport::new_server(input, output), bound);
+    let code = match handler.serve(transport).await {
         Ok(service) => {
             let close = service.cancellation_token();
             let waiting = service.waiting();
