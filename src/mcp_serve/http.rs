@@ -12,7 +12,7 @@ use http_body_util::{BodyExt, Full};
 use hyper::body::{Bytes, Incoming};
 use hyper::header::{AUTHORIZATION, HeaderMap, HeaderValue, WWW_AUTHENTICATE};
 use hyper::{Request, Response, StatusCode};
-use hyper_util::rt::TokioIo;
+use hyper_util::rt::{TokioIo, TokioTimer};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio::net::{TcpListener, TcpStream};
@@ -29,6 +29,17 @@ const MCP_PATH: &str = "/mcp";
 /// Most HTTP connections served at once; further ones wait to be accepted, so memory stays
 /// bounded whatever clients do.
 const MAX_CONNECTIONS: usize = 64;
+
+/// Most MCP sessions alive at once (each holds about 80 KB, and one ends only when its client
+/// closes it or after 5 minutes idle); a new `initialize` past it answers 503.
+const MAX_SESSIONS: usize = 256;
+
+/// How long a connection may take to send a request's headers, idle between requests
+/// included; then hyper closes it, so stalled connections cannot hold every connection slot.
+const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Overrides [`HEADER_READ_TIMEOUT`] in milliseconds: for tests, which cannot wait 10 s.
+const HEADER_READ_TIMEOUT_ENV: &str = "TOOLRT_MCP_HTTP_HEADER_TIMEOUT_MS";
 
 /// How long connections get to send their last responses once serving ends.
 const CLOSE_GRACE: Duration = Duration::from_secs(5);
@@ -138,11 +149,13 @@ impl HttpServer {
             ])
         };
         let shared = serving.shared.clone();
+        let sessions_alive = Arc::new(LocalSessionManager::default());
         let service = StreamableHttpService::new(
             move || Ok(Handler::new(shared.clone())),
-            Arc::new(LocalSessionManager::default()),
+            sessions_alive.clone(),
             http,
         );
+        let header_timeout = header_read_timeout();
         let token: Arc<Option<String>> = Arc::new(self.options.token.clone());
         let (closing, closed) = watch::channel(false);
         let permits = Arc::new(Semaphore::new(MAX_CONNECTIONS));
@@ -157,9 +170,11 @@ impl HttpServer {
             };
             let service = service.clone();
             let token = token.clone();
+            let sessions_alive = sessions_alive.clone();
             let endpoint = hyper::service::service_fn(move |req: Request<Incoming>| {
                 let service = service.clone();
                 let token = token.clone();
+                let sessions_alive = sessions_alive.clone();
                 async move {
                     if req.uri().path() != MCP_PATH {
                         return Ok::<_, Infallible>(plain(
@@ -172,10 +187,21 @@ impl HttpServer {
                     {
                         return Ok(unauthorized());
                     }
+                    if opens_session(&req)
+                        && sessions_alive.sessions.read().await.len() >= MAX_SESSIONS
+                    {
+                        return Ok(too_many_sessions());
+                    }
                     Ok(service.handle(req).await)
                 }
             });
-            connections.spawn(connection(stream, endpoint, closed.clone(), permit));
+            connections.spawn(connection(
+                stream,
+                endpoint,
+                closed.clone(),
+                permit,
+                header_timeout,
+            ));
             while connections.try_join_next().is_some() {}
         }
         serving.drain(&mut stop).await;
@@ -217,12 +243,15 @@ async fn connection<S>(
     endpoint: S,
     mut closing: watch::Receiver<bool>,
     _permit: OwnedSemaphorePermit,
+    header_timeout: Duration,
 ) where
     S: hyper::service::Service<Request<Incoming>, Response = Response<BoxBody>, Error = Infallible>,
     S::Future: Send + 'static,
 {
-    let conn =
-        hyper::server::conn::http1::Builder::new().serve_connection(TokioIo::new(stream), endpoint);
+    let conn = hyper::server::conn::http1::Builder::new()
+        .timer(TokioTimer::new())
+        .header_read_timeout(header_timeout)
+        .serve_connection(TokioIo::new(stream), endpoint);
     tokio::pin!(conn);
     tokio::select! {
         ended = conn.as_mut() => {
@@ -247,6 +276,33 @@ fn plain(status: StatusCode, text: &'static str) -> Response<BoxBody> {
         HeaderValue::from_static("text/plain; charset=utf-8"),
     );
     response
+}
+
+/// Whether the request would start a session: a POST naming none (an `initialize`).
+fn opens_session<B>(req: &Request<B>) -> bool {
+    req.method() == hyper::Method::POST && !req.headers().contains_key("mcp-session-id")
+}
+
+fn too_many_sessions() -> Response<BoxBody> {
+    let body = serde_json::json!({"jsonrpc": "2.0", "id": null, "error": {
+        "code": -32000,
+        "message": format!("toolrt mcp-serve has {MAX_SESSIONS} sessions open, its limit: close one (DELETE /mcp with its Mcp-Session-Id) or wait for an idle one to expire"),
+    }});
+    let mut response = Response::new(Full::new(Bytes::from(body.to_string())).boxed());
+    *response.status_mut() = StatusCode::SERVICE_UNAVAILABLE;
+    response.headers_mut().insert(
+        hyper::header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
+/// [`HEADER_READ_TIMEOUT`], or [`HEADER_READ_TIMEOUT_ENV`]'s milliseconds when set.
+fn header_read_timeout() -> Duration {
+    std::env::var(HEADER_READ_TIMEOUT_ENV)
+        .ok()
+        .and_then(|ms| ms.trim().parse().ok())
+        .map_or(HEADER_READ_TIMEOUT, Duration::from_millis)
 }
 
 fn unauthorized() -> Response<BoxBody> {

@@ -270,9 +270,20 @@ pub(crate) struct HttpServe {
 /// the cwd's parent) and reads the address it listens on from its stderr (the rest of which
 /// goes on to the test's stderr).
 pub(crate) async fn start_http(cwd: &Path, out: &Path, args: &[&str]) -> HttpServe {
+    start_http_with_env(cwd, out, args, &[]).await
+}
+
+/// [`start_http`] with variables added to toolrt's environment.
+pub(crate) async fn start_http_with_env(
+    cwd: &Path,
+    out: &Path,
+    args: &[&str],
+    env: &[(&str, &str)],
+) -> HttpServe {
     use tokio::io::{AsyncBufReadExt, BufReader};
     let mut child = command(cwd, out, &["--http", "127.0.0.1:0"], args)
         .env_remove("TOOLRT_MCP_TOKEN")
+        .envs(env.iter().copied())
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
