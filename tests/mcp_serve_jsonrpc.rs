@@ -70,3 +70,46 @@ fn bad_requests_get_their_errors_and_the_server_goes_on() {
     let done = server.finish();
     assert!(done.status.success(), "{}", done.stderr);
 }
+
+#[test]
+fn closing_stdin_cancels_a_running_call_at_once_and_answers_it() {
+    let sb = Sandbox::new();
+    let args: Vec<String> = [
+        "mcp-serve",
+        "--cwd",
+        sb.cwd.to_str().unwrap(),
+        "--output-dir",
+        sb.out.to_str().unwrap(),
+        "--permission-mode",
+        "bypassPermissions",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let mut server = Server::start(&args, &sb.cwd);
+    server.send(json!({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}
+    }));
+    response(&mut server, 1);
+    server.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let started = sb.path("started");
+    let command = format!("touch {}; sleep 60", started.display());
+    server.send(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "Bash", "arguments": {"command": command}}}));
+    support::wait_file(&started);
+    // EOF: the call is cancelled then, so its answer is written before toolrt exits (rmcp
+    // would otherwise give up draining after 5 s and write none).
+    let done = server.finish();
+    assert!(done.status.success(), "{}", done.stderr);
+    let answer = done
+        .messages
+        .iter()
+        .find(|v| v["id"] == json!(2))
+        .unwrap_or_else(|| panic!("no answer to the running call: {:#?}", done.messages));
+    assert_eq!(answer["result"]["isError"], true, "{answer}");
+    assert_eq!(
+        answer["result"]["_meta"]["toolrt/outcome"], "cancelled",
+        "{answer}"
+    );
+}

@@ -135,7 +135,17 @@ where
     let bound = config.max_in_flight.max(stdio::MIN_BOUND);
     let serving = Serving::start(config, options).await?;
     let handler = handler::Handler::new(serving.shared.clone());
-    let transport = stdio::Bounded::new(AsyncRwTransport::new_server(input, output), bound);
+    // The client closed its input: nobody will ask for what is running, so cancel it now and
+    // let rmcp write the (cancelled) answers while it drains, rather than after its 5 s.
+    let at_eof = Arc::downgrade(&serving.shared);
+    let cancel = move || {
+        if let Some(shared) = at_eof.upgrade() {
+            shared.closing.store(true, Ordering::SeqCst);
+            shared.runtime.dispatcher().cancel_all();
+        }
+    };
+    let rw = AsyncRwTransport::new_server(input, output);
+    let transport = stdio::Bounded::new(rw, bound, cancel);
     let code = match handler.serve(transport).await {
         Ok(service) => {
             let close = service.cancellation_token();

@@ -61,10 +61,12 @@ pub(super) struct Bounded<T> {
     /// A busy error being written; kept here because `receive` may be dropped mid-write (rmcp
     /// polls it in a `select!`).
     refusing: Option<Sending>,
+    /// Called once when the client closes its input.
+    on_eof: Option<Box<dyn FnOnce() + Send>>,
 }
 
 impl<T> Bounded<T> {
-    pub(super) fn new(inner: T, bound: usize) -> Self {
+    pub(super) fn new(inner: T, bound: usize, on_eof: impl FnOnce() + Send + 'static) -> Self {
         Self {
             inner,
             state: Arc::new(State {
@@ -73,6 +75,7 @@ impl<T> Bounded<T> {
                 bound: bound.max(1),
             }),
             refusing: None,
+            on_eof: Some(Box::new(on_eof)),
         }
     }
 }
@@ -132,7 +135,12 @@ where
                 }
                 changed.await;
             }
-            let message = self.inner.receive().await?;
+            let Some(message) = self.inner.receive().await else {
+                if let Some(on_eof) = self.on_eof.take() {
+                    on_eof();
+                }
+                return None;
+            };
             let mut counts = self.state.counts();
             match &message {
                 JsonRpcMessage::Request(r) => {
