@@ -58,6 +58,29 @@ fn bad_requests_get_their_errors_and_the_server_goes_on() {
     });
     assert!(invalid["error"]["message"].is_string(), "{invalid}");
 
+    // A tools/call whose params are wrong: -32602, saying what is wrong.
+    server.send(json!({"jsonrpc": "2.0", "id": 6, "method": "tools/call"}));
+    let missing = response(&mut server, 6);
+    assert_eq!(missing["error"]["code"], -32602, "{missing}");
+    assert!(
+        missing["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("params are missing"),
+        "{missing}"
+    );
+    server.send(json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+        "params": {"name": "Read", "arguments": "file_path=/etc/hostname"}}));
+    let string = response(&mut server, 7);
+    assert_eq!(string["error"]["code"], -32602, "{string}");
+    assert!(
+        string["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("params.arguments must be an object, not a string"),
+        "{string}"
+    );
+
     server.send(json!({"jsonrpc": "2.0", "id": 5, "method": "tools/list"}));
     let list = response(&mut server, 5);
     let names: Vec<&str> = list["result"]["tools"]

@@ -9,8 +9,8 @@ use std::sync::atomic::Ordering;
 use rmcp::ErrorData;
 use rmcp::handler::server::ServerHandler;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig,
+    CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, Implementation,
+    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleServer};
 use serde_json::Value;
@@ -95,6 +95,27 @@ impl ServerHandler for Handler {
         peers.push(context.peer);
     }
 
+    /// rmcp hands a known method whose params it could not parse here as a custom request; a
+    /// `tools/call` so is the client's mistake in its params (-32602), not an unknown method.
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, ErrorData> {
+        if request.method == "tools/call" {
+            return Err(ErrorData::invalid_params(
+                bad_call_params(request.params.as_ref()),
+                None,
+            ));
+        }
+        // rmcp's default answer.
+        Err(ErrorData::new(
+            rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+            request.method,
+            None,
+        ))
+    }
+
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
@@ -167,5 +188,36 @@ impl ServerHandler for Handler {
             ));
         };
         mapping::answer(result, note).map(CallToolResponse::from)
+    }
+}
+
+/// What is wrong with a `tools/call`'s params that rmcp could not parse.
+fn bad_call_params(params: Option<&Value>) -> String {
+    let what = match params {
+        None | Some(Value::Null) => "params are missing".to_string(),
+        Some(Value::Object(p)) => match (p.get("name"), p.get("arguments")) {
+            (None, _) => "params.name is missing".to_string(),
+            (Some(n), _) if !n.is_string() => format!("params.name must be a string, not {n}"),
+            (_, Some(a)) if !a.is_object() && !a.is_null() => {
+                format!("params.arguments must be an object, not {}", kind(a))
+            }
+            _ => match serde_json::from_value::<CallToolRequestParams>(Value::Object(p.clone())) {
+                Err(e) => e.to_string(),
+                Ok(_) => "params do not match tools/call's".to_string(),
+            },
+        },
+        Some(other) => format!("params must be an object, not {}", kind(other)),
+    };
+    format!("invalid tools/call: {what}; expected {{\"name\": string, \"arguments\": object}}")
+}
+
+fn kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
     }
 }
