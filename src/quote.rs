@@ -50,6 +50,19 @@ pub(crate) fn clipped(message: &str) -> Cow<'_, str> {
     ))
 }
 
+/// What kind of JSON value `v` is, as an error message names it ("a string", "null", …).
+pub(crate) fn kind_of(v: &serde_json::Value) -> &'static str {
+    use serde_json::Value;
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

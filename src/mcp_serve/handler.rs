@@ -199,25 +199,20 @@ fn bad_call_params(params: Option<&Value>) -> String {
             (None, _) => "params.name is missing".to_string(),
             (Some(n), _) if !n.is_string() => format!("params.name must be a string, not {n}"),
             (_, Some(a)) if !a.is_object() && !a.is_null() => {
-                format!("params.arguments must be an object, not {}", kind(a))
+                format!(
+                    "params.arguments must be an object, not {}",
+                    crate::quote::kind_of(a)
+                )
             }
             _ => match serde_json::from_value::<CallToolRequestParams>(Value::Object(p.clone())) {
                 Err(e) => e.to_string(),
                 Ok(_) => "params do not match tools/call's".to_string(),
             },
         },
-        Some(other) => format!("params must be an object, not {}", kind(other)),
+        Some(other) => format!(
+            "params must be an object, not {}",
+            crate::quote::kind_of(other)
+        ),
     };
     format!("invalid tools/call: {what}; expected {{\"name\": string, \"arguments\": object}}")
-}
-
-fn kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
 }

@@ -372,21 +372,10 @@ fn parse_timeout(n: &serde_json::Number) -> Result<Duration, String> {
 fn show(v: &Value) -> String {
     match v {
         Value::String(s) => format!("{s:?}"),
-        other => kind_of(other).to_owned(),
-    }
-}
-
-fn kind_of(got: &Value) -> &'static str {
-    match got {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
+        other => crate::quote::kind_of(other).to_owned(),
     }
 }
 
 pub(super) fn expected(what: &str, got: &Value) -> String {
-    format!("expected {what}, got {}", kind_of(got))
+    format!("expected {what}, got {}", crate::quote::kind_of(got))
 }
