@@ -507,3 +507,31 @@ fn an_output_file_is_new_private_and_never_written_through_a_planted_link() {
         assert_eq!(text.lines().count(), 5000, "{}", path.display());
     }
 }
+
+/// A temporary output folder is named with its session's pid: a later session with
+/// `--temp-output-dir` removes the folder of one that was killed outright (nothing else could),
+/// and leaves a live session's alone.
+#[test]
+fn a_killed_sessions_temporary_folder_is_swept_by_the_next() {
+    let sb = Sandbox::new();
+    let tmp = sb.dir.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    let mut gone = std::process::Command::new("true").spawn().unwrap();
+    let dead = gone.id();
+    gone.wait().unwrap();
+    let leftover = tmp.join(format!("toolrt-out-{dead}-AbCdEf"));
+    std::fs::create_dir(&leftover).unwrap();
+    std::fs::write(leftover.join("big-1.txt"), "x").unwrap();
+    let live = tmp.join(format!("toolrt-out-{}-GhIjKl", std::process::id()));
+    std::fs::create_dir(&live).unwrap();
+    let (messages, _) = run(
+        &sb,
+        &["--allowed-tools", "Bash(seq *)", "--temp-output-dir"],
+        &[("TMPDIR", tmp.as_path())],
+        &[big_call("big")],
+    );
+    let file = PathBuf::from(result(&messages, "big")["output_file"].as_str().unwrap());
+    assert!(file.starts_with(&tmp), "{}", file.display());
+    assert!(!leftover.exists(), "a dead session's folder was left");
+    assert!(live.exists(), "a live session's folder was removed");
+}

@@ -192,6 +192,9 @@ pub enum StartError {
     Cluster(String),
 }
 
+/// What the name of a temporary output folder starts with (then the owner's pid).
+const TEMP_OUTPUT_PREFIX: &str = "toolrt-out-";
+
 /// The session's output folder, and the temporary folder to delete at the end when it is one.
 pub(super) fn output_folder(
     choice: &OutputDir,
@@ -203,8 +206,11 @@ pub(super) fn output_folder(
         // readable by its owner only.
         OutputDir::Default => Ok((default_output_dir(session_id), None)),
         OutputDir::Temporary => {
+            // Named with our pid, so a later session removes the folder of one that was killed
+            // before it could (SIGKILL) and leaves live sessions' folders alone.
+            crate::paths::sweep_dead_owners(&std::env::temp_dir(), TEMP_OUTPUT_PREFIX);
             let tmp = tempfile::Builder::new()
-                .prefix("toolrt-out-")
+                .prefix(&format!("{TEMP_OUTPUT_PREFIX}{}-", std::process::id()))
                 .tempdir()
                 .map_err(|e| {
                     StartError::Io(format!("cannot create a temporary output folder: {e}"))
