@@ -18,6 +18,7 @@ impl Call<'_> {
         Whose {
             state: self.state(),
             session: self.validation_session(p),
+            scope: self.scope.clone(),
         }
     }
 
@@ -45,24 +46,15 @@ pub(super) async fn validate(
         }
     }
     // With worker nodes the tool's own validation waits until the tool is known: a call
-    // placed on a worker is validated there, where its files are (`own_validation`).
-    // In an agent scope the tool's own validation waits until the scope's selection of tools
-    // is checked: it looks at files, and a tool the agent does not have must tell it nothing.
-    let checks = if c.gate.is_some() || p.placement.is_some() || c.scope.is_some() {
+    // placed on a worker is validated there, where its files are (`own_validation`). In an
+    // agent scope the validate stage checks the scope's selection of tools before the tool's
+    // own validation, in the same request (the scope goes with `whose`).
+    let checks = if c.gate.is_some() || p.placement.is_some() {
         Checks::Input
     } else {
         Checks::All
     };
     let mut checked = p.validator.prepare(call, checks, c.whose(p)).await?;
-    // A tool outside the scope's selection does not exist for the agent.
-    if let (Some(scope), Ok(prepared)) = (&c.scope, &checked)
-        && !scope.may_use(&prepared.entry.name)
-    {
-        checked = Err(Rejection::new(
-            Outcome::Unavailable,
-            scope.unavailable(&prepared.entry.name),
-        ));
-    }
     if c.gate.is_none() && checks == Checks::Input {
         checked = match checked {
             Ok(prepared) => Box::pin(own_validation(p, c, prepared)).await?,

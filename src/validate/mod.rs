@@ -235,6 +235,10 @@ pub(crate) struct Whose {
     pub(crate) state: StateKey,
     /// The session the tool's own validation sees, if not the stage's.
     pub(crate) session: Option<Arc<Session>>,
+    /// The agent scope whose selection of tools the call must be in, checked before the tool's
+    /// own validation (which looks at files: a tool the agent lacks must tell it nothing), in
+    /// the same request.
+    pub(crate) scope: Option<Arc<crate::scope::Scope>>,
 }
 
 // A local-only message: ractor's `cluster` feature (ractor_cluster) asks each message type
@@ -278,6 +282,13 @@ impl Actor for ValidatorActor {
                     p.state = whose.state;
                     p
                 });
+                let checked = match (checked, &whose.scope) {
+                    (Ok(p), Some(scope)) if !scope.may_use(&p.entry.name) => Err(Rejection::new(
+                        Outcome::Unavailable,
+                        scope.unavailable(&p.entry.name),
+                    )),
+                    (checked, _) => checked,
+                };
                 let prepared = match checked {
                     Ok(prepared) if checks == Checks::All => prepared,
                     checked => {
